@@ -1,0 +1,129 @@
+/**
+ * Every error Sluice returns is an SqsError with an SQS code, created here and only rendered by the
+ * protocol adapters. The table gives, per code, the JSON `__type` shape name, the legacy Query code
+ * (also sent as `x-amzn-query-error` on JSON), the HTTP status and whether the sender is at fault.
+ */
+
+interface ErrorSpec {
+  /** JSON protocol: `com.amazonaws.sqs#<shape>`. */
+  readonly shape: string;
+  /** Query protocol `<Code>`, and the JSON `x-amzn-query-error` header. */
+  readonly queryCode: string;
+  readonly status: number;
+  readonly sender: boolean;
+}
+
+const spec = (shape: string, queryCode: string, status = 400, sender = true): ErrorSpec => ({
+  shape,
+  queryCode,
+  status,
+  sender,
+});
+
+export const ERROR_SPECS = {
+  QueueDoesNotExist: spec('QueueDoesNotExist', 'AWS.SimpleQueueService.NonExistentQueue'),
+  QueueNameExists: spec('QueueNameExists', 'QueueAlreadyExists'),
+  QueueDeletedRecently: spec('QueueDeletedRecently', 'AWS.SimpleQueueService.QueueDeletedRecently'),
+  PurgeQueueInProgress: spec('PurgeQueueInProgress', 'AWS.SimpleQueueService.PurgeQueueInProgress', 403),
+  InvalidAttributeName: spec('InvalidAttributeName', 'InvalidAttributeName'),
+  InvalidAttributeValue: spec('InvalidAttributeValue', 'InvalidAttributeValue'),
+  InvalidParameterValue: spec('InvalidParameterValue', 'InvalidParameterValue'),
+  MissingParameter: spec('MissingParameter', 'MissingParameter'),
+  InvalidAction: spec('InvalidAction', 'InvalidAction'),
+  UnknownOperation: spec('UnknownOperationException', 'InvalidAction'),
+  MalformedInput: spec('MalformedQueryString', 'MalformedQueryString'),
+  SerializationError: spec('SerializationException', 'SerializationException'),
+  ReceiptHandleIsInvalid: spec('ReceiptHandleIsInvalid', 'ReceiptHandleIsInvalid'),
+  MessageNotInflight: spec('MessageNotInflight', 'AWS.SimpleQueueService.MessageNotInflight'),
+  InvalidMessageContents: spec('InvalidMessageContents', 'InvalidMessageContents'),
+  EmptyBatchRequest: spec('EmptyBatchRequest', 'AWS.SimpleQueueService.EmptyBatchRequest'),
+  TooManyEntriesInBatchRequest: spec(
+    'TooManyEntriesInBatchRequest',
+    'AWS.SimpleQueueService.TooManyEntriesInBatchRequest',
+  ),
+  BatchEntryIdsNotDistinct: spec('BatchEntryIdsNotDistinct', 'AWS.SimpleQueueService.BatchEntryIdsNotDistinct'),
+  InvalidBatchEntryId: spec('InvalidBatchEntryId', 'AWS.SimpleQueueService.InvalidBatchEntryId'),
+  BatchRequestTooLong: spec('BatchRequestTooLong', 'AWS.SimpleQueueService.BatchRequestTooLong'),
+  OverLimit: spec('OverLimit', 'OverLimit', 403),
+  UnsupportedOperation: spec('UnsupportedOperation', 'AWS.SimpleQueueService.UnsupportedOperation'),
+  InvalidAddress: spec('InvalidAddress', 'InvalidAddress', 404),
+  RequestTooLarge: spec('RequestEntityTooLarge', 'RequestEntityTooLarge', 413),
+  ResourceNotFound: spec('ResourceNotFoundException', 'ResourceNotFoundException'),
+  InternalError: spec('InternalError', 'InternalError', 500, false),
+  ServiceUnavailable: spec('ServiceUnavailable', 'ServiceUnavailable', 503, false),
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERROR_SPECS;
+
+export class SqsError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+  get spec(): ErrorSpec {
+    return ERROR_SPECS[this.code];
+  }
+}
+
+/** The messages below are SQS's own wording where we know it, so that people's log searches keep working. */
+export const errors = {
+  queueDoesNotExist: () => new SqsError('QueueDoesNotExist', 'The specified queue does not exist.'),
+  queueNameExists: (name: string) =>
+    new SqsError('QueueNameExists', `A queue already exists with the same name and a different value for attribute(s) ${name}`),
+  queueDeletedRecently: () =>
+    new SqsError(
+      'QueueDeletedRecently',
+      'You must wait 60 seconds after deleting a queue before you can create another with the same name.',
+    ),
+  purgeInProgress: (queueArn: string) =>
+    new SqsError(
+      'PurgeQueueInProgress',
+      `Only one PurgeQueue operation on ${queueArn} is allowed every 60 seconds.`,
+    ),
+  invalidAttributeName: (name: string) =>
+    new SqsError('InvalidAttributeName', `Unknown Attribute ${name}.`),
+  invalidAttributeValue: (name: string, reason: string) =>
+    new SqsError('InvalidAttributeValue', `Invalid value for the parameter ${name}. Reason: ${reason}`),
+  invalidParameterValue: (message: string) => new SqsError('InvalidParameterValue', message),
+  invalidParameter: (name: string, value: unknown, reason: string) =>
+    new SqsError(
+      'InvalidParameterValue',
+      `Value ${String(value)} for parameter ${name} is invalid. Reason: ${reason}`,
+    ),
+  missingParameter: (name: string) =>
+    new SqsError('MissingParameter', `The request must contain the parameter ${name}.`),
+  unknownOperation: (action: string) =>
+    new SqsError('UnknownOperation', `The action ${action} is not valid for this web service.`),
+  malformed: (message: string) => new SqsError('MalformedInput', message),
+  serialization: (message: string) => new SqsError('SerializationError', message),
+  receiptHandleIsInvalid: (handle: string) =>
+    new SqsError('ReceiptHandleIsInvalid', `The input receipt handle "${handle}" is not a valid receipt handle.`),
+  messageNotInflight: () => new SqsError('MessageNotInflight', 'The message referred to is not in flight.'),
+  invalidMessageContents: () =>
+    new SqsError(
+      'InvalidMessageContents',
+      'Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF',
+    ),
+  emptyBatch: (entryName: string) =>
+    new SqsError('EmptyBatchRequest', `There should be at least one ${entryName} in the request.`),
+  tooManyEntries: (count: number) =>
+    new SqsError('TooManyEntriesInBatchRequest', `Maximum number of entries per request are 10. You have sent ${count}.`),
+  batchIdsNotDistinct: (id: string) =>
+    new SqsError('BatchEntryIdsNotDistinct', `Id ${id} repeated.`),
+  invalidBatchEntryId: () =>
+    new SqsError(
+      'InvalidBatchEntryId',
+      'A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.',
+    ),
+  batchTooLong: (size: number, max: number) =>
+    new SqsError('BatchRequestTooLong', `Batch requests cannot be longer than ${max} bytes. You have sent ${size} bytes.`),
+  overLimit: (message: string) => new SqsError('OverLimit', message),
+  unsupported: (message: string) => new SqsError('UnsupportedOperation', message),
+  invalidAddress: (message: string) => new SqsError('InvalidAddress', message),
+  requestTooLarge: (max: number) =>
+    new SqsError('RequestTooLarge', `The request body is larger than the server accepts (${max} bytes).`),
+  internal: () =>
+    new SqsError('InternalError', 'We encountered an internal error. Please try again.'),
+  unavailable: (message: string) => new SqsError('ServiceUnavailable', message),
+};
