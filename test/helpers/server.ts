@@ -1,0 +1,77 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const SLUICE_BIN = new URL('../../bin/sluice.js', import.meta.url).pathname;
+
+export interface RunningServer {
+  /** e.g. http://127.0.0.1:40123 */
+  readonly endpoint: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly process: ChildProcess;
+  /** Everything the server printed so far (stdout and stderr). */
+  output(): string;
+  /** SIGTERM and wait for exit. */
+  stop(): Promise<void>;
+  /** SIGKILL and wait for exit (crash simulation). */
+  kill(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Reuse a data directory (restart tests); a fresh temp directory otherwise. */
+  dataDir?: string;
+  /** Fixed port; 0 (default) lets the OS choose. */
+  port?: number;
+  args?: string[];
+  env?: Record<string, string>;
+}
+
+/** Starts `sluice serve` as a real child process and resolves once it prints its endpoint. */
+export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sluice-test-'));
+  const child = spawn(
+    process.execPath,
+    [SLUICE_BIN, 'serve', '--port', String(options.port ?? 0), '--data', dataDir, ...(options.args ?? [])],
+    { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const endpoint = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in 20 s:\n${output}`)), 20_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/[^\s]+)/.exec(output);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening:\n${output}`));
+    });
+  });
+  const port = Number(new URL(endpoint).port);
+  const signal = async (name: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(name);
+    await exited;
+  };
+  return {
+    endpoint,
+    port,
+    dataDir,
+    process: child,
+    output: () => output,
+    stop: () => signal('SIGTERM'),
+    kill: () => signal('SIGKILL'),
+  };
+}
+
+/** Removes a temp data directory made by startServer. */
+export function removeDataDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
