@@ -303,20 +303,21 @@ export class SqliteStore implements Store {
     if (batch.length === 0) return;
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
-      this.db.exec('BEGIN IMMEDIATE');
+      const { begin, savepoint, release, rollbackTo, commit } = this.statements;
+      begin.run();
       for (const write of batch) {
         // A savepoint per write: one failing write rolls back alone and the others still commit.
-        this.db.exec('SAVEPOINT write');
+        savepoint.run();
         try {
           outcomes.push({ ok: true, value: write.run() });
-          this.db.exec('RELEASE write');
+          release.run();
         } catch (error) {
-          this.db.exec('ROLLBACK TO write');
-          this.db.exec('RELEASE write');
+          rollbackTo.run();
+          release.run();
           outcomes.push({ ok: false, error });
         }
       }
-      this.db.exec('COMMIT');
+      commit.run();
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       for (const write of batch) write.reject(error);
@@ -347,6 +348,11 @@ function migrate(db: Database.Database): void {
 
 function prepareStatements(db: Database.Database) {
   return {
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    savepoint: db.prepare('SAVEPOINT write'),
+    release: db.prepare('RELEASE write'),
+    rollbackTo: db.prepare('ROLLBACK TO write'),
+    commit: db.prepare('COMMIT'),
     insertQueue: db.prepare(
       `INSERT INTO queues (name, fifo, attributes, tags, created_at, last_modified_at)
        VALUES (@name, @fifo, @attributes, @tags, @now, @now) RETURNING *`,
