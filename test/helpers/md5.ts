@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 /** A message attribute as the SQS APIs carry it (JSON shape; Binary as raw bytes). */
 export interface AttributeValue {
-  readonly DataType: string;
+  readonly DataType?: string | undefined;
   readonly StringValue?: string | undefined;
   readonly BinaryValue?: Uint8Array | undefined;
 }
@@ -23,9 +23,10 @@ export function md5OfAttributes(attributes: Readonly<Record<string, AttributeVal
   };
   for (const name of Object.keys(attributes).sort()) {
     const value = attributes[name]!;
+    const dataType = value.DataType ?? '';
     field(Buffer.from(name, 'utf8'));
-    field(Buffer.from(value.DataType, 'utf8'));
-    if (value.DataType.startsWith('Binary')) {
+    field(Buffer.from(dataType, 'utf8'));
+    if (dataType.startsWith('Binary')) {
       parts.push(Buffer.from([2]));
       field(value.BinaryValue ?? new Uint8Array());
     } else {
