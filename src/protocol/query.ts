@@ -13,95 +13,132 @@ export interface QueryRequest {
 
 const INTEGER = /^[+-]?\d+$/;
 
-/** The params below one prefix, indexed by the N of `<prefix>.N...`, in numeric order. */
-const indices = (keys: readonly string[], base: string): number[] => {
-  const found = new Set<number>();
-  const start = `${base}.`;
-  for (const key of keys) {
-    if (!key.startsWith(start)) continue;
-    const end = key.indexOf('.', start.length);
-    const segment = key.slice(start.length, end < 0 ? undefined : end);
-    // Only positive decimal indices, as clients number from 1; anything else is not a list item.
-    if (/^[1-9]\d{0,8}$/.test(segment)) found.add(Number(segment));
+// Only positive decimal indices count as list items, as clients number from 1.
+const INDEX = /^[1-9]\d{0,8}$/;
+
+/** The params as a tree of their dot-separated segments: `A.1.Name=x` is root > A > 1 > Name = x. */
+interface Node {
+  value: string | undefined;
+  children: Map<string, Node> | undefined;
+}
+
+const newNode = (): Node => ({ value: undefined, children: undefined });
+
+const child = (node: Node, segment: string): Node => {
+  node.children ??= new Map();
+  let found = node.children.get(segment);
+  if (found === undefined) {
+    found = newNode();
+    node.children.set(segment, found);
   }
-  return [...found].sort((a, b) => a - b);
+  return found;
+};
+
+/** The child nodes whose segment is a list index, in numeric order. */
+const indexed = (node: Node | undefined): [number, Node][] => {
+  if (node?.children === undefined) return [];
+  const items: [number, Node][] = [];
+  for (const [segment, child] of node.children) {
+    if (INDEX.test(segment)) items.push([Number(segment), child]);
+  }
+  return items.sort(([a], [b]) => a - b);
 };
 
 class Decoder {
-  readonly #params: URLSearchParams;
-  readonly #keys: readonly string[];
+  readonly #root = newNode();
 
   constructor(params: URLSearchParams) {
-    this.#params = params;
-    this.#keys = [...new Set(params.keys())];
+    // One pass builds the tree, so decoding stays linear in the request size however many items a
+    // (hostile) request lists; URLSearchParams.get per member would be a linear scan, hence quadratic.
+    // Segments by indexOf/slice and forEach, measured several times faster on Node 20 than split('.')
+    // and the params iterator.
+    params.forEach((value, key) => {
+      let node = this.#root;
+      let start = 0;
+      for (;;) {
+        const dot = key.indexOf('.', start);
+        node = child(node, dot < 0 ? key.slice(start) : key.slice(start, dot));
+        if (dot < 0) break;
+        start = dot + 1;
+      }
+      // The first value wins, as with URLSearchParams.get.
+      node.value ??= value;
+    });
   }
 
-  structure(shape: StructureShape, prefix: string): Record<string, unknown> {
+  root(): Node {
+    return this.#root;
+  }
+
+  structure(shape: StructureShape, node: Node, path: string): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const [name, member] of Object.entries(shape.members)) {
-      const value = this.value(member.shape, prefix + member.queryName);
+      const value = this.value(member.shape, node, path, member.queryName);
       if (value !== undefined) out[name] = value;
     }
     return out;
   }
 
-  /** The value at `key` (a param name, or the prefix of nested ones), or undefined if absent. */
-  value(shape: Shape, key: string): unknown {
+  /**
+   * The value of member `name` of `parent` (whose params start with `path`), or undefined if absent.
+   * `path + name` is the param name, built only for error messages and nested paths.
+   */
+  value(shape: Shape, parent: Node, path: string, name: string): unknown {
+    const node = parent.children?.get(name);
     switch (shape.type) {
       case 'string':
       case 'blob':
         // Blobs stay base64, as in the JSON shape; the core decodes them.
-        return this.#params.get(key) ?? undefined;
+        return node?.value;
       case 'integer':
       case 'long': {
-        const raw = this.#params.get(key);
-        if (raw === null) return undefined;
+        const raw = node?.value;
+        if (raw === undefined) return undefined;
         const value = Number(raw.trim());
         if (!INTEGER.test(raw.trim()) || !Number.isSafeInteger(value)) {
-          throw errors.invalidParameter(key, raw, 'Must be an integer.');
+          throw errors.invalidParameter(path + name, raw, 'Must be an integer.');
         }
         return value;
       }
       case 'boolean': {
-        const raw = this.#params.get(key);
-        if (raw === null) return undefined;
+        const raw = node?.value;
+        if (raw === undefined) return undefined;
         const lower = raw.trim().toLowerCase();
         if (lower === 'true') return true;
         if (lower === 'false') return false;
-        throw errors.invalidParameter(key, raw, 'Must be true or false.');
+        throw errors.invalidParameter(path + name, raw, 'Must be true or false.');
       }
-      case 'structure': {
-        if (!this.#keys.some((k) => k.startsWith(`${key}.`))) return undefined;
-        return this.structure(shape, `${key}.`);
-      }
+      case 'structure':
+        return node?.children === undefined ? undefined : this.structure(shape, node, `${path}${name}.`);
       case 'list': {
-        // botocore's flattened list: items at `<item name>.N`, the item name replacing the member's.
-        const base = shape.flattened
-          ? `${key.slice(0, key.lastIndexOf('.') + 1)}${shape.memberName ?? key.slice(key.lastIndexOf('.') + 1)}`
-          : `${key}.${shape.memberName ?? 'member'}`;
-        const found = indices(this.#keys, base);
+        // botocore's flattened list puts items at `<item name>.N` beside the member, the item name
+        // replacing the member's; a non-flattened one nests them at `<name>.<item name or member>.N`.
+        const itemName = shape.flattened ? (shape.memberName ?? name) : (shape.memberName ?? 'member');
+        const itemsNode = shape.flattened ? parent.children?.get(itemName) : node?.children?.get(itemName);
+        const itemsPath = shape.flattened ? `${path}${itemName}.` : `${path}${name}.${itemName}.`;
+        const items = indexed(itemsNode);
         // botocore sends an empty list as the bare member name with an empty value (`AttributeNames=`).
-        if (found.length === 0) return this.#params.get(key) === '' ? [] : undefined;
-        const items: unknown[] = [];
-        for (const n of found) {
-          const item = this.value(shape.member, `${base}.${n}`);
-          if (item !== undefined) items.push(item);
+        if (items.length === 0) return node?.value === '' ? [] : undefined;
+        const out: unknown[] = [];
+        for (const [n] of items) {
+          const item = this.value(shape.member, itemsNode!, itemsPath, String(n));
+          if (item !== undefined) out.push(item);
         }
-        return items;
+        return out;
       }
       case 'map': {
-        const base = shape.flattened ? key : `${key}.entry`;
-        const found = indices(this.#keys, base);
-        if (found.length === 0) return undefined;
+        const entriesNode = shape.flattened ? node : node?.children?.get('entry');
+        const entriesPath = shape.flattened ? `${path}${name}.` : `${path}${name}.entry.`;
+        const entries = indexed(entriesNode);
+        if (entries.length === 0) return undefined;
         const out: Record<string, unknown> = {};
-        for (const n of found) {
-          const keyParam = `${base}.${n}.${shape.keyName}`;
-          const valueParam = `${base}.${n}.${shape.valueName}`;
-          const name = this.#params.get(keyParam);
-          if (name === null) throw errors.missingParameter(keyParam);
-          const value = this.value(shape.value, valueParam);
-          if (value === undefined) throw errors.missingParameter(valueParam);
-          out[name] = value;
+        for (const [n, entry] of entries) {
+          const entryPath = `${entriesPath}${n}.`;
+          const key = entry.children?.get(shape.keyName)?.value;
+          if (key === undefined) throw errors.missingParameter(entryPath + shape.keyName);
+          const value = this.value(shape.value, entry, entryPath, shape.valueName);
+          if (value === undefined) throw errors.missingParameter(entryPath + shape.valueName);
+          out[key] = value;
         }
         return out;
       }
@@ -111,7 +148,8 @@ class Decoder {
 
 /** Decodes params against any structure shape; decodeQueryRequest's engine, exported for tests. */
 export function decodeStructure(shape: StructureShape, params: URLSearchParams): Record<string, unknown> {
-  return new Decoder(params).structure(shape, '');
+  const decoder = new Decoder(params);
+  return decoder.structure(shape, decoder.root(), '');
 }
 
 /**

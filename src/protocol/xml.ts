@@ -8,22 +8,28 @@ import { operation, type Shape, type StructureShape } from './model.ts';
 export const XML_NAMESPACE = 'http://queue.amazonaws.com/doc/2012-11-05/';
 const DECLARATION = '<?xml version="1.0"?>';
 
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  // A raw CR would be normalised to LF by every XML parser; as a reference it survives, so `\r\n` round-trips.
-  '\r': '&#xD;',
+// Characters XML 1.0 cannot carry at all, not even as a reference. SQS's allowed message characters are
+// all XML-valid, so only unvalidated values (or lone surrogates) ever match; they become U+FFFD rather
+// than making the whole response unparseable.
+const INVALID = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
+const INVALID_ALL = new RegExp(INVALID.source, 'gu');
+const SPECIAL = /[&<>"\r]/;
+
+/**
+ * Escapes text content. `\r` becomes `&#xD;`: a raw CR would be normalised to LF by every XML parser,
+ * a reference survives, so `\r\n` round-trips. Native replaceAll passes: on a 1 MB body full of specials
+ * they measured about 3x faster than one regex with a per-character callback.
+ */
+export const escapeXml = (text: string): string => {
+  const valid = INVALID.test(text) ? text.replace(INVALID_ALL, '\uFFFD') : text;
+  if (!SPECIAL.test(valid)) return valid;
+  return valid
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
+    .replaceAll('"', '&quot;')
+    .replaceAll('\r', '&#xD;');
 };
-
-// The five specials, plus anything XML 1.0 cannot carry at all (not even as a reference). SQS's allowed
-// message characters are all XML-valid, so only unvalidated values (or lone surrogates) ever hit the second
-// class; they become U+FFFD rather than making the whole response unparseable.
-const NEEDS_ESCAPE = /[&<>"\r]|[^\t\n\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
-
-export const escapeXml = (text: string): string =>
-  text.replace(NEEDS_ESCAPE, (char) => ESCAPES[char] ?? '\uFFFD');
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -225,6 +225,16 @@ describe('decodeQueryRequest: flattened forms', () => {
     assert.deepEqual(decode('Action=CancelMessageMoveTask&TaskHandle=t').input, { TaskHandle: 't' });
   });
 
+  it('stays linear on a hostile number of entries', () => {
+    // A per-member URLSearchParams.get made this quadratic: 50,000 entries took 80 s.
+    const parts = ['Action=SendMessageBatch', 'QueueUrl=q'];
+    for (let i = 1; i <= 20000; i++) parts.push(`SendMessageBatchRequestEntry.${i}.Id=a${i}`);
+    const started = performance.now();
+    const entries = decode(parts.join('&')).input.Entries;
+    assert.ok(Array.isArray(entries) && entries.length === 20000);
+    assert.ok(performance.now() - started < 3000, `took ${performance.now() - started} ms`);
+  });
+
   it('ignores params the operation does not have (auth, Version, typos)', () => {
     assert.deepEqual(
       decode('Action=PurgeQueue&QueueUrl=q&Version=2012-11-05&AWSAccessKeyId=x&Foo.1=y').input,
@@ -311,6 +321,44 @@ describe('decodeQueryRequest: scalar syntax', () => {
     assert.deepEqual(decodeStructure(shape, new URLSearchParams('Flag=true')), { Flag: true });
     assert.deepEqual(decodeStructure(shape, new URLSearchParams('Flag=FALSE')), { Flag: false });
     throwsSqs(() => decodeStructure(shape, new URLSearchParams('Flag=yes')), 'InvalidParameterValue', 'Flag');
+  });
+});
+
+describe('non-flattened lists and maps (none in SQS, supported for completeness)', () => {
+  const shape: StructureShape = {
+    type: 'structure',
+    name: 'T',
+    members: {
+      Names: {
+        shape: { type: 'list', member: { type: 'string' }, memberName: undefined, flattened: false },
+        queryName: 'Names',
+        required: false,
+      },
+      Pairs: {
+        shape: {
+          type: 'map',
+          key: { type: 'string' },
+          value: { type: 'integer' },
+          keyName: 'key',
+          valueName: 'value',
+          flattened: false,
+        },
+        queryName: 'Pairs',
+        required: false,
+      },
+    },
+  };
+
+  it('decodes `.member.N` and `.entry.N.key/value`', () => {
+    const params = new URLSearchParams(
+      'Names.member.2=b&Names.member.1=a&Pairs.entry.1.key=x&Pairs.entry.1.value=1',
+    );
+    assert.deepEqual(decodeStructure(shape, params), { Names: ['a', 'b'], Pairs: { x: 1 } });
+    throwsSqs(
+      () => decodeStructure(shape, new URLSearchParams('Pairs.entry.1.key=x&Pairs.entry.1.value=z')),
+      'InvalidParameterValue',
+      'Pairs.entry.1.value',
+    );
   });
 });
 
