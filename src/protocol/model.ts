@@ -494,6 +494,14 @@ const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
+/**
+ * Sets a map entry as an own property even for a key like `__proto__`, which plain assignment would take
+ * as the object's prototype (losing the entry). Map keys come from requests, so they can be anything.
+ */
+export const setEntry = (target: Record<string, unknown>, key: string, value: unknown): void => {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+};
+
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -555,7 +563,7 @@ const checkValue = (shape: Shape, value: unknown, path: string): unknown => {
       if (!isPlainObject(value)) throw mismatch(shape, value, path);
       const out: Record<string, unknown> = {};
       for (const [key, item] of Object.entries(value)) {
-        out[key] = checkValue(shape.value, item, `${path}.${key}`);
+        setEntry(out, key, checkValue(shape.value, item, `${path}.${key}`));
       }
       return out;
     }

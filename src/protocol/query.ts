@@ -4,7 +4,7 @@
  * translation: only syntax is checked here (integers, booleans); what the values mean is the core's job.
  */
 import { errors } from '../core/errors.ts';
-import { operation, type Shape, type StructureShape } from './model.ts';
+import { operation, type Shape, type StructureShape, setEntry } from './model.ts';
 
 export interface QueryRequest {
   readonly action: string;
@@ -138,7 +138,7 @@ class Decoder {
           if (key === undefined) throw errors.missingParameter(entryPath + shape.keyName);
           const value = this.value(shape.value, entry, entryPath, shape.valueName);
           if (value === undefined) throw errors.missingParameter(entryPath + shape.valueName);
-          out[key] = value;
+          setEntry(out, key, value);
         }
         return out;
       }

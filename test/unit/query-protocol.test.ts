@@ -244,6 +244,15 @@ describe('decodeQueryRequest: flattened forms', () => {
     );
   });
 
+  it('keeps a map key named __proto__ as an ordinary entry', () => {
+    const { input } = decode('Action=TagQueue&QueueUrl=q&Tag.1.Key=__proto__&Tag.1.Value=x');
+    const tags = input.Tags as Record<string, unknown>;
+    assert.ok(Object.hasOwn(tags, '__proto__'));
+    assert.equal(Object.getPrototypeOf(tags), Object.prototype);
+    const checked = checkJsonInput('TagQueue', JSON.parse('{"QueueUrl":"q","Tags":{"__proto__":"x"}}'));
+    assert.ok(Object.hasOwn(checked.Tags as object, '__proto__'));
+  });
+
   it('a map entry without its name is a MissingParameter naming it', () => {
     throwsSqs(
       () => decode('Action=SetQueueAttributes&QueueUrl=q&Attribute.1.Value=60'),
