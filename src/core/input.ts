@@ -60,10 +60,12 @@ export function optionalStringMap(input: Input, name: string): Record<string, st
   return result;
 }
 
-/** The entries of a batch action, checked as SQS does before any entry runs. */
+/**
+ * The entries of a batch action, checked as SQS does before any entry runs. No entries at all is an empty
+ * batch (in the Query protocol an empty list is simply absent).
+ */
 export function batchEntries(input: Input, entryName: string): Input[] {
-  const value = input.Entries;
-  if (value === undefined || value === null) throw errors.missingParameter('Entries');
+  const value = input.Entries ?? [];
   if (!Array.isArray(value) || value.some((entry) => entry === null || typeof entry !== 'object')) {
     throw errors.invalidParameter('Entries', JSON.stringify(value), 'Must be a list of entries.');
   }

@@ -112,8 +112,10 @@ export class SqsService {
       );
     }
     validateTags(tags);
-    const attributes = validateSettableAttributes(given, { fifo, creating: true });
-    await this.checkPolicies(name, attributes);
+    const attributes = await this.checkPolicies(
+      name,
+      validateSettableAttributes(given, { fifo, creating: true }),
+    );
     const now = this.clock.now();
     const existing = await this.store.getQueue(name);
     if (existing) {
@@ -193,8 +195,10 @@ export class SqsService {
     const queue = await this.resolveQueue(input);
     const given = optionalStringMap(input, 'Attributes');
     if (given === undefined) throw errors.missingParameter('Attributes');
-    const changes = validateSettableAttributes(given, { fifo: queue.fifo, creating: false });
-    await this.checkPolicies(queue.name, changes);
+    const changes = await this.checkPolicies(
+      queue.name,
+      validateSettableAttributes(given, { fifo: queue.fifo, creating: false }),
+    );
     const attributes = { ...queue.attributes, ...changes };
     // An empty policy value removes the policy, as in SQS.
     for (const [name, value] of Object.entries(changes)) if (value === '') delete attributes[name];
@@ -691,25 +695,25 @@ export class SqsService {
     };
   }
 
-  /** RedrivePolicy must name an existing queue of ours; the other policies must be JSON objects. */
-  private async checkPolicies(queueName: string, attributes: QueueAttributes): Promise<void> {
+  /**
+   * RedrivePolicy must name an existing queue of ours; the other policies must be JSON objects. Returns the
+   * attributes with RedrivePolicy in SQS's canonical form (maxReceiveCount a number, whatever was sent).
+   */
+  private async checkPolicies(queueName: string, attributes: QueueAttributes): Promise<QueueAttributes> {
     for (const name of ['Policy', 'RedriveAllowPolicy'] as const) {
       const value = attributes[name];
       if (value) readJsonObject(name, value);
     }
     const redrive = attributes.RedrivePolicy;
-    if (!redrive) return;
-    const { deadLetterTargetArn } = parseRedrivePolicy(redrive);
+    if (!redrive) return attributes;
+    const policy = parseRedrivePolicy(redrive);
     const prefix = `arn:aws:sqs:${this.region}:${this.accountId}:`;
-    const targetName = deadLetterTargetArn.startsWith(prefix)
-      ? deadLetterTargetArn.slice(prefix.length)
-      : undefined;
+    const arn = policy.deadLetterTargetArn;
+    const targetName = arn.startsWith(prefix) ? arn.slice(prefix.length) : undefined;
     if (!targetName || targetName === queueName || !(await this.store.getQueue(targetName))) {
-      throw errors.invalidAttributeValue(
-        'RedrivePolicy',
-        `Dead letter target does not exist: ${deadLetterTargetArn}`,
-      );
+      throw errors.invalidAttributeValue('RedrivePolicy', `Dead letter target does not exist: ${arn}`);
     }
+    return { ...attributes, RedrivePolicy: JSON.stringify(policy) };
   }
 }
 

@@ -89,7 +89,6 @@ async function handle(
     if (error instanceof SqsError) {
       response.setHeader('connection', 'close');
       fail(error);
-      request.resume();
       return;
     }
     throw error;
@@ -135,31 +134,34 @@ async function handle(
   }
 }
 
+/** Past this much, an oversized upload is cut off instead of drained to answer it. */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+
 function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
-  const declared = Number(request.headers['content-length'] ?? 0);
-  if (declared > maxBytes) return Promise.reject(errors.requestTooLarge(maxBytes));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
       size += chunk.length;
+      // An oversized body is read to its end but not kept, so the client gets the 413 instead of a reset.
+      if (size <= maxBytes) chunks.push(chunk);
+      else if (size > DRAIN_LIMIT_BYTES) request.destroy();
+    });
+    request.once('end', () => {
       if (size > maxBytes) {
-        request.removeAllListeners('data');
         reject(errors.requestTooLarge(maxBytes));
         return;
       }
-      chunks.push(chunk);
-    });
-    request.once('end', () => {
-      const bytes = Buffer.concat(chunks);
       // Invalid UTF-8 must not silently become U+FFFD inside a stored message.
       try {
-        resolve(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+        resolve(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
       } catch {
         reject(errors.malformed('The request body is not valid UTF-8.'));
       }
     });
     request.once('error', reject);
+    // A body cut off (client gone, or destroyed above) settles too, so nothing waits on it forever.
+    request.once('close', () => reject(errors.requestTooLarge(maxBytes)));
   });
 }
 

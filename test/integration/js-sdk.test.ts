@@ -517,8 +517,8 @@ describe('malformed and out-of-range requests, both protocols', () => {
     {
       title: 'missing QueueUrl',
       action: 'SendMessage',
-      json: (url) => ({ MessageBody: 'x' }),
-      query: (url) => ({ MessageBody: 'x' }),
+      json: () => ({ MessageBody: 'x' }),
+      query: () => ({ MessageBody: 'x' }),
       shape: 'MissingParameter',
     },
     {
@@ -587,8 +587,8 @@ describe('malformed and out-of-range requests, both protocols', () => {
     {
       title: 'queue attribute VisibilityTimeout 43201',
       action: 'CreateQueue',
-      json: (url) => ({ QueueName: `js-${run}-vt`, Attributes: { VisibilityTimeout: '43201' } }),
-      query: (url) => ({
+      json: () => ({ QueueName: `js-${run}-vt`, Attributes: { VisibilityTimeout: '43201' } }),
+      query: () => ({
         QueueName: `js-${run}-vt`,
         'Attribute.1.Name': 'VisibilityTimeout',
         'Attribute.1.Value': '43201',
