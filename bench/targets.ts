@@ -1,0 +1,136 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { removeDataDir, startServer } from '../test/helpers/server.ts';
+
+export type TargetName = 'full' | 'normal' | 'moto';
+
+export const ALL_TARGETS: readonly TargetName[] = ['moto', 'full', 'normal'];
+export const BASELINE: TargetName = 'moto';
+
+export const TARGET_LABELS: Record<TargetName, string> = {
+  moto: 'moto (baseline)',
+  full: 'sluice full',
+  normal: 'sluice normal',
+};
+
+export interface RunningTarget {
+  readonly name: TargetName;
+  readonly endpoint: string;
+  /** PID of the server process itself (RSS is sampled from it). */
+  readonly pid: number;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+const SLUICE_BIN = new URL('../bin/sluice.js', import.meta.url).pathname;
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}
+
+/** Connect over 127.0.0.1 whatever host name the server printed. */
+function loopback(endpoint: string): string {
+  const url = new URL(endpoint);
+  url.hostname = '127.0.0.1';
+  return url.origin;
+}
+
+async function startSluice(name: 'full' | 'normal'): Promise<RunningTarget> {
+  if (!existsSync(SLUICE_BIN))
+    throw new Error(`bin/sluice.js not found (${SLUICE_BIN}); server not built yet`);
+  const server = await startServer({ args: ['--durability', name] });
+  const pid = server.process.pid;
+  if (pid === undefined) throw new Error('sluice process has no pid');
+  return {
+    name,
+    endpoint: loopback(server.endpoint),
+    pid,
+    output: () => server.output(),
+    stop: async () => {
+      try {
+        await withTimeout(server.stop(), 10_000, 'sluice SIGTERM');
+      } catch {
+        await withTimeout(server.kill(), 5_000, 'sluice SIGKILL');
+      } finally {
+        removeDataDir(server.dataDir);
+      }
+    },
+  };
+}
+
+/** The real moto_server script, so the spawned PID is the Python server and not a pyenv shim. */
+function motoCommand(): string {
+  try {
+    const path = execFileSync('pyenv', ['which', 'moto_server'], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    }).trim();
+    if (path && existsSync(path)) return path;
+  } catch {
+    // no pyenv: fall back to PATH
+  }
+  return 'moto_server';
+}
+
+async function startMoto(): Promise<RunningTarget> {
+  const child = spawn(motoCommand(), ['-H', '127.0.0.1', '-p', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    try {
+      await withTimeout(exited, 5_000, 'moto SIGTERM');
+    } catch {
+      child.kill('SIGKILL');
+      await withTimeout(exited, 5_000, 'moto SIGKILL');
+    }
+  };
+  try {
+    const endpoint = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`moto_server did not start in 30 s:\n${output}`)),
+        30_000,
+      );
+      const onData = (chunk: Buffer): void => {
+        // moto logs every request; keep draining the pipe but only remember the start.
+        if (output.length < 65_536) output += chunk.toString();
+        const match = /Running on (http:\/\/[^\s]+)/.exec(output);
+        if (match?.[1]) {
+          clearTimeout(timer);
+          resolve(match[1]);
+        }
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', onData);
+      child.once('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`moto_server exited with ${code} before listening:\n${output}`));
+      });
+    });
+    if (child.pid === undefined) throw new Error('moto_server has no pid');
+    return { name: 'moto', endpoint: loopback(endpoint), pid: child.pid, output: () => output, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+export function startTarget(name: TargetName): Promise<RunningTarget> {
+  return name === 'moto' ? startMoto() : startSluice(name);
+}
