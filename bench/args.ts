@@ -1,4 +1,4 @@
-import { ALL_TARGETS, type TargetName } from './targets.ts';
+import { ALL_TARGETS, DEFAULT_TARGETS, type TargetName } from './targets.ts';
 
 export interface Options {
   targets: TargetName[];
@@ -24,7 +24,8 @@ export interface Options {
 }
 
 export const USAGE = `usage: npm run bench -- [flags]
-  --targets a,b           targets to run, from: ${ALL_TARGETS.join(', ')} (default: all)
+  --targets a,b           targets to run, from: ${ALL_TARGETS.join(', ')} (default: ${DEFAULT_TARGETS.join(',')});
+                          null = bench/null-server.ts, an in-memory fake measuring the harness ceiling
   --messages N            produce/consume messages for Sluice targets (default 20000, --quick 2000)
   --baseline-messages N   produce/consume messages for moto (default 1000, --quick 300)
   --producers C           concurrent producers for produce and mixed (default 8)
@@ -53,7 +54,7 @@ function positiveInt(flag: string, raw: string | undefined): number {
 export function parseArgs(argv: readonly string[]): Options | 'help' {
   const quick = argv.includes('--quick');
   const options: Options = {
-    targets: [...ALL_TARGETS],
+    targets: [...DEFAULT_TARGETS],
     messages: quick ? 2_000 : 20_000,
     baselineMessages: quick ? 300 : 1_000,
     producers: 8,

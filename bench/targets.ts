@@ -2,15 +2,18 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { removeDataDir, startServer } from '../test/helpers/server.ts';
 
-export type TargetName = 'full' | 'normal' | 'moto';
+export type TargetName = 'full' | 'normal' | 'moto' | 'null';
 
-export const ALL_TARGETS: readonly TargetName[] = ['moto', 'full', 'normal'];
+/** Run order; 'null' (bench/null-server.ts, the harness ceiling) only when asked for. */
+export const ALL_TARGETS: readonly TargetName[] = ['moto', 'full', 'normal', 'null'];
+export const DEFAULT_TARGETS: readonly TargetName[] = ['moto', 'full', 'normal'];
 export const BASELINE: TargetName = 'moto';
 
 export const TARGET_LABELS: Record<TargetName, string> = {
   moto: 'moto (baseline)',
   full: 'sluice full',
   normal: 'sluice normal',
+  null: 'null server',
 };
 
 export interface RunningTarget {
@@ -22,7 +25,9 @@ export interface RunningTarget {
   stop(): Promise<void>;
 }
 
+const ROOT = new URL('..', import.meta.url).pathname;
 const SLUICE_BIN = new URL('../bin/sluice.js', import.meta.url).pathname;
+const NULL_SERVER = new URL('./null-server.ts', import.meta.url).pathname;
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
@@ -84,29 +89,32 @@ function motoCommand(): string {
   return 'moto_server';
 }
 
-async function startMoto(): Promise<RunningTarget> {
-  const child = spawn(motoCommand(), ['-H', '127.0.0.1', '-p', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Spawns a server that prints its URL; `pattern` captures it. The child's PID is the server. */
+async function spawnListening(
+  name: 'moto' | 'null',
+  command: string,
+  args: string[],
+  pattern: RegExp,
+): Promise<RunningTarget> {
+  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     try {
-      await withTimeout(exited, 5_000, 'moto SIGTERM');
+      await withTimeout(exited, 5_000, `${name} SIGTERM`);
     } catch {
       child.kill('SIGKILL');
-      await withTimeout(exited, 5_000, 'moto SIGKILL');
+      await withTimeout(exited, 5_000, `${name} SIGKILL`);
     }
   };
   try {
     const endpoint = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`moto_server did not start in 30 s:\n${output}`)),
-        30_000,
-      );
+      const timer = setTimeout(() => reject(new Error(`${name} did not start in 30 s:\n${output}`)), 30_000);
       const onData = (chunk: Buffer): void => {
         // moto logs every request; keep draining the pipe but only remember the start.
         if (output.length < 65_536) output += chunk.toString();
-        const match = /Running on (http:\/\/[^\s]+)/.exec(output);
+        const match = pattern.exec(output);
         if (match?.[1]) {
           clearTimeout(timer);
           resolve(match[1]);
@@ -120,11 +128,11 @@ async function startMoto(): Promise<RunningTarget> {
       });
       child.once('exit', (code) => {
         clearTimeout(timer);
-        reject(new Error(`moto_server exited with ${code} before listening:\n${output}`));
+        reject(new Error(`${name} exited with ${code} before listening:\n${output}`));
       });
     });
-    if (child.pid === undefined) throw new Error('moto_server has no pid');
-    return { name: 'moto', endpoint: loopback(endpoint), pid: child.pid, output: () => output, stop };
+    if (child.pid === undefined) throw new Error(`${name} has no pid`);
+    return { name, endpoint: loopback(endpoint), pid: child.pid, output: () => output, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -132,5 +140,22 @@ async function startMoto(): Promise<RunningTarget> {
 }
 
 export function startTarget(name: TargetName): Promise<RunningTarget> {
-  return name === 'moto' ? startMoto() : startSluice(name);
+  switch (name) {
+    case 'moto':
+      return spawnListening(
+        name,
+        motoCommand(),
+        ['-H', '127.0.0.1', '-p', '0'],
+        /Running on (http:\/\/[^\s]+)/,
+      );
+    case 'null':
+      return spawnListening(
+        name,
+        process.execPath,
+        ['--import', 'tsx', NULL_SERVER, '--port', '0'],
+        /listening on (http:\/\/[^\s]+)/,
+      );
+    default:
+      return startSluice(name);
+  }
 }
