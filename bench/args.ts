@@ -31,7 +31,7 @@ export const USAGE = `usage: npm run bench -- [flags]
   --producers C           concurrent producers for produce and mixed (default 8)
   --consumers C           concurrent consumers for consume and mixed (default 4)
   --duration S            mixed scenario duration, seconds (default 10, --quick 3)
-  --backlog N             mixed: producers pause above N sent-but-unreceived messages (default 500)
+  --backlog N             mixed: producers pause above N sent-but-unreceived messages (default 200)
   --long-poll N           long-poll wake iterations (default 200, --quick 50)
   --settle MS             long-poll: wait before sending, so the receive is parked (default 30)
   --phase-timeout S       time limit for each produce/consume phase, seconds (default 60)
@@ -60,7 +60,7 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
     producers: 8,
     consumers: 4,
     duration: quick ? 3 : 10,
-    backlog: 500,
+    backlog: 200,
     longPoll: quick ? 50 : 200,
     settleMs: 30,
     million: false,

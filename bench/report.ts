@@ -175,6 +175,8 @@ export function renderTable(results: readonly TargetResult[], options: Options):
   const render = (l: string[]): string =>
     l.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join(' | ');
   const out = [render(header), widths.map((w) => '-'.repeat(w)).join('-+-'), ...lines.slice(1).map(render)];
+  if (!baseline)
+    out.push(`No ratios: the baseline (${TARGET_LABELS[BASELINE]}) did not run or did not start.`);
   out.push(
     '[hi] higher is better, [lo] lower is better; "vs moto" = target / moto, measured in this run.',
     `moto is run with a smaller N (${options.baselineMessages} vs ${options.messages}); rates are compared, not totals.`,
@@ -185,7 +187,7 @@ export function renderTable(results: readonly TargetResult[], options: Options):
 export function evaluate(results: readonly TargetResult[], options: Options): Evaluation[] {
   const evaluations: Evaluation[] = [];
   for (const r of results) {
-    if (r.name === BASELINE) continue;
+    if (r.name === BASELINE || r.name === 'null') continue;
     const ran = r.status === 'ok';
     if (r.name === 'full') {
       const v = r.mixed?.e2ePerSec;

@@ -12,10 +12,16 @@ import { evaluate, type MillionOutcome, renderEvaluation, renderTable, type Targ
 import { RssSampler } from './rss.ts';
 import { consume, createQueue, longPoll, million, mixed, produce } from './scenarios.ts';
 import { errorText, now, round, sleep } from './stats.ts';
-import { BASELINE, type RunningTarget, startTarget, TARGET_LABELS, type TargetName } from './targets.ts';
+import {
+  BASELINE,
+  type RunningTarget,
+  startTarget,
+  stopAllTargets,
+  TARGET_LABELS,
+  type TargetName,
+} from './targets.ts';
 
 const started = now();
-const running = new Set<RunningTarget>();
 
 function log(message: string): void {
   const s = ((now() - started) / 1000).toFixed(1).padStart(6);
@@ -66,12 +72,10 @@ async function scenario<T>(
 
 async function withTarget<T>(name: TargetName, fn: (target: RunningTarget) => Promise<T>): Promise<T> {
   const target = await startTarget(name);
-  running.add(target);
   try {
     return await fn(target);
   } finally {
     await target.stop();
-    running.delete(target);
   }
 }
 
@@ -198,10 +202,6 @@ async function runMillion(result: TargetResult, options: Options, tlog: (m: stri
   }
 }
 
-async function stopAll(): Promise<void> {
-  await Promise.allSettled([...running].map((t) => t.stop()));
-}
-
 async function main(): Promise<number> {
   let parsed: ReturnType<typeof parseArgs>;
   try {
@@ -253,20 +253,20 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (interrupted) return;
     interrupted = true;
     log(`${signal}: stopping servers`);
-    void stopAll().finally(() => process.exit(130));
+    void stopAllTargets().finally(() => process.exit(130));
   });
 }
 
 main().then(
   async (code) => {
-    await stopAll();
+    await stopAllTargets();
     process.exit(code);
   },
   async (err: unknown) => {
     process.stderr.write(
       `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
     );
-    await stopAll();
+    await stopAllTargets();
     process.exit(1);
   },
 );

@@ -1,6 +1,7 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { removeDataDir, startServer } from '../test/helpers/server.ts';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export type TargetName = 'full' | 'normal' | 'moto' | 'null';
 
@@ -52,27 +53,23 @@ function loopback(endpoint: string): string {
   return url.origin;
 }
 
-async function startSluice(name: 'full' | 'normal'): Promise<RunningTarget> {
-  if (!existsSync(SLUICE_BIN))
-    throw new Error(`bin/sluice.js not found (${SLUICE_BIN}); server not built yet`);
-  const server = await startServer({ args: ['--durability', name] });
-  const pid = server.process.pid;
-  if (pid === undefined) throw new Error('sluice process has no pid');
-  return {
+/**
+ * Sluice is spawned exactly like test/helpers/server.ts does (`node bin/sluice.js serve --port 0
+ * --data DIR ...`), but here, so the child is known from the first moment and can be stopped even
+ * if the run is interrupted while the server is still starting.
+ */
+function startSluice(name: 'full' | 'normal'): Promise<RunningTarget> {
+  if (!existsSync(SLUICE_BIN)) {
+    return Promise.reject(new Error(`bin/sluice.js not found (${SLUICE_BIN}); server not built yet`));
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
+  return spawnListening(
     name,
-    endpoint: loopback(server.endpoint),
-    pid,
-    output: () => server.output(),
-    stop: async () => {
-      try {
-        await withTimeout(server.stop(), 10_000, 'sluice SIGTERM');
-      } catch {
-        await withTimeout(server.kill(), 5_000, 'sluice SIGKILL');
-      } finally {
-        removeDataDir(server.dataDir);
-      }
-    },
-  };
+    process.execPath,
+    [SLUICE_BIN, 'serve', '--port', '0', '--data', dataDir, '--durability', name],
+    /listening on (http:\/\/[^\s]+)/,
+    () => rmSync(dataDir, { recursive: true, force: true }),
+  );
 }
 
 /** The real moto_server script, so the spawned PID is the Python server and not a pyenv shim. */
@@ -89,30 +86,47 @@ function motoCommand(): string {
   return 'moto_server';
 }
 
+/** Every server child this process spawned and that has not exited yet. */
+const live = new Map<ChildProcess, () => Promise<void>>();
+
+/** Stops every server still running (Ctrl-C, or a crash of the harness). */
+export async function stopAllTargets(): Promise<void> {
+  await Promise.allSettled([...live.values()].map((stop) => stop()));
+}
+
 /** Spawns a server that prints its URL; `pattern` captures it. The child's PID is the server. */
 async function spawnListening(
-  name: 'moto' | 'null',
+  name: TargetName,
   command: string,
   args: string[],
   pattern: RegExp,
+  cleanup: () => void = () => {},
 ): Promise<RunningTarget> {
   const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    try {
-      await withTimeout(exited, 5_000, `${name} SIGTERM`);
-    } catch {
-      child.kill('SIGKILL');
-      await withTimeout(exited, 5_000, `${name} SIGKILL`);
-    }
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      try {
+        await withTimeout(exited, 10_000, `${name} SIGTERM`);
+      } catch {
+        child.kill('SIGKILL');
+        await withTimeout(exited, 5_000, `${name} SIGKILL`);
+      } finally {
+        live.delete(child);
+        cleanup();
+      }
+    })();
+    return stopping;
   };
+  live.set(child, stop);
   try {
     const endpoint = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${name} did not start in 30 s:\n${output}`)), 30_000);
       const onData = (chunk: Buffer): void => {
-        // moto logs every request; keep draining the pipe but only remember the start.
+        // A server may log every request; keep draining the pipe but only remember the start.
         if (output.length < 65_536) output += chunk.toString();
         const match = pattern.exec(output);
         if (match?.[1]) {
