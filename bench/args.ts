@@ -1,4 +1,5 @@
-import { ALL_TARGETS, DEFAULT_TARGETS, type TargetName } from './targets.ts';
+import { resolve } from 'node:path';
+import { ALL_TARGETS, DEFAULT_TARGETS, SLUICE_BIN, type TargetName } from './targets.ts';
 
 export interface Options {
   targets: TargetName[];
@@ -20,6 +21,8 @@ export interface Options {
   /** Per-scenario time limit for produce and consume, seconds. */
   phaseTimeout: number;
   out: string;
+  /** bin/sluice.js to run (this checkout's by default). */
+  sluiceBin: string;
   quick: boolean;
 }
 
@@ -40,6 +43,7 @@ export const USAGE = `usage: npm run bench -- [flags]
   --million-producers C   concurrent producers for --million (default 16)
   --million-timeout S     time limit for the --million fill per target, seconds (default 600)
   --out FILE              JSON results file (default bench/results/latest.json)
+  --sluice-bin FILE       sluice entry point to run (default: this checkout's bin/sluice.js)
   --quick                 smaller defaults for a fast smoke run
   --help                  this text`;
 
@@ -69,6 +73,7 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
     millionTimeout: 600,
     phaseTimeout: 60,
     out: new URL('./results/latest.json', import.meta.url).pathname,
+    sluiceBin: SLUICE_BIN,
     quick,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -132,6 +137,12 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
         const out = value();
         if (!out) throw new Error('--out needs a file name');
         options.out = out;
+        break;
+      }
+      case '--sluice-bin': {
+        const bin = value();
+        if (!bin) throw new Error('--sluice-bin needs a file name');
+        options.sluiceBin = resolve(bin);
         break;
       }
       default:

@@ -70,8 +70,12 @@ async function scenario<T>(
   }
 }
 
-async function withTarget<T>(name: TargetName, fn: (target: RunningTarget) => Promise<T>): Promise<T> {
-  const target = await startTarget(name);
+async function withTarget<T>(
+  name: TargetName,
+  options: Options,
+  fn: (target: RunningTarget) => Promise<T>,
+): Promise<T> {
+  const target = await startTarget(name, options.sluiceBin);
   try {
     return await fn(target);
   } finally {
@@ -86,7 +90,7 @@ async function runTarget(name: TargetName, options: Options): Promise<TargetResu
   const result: TargetResult = { name, label, status: 'ok', messages, rssAfter: {}, errors: {} };
   tlog('starting server');
   try {
-    await withTarget(name, async (target) => {
+    await withTarget(name, options, async (target) => {
       result.endpoint = target.endpoint;
       result.pid = target.pid;
       tlog(`listening on ${target.endpoint}, pid ${target.pid}`);
@@ -168,7 +172,7 @@ async function runTarget(name: TargetName, options: Options): Promise<TargetResu
 async function runMillion(result: TargetResult, options: Options, tlog: (m: string) => void): Promise<void> {
   tlog('million: starting a fresh server');
   try {
-    await withTarget(result.name, async (target) => {
+    await withTarget(result.name, options, async (target) => {
       const sampler = new RssSampler(target.pid, 500);
       sampler.start();
       const client = makeClient(target.endpoint);

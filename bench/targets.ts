@@ -27,7 +27,7 @@ export interface RunningTarget {
 }
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const SLUICE_BIN = new URL('../bin/sluice.js', import.meta.url).pathname;
+export const SLUICE_BIN = new URL('../bin/sluice.js', import.meta.url).pathname;
 const NULL_SERVER = new URL('./null-server.ts', import.meta.url).pathname;
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -58,15 +58,15 @@ function loopback(endpoint: string): string {
  * --data DIR ...`), but here, so the child is known from the first moment and can be stopped even
  * if the run is interrupted while the server is still starting.
  */
-function startSluice(name: 'full' | 'normal'): Promise<RunningTarget> {
-  if (!existsSync(SLUICE_BIN)) {
-    return Promise.reject(new Error(`bin/sluice.js not found (${SLUICE_BIN}); server not built yet`));
+function startSluice(name: 'full' | 'normal', bin: string): Promise<RunningTarget> {
+  if (!existsSync(bin)) {
+    return Promise.reject(new Error(`${bin} not found; server not built yet`));
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   return spawnListening(
     name,
     process.execPath,
-    [SLUICE_BIN, 'serve', '--port', '0', '--data', dataDir, '--durability', name],
+    [bin, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--durability', name],
     /listening on (http:\/\/[^\s]+)/,
     () => rmSync(dataDir, { recursive: true, force: true }),
   );
@@ -153,7 +153,7 @@ async function spawnListening(
   }
 }
 
-export function startTarget(name: TargetName): Promise<RunningTarget> {
+export function startTarget(name: TargetName, sluiceBin = SLUICE_BIN): Promise<RunningTarget> {
   switch (name) {
     case 'moto':
       return spawnListening(
@@ -170,6 +170,6 @@ export function startTarget(name: TargetName): Promise<RunningTarget> {
         /listening on (http:\/\/[^\s]+)/,
       );
     default:
-      return startSluice(name);
+      return startSluice(name, sluiceBin);
   }
 }
