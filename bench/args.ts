@@ -30,7 +30,7 @@ export const USAGE = `usage: npm run bench -- [flags]
   --targets a,b           targets to run, from: ${ALL_TARGETS.join(', ')} (default: ${DEFAULT_TARGETS.join(',')});
                           null = bench/null-server.ts, an in-memory fake measuring the harness ceiling
   --messages N            produce/consume messages for Sluice targets (default 20000, --quick 2000)
-  --baseline-messages N   produce/consume messages for moto (default 1000, --quick 300)
+  --baseline-messages N   produce/consume messages for moto (default 500, --quick 300)
   --producers C           concurrent producers for produce and mixed (default 8)
   --consumers C           concurrent consumers for consume and mixed (default 4)
   --duration S            mixed scenario duration, seconds (default 10, --quick 3)
@@ -60,7 +60,7 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
   const options: Options = {
     targets: [...DEFAULT_TARGETS],
     messages: quick ? 2_000 : 20_000,
-    baselineMessages: quick ? 300 : 1_000,
+    baselineMessages: quick ? 300 : 500,
     producers: 8,
     consumers: 4,
     duration: quick ? 3 : 10,

@@ -69,6 +69,7 @@ interface Tally {
   duplicates: number;
   unexpected: number;
   undrained?: number;
+  stoppedBy?: 'complete' | 'idle' | 'time';
 }
 
 function lostDup(x: Tally | undefined): string | null {
@@ -76,6 +77,7 @@ function lostDup(x: Tally | undefined): string | null {
   const extra = [
     x.unexpected ? `+${x.unexpected} unexpected` : '',
     x.undrained ? `${x.undrained} not drained in time` : '',
+    x.stoppedBy === 'time' ? 'hit time limit' : x.stoppedBy === 'idle' ? 'gave up after 5 s idle' : '',
   ].filter(Boolean);
   return `${x.lost} / ${x.duplicates}${extra.length ? ` (${extra.join(', ')})` : ''}`;
 }
@@ -91,7 +93,13 @@ function totalErrors(r: TargetResult): number {
 }
 
 const ROWS: Row[] = [
-  { label: 'produce/consume N (messages)', better: null, value: (r) => r.messages },
+  {
+    label: 'produce/consume N (messages)',
+    better: null,
+    value: (r) => r.messages,
+    text: (r) =>
+      r.produce?.timedOut ? `${fmt(r.messages)} (${fmt(r.produce.acked)} sent in time limit)` : null,
+  },
   {
     label: `produce msg/s (SendMessageBatch x10)`,
     better: 'higher',
