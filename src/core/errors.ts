@@ -41,7 +41,10 @@ export const ERROR_SPECS = {
     'TooManyEntriesInBatchRequest',
     'AWS.SimpleQueueService.TooManyEntriesInBatchRequest',
   ),
-  BatchEntryIdsNotDistinct: spec('BatchEntryIdsNotDistinct', 'AWS.SimpleQueueService.BatchEntryIdsNotDistinct'),
+  BatchEntryIdsNotDistinct: spec(
+    'BatchEntryIdsNotDistinct',
+    'AWS.SimpleQueueService.BatchEntryIdsNotDistinct',
+  ),
   InvalidBatchEntryId: spec('InvalidBatchEntryId', 'AWS.SimpleQueueService.InvalidBatchEntryId'),
   BatchRequestTooLong: spec('BatchRequestTooLong', 'AWS.SimpleQueueService.BatchRequestTooLong'),
   OverLimit: spec('OverLimit', 'OverLimit', 403),
@@ -70,7 +73,10 @@ export class SqsError extends Error {
 export const errors = {
   queueDoesNotExist: () => new SqsError('QueueDoesNotExist', 'The specified queue does not exist.'),
   queueNameExists: (name: string) =>
-    new SqsError('QueueNameExists', `A queue already exists with the same name and a different value for attribute(s) ${name}`),
+    new SqsError(
+      'QueueNameExists',
+      `A queue already exists with the same name and a different value for attribute(s) ${name}`,
+    ),
   queueDeletedRecently: () =>
     new SqsError(
       'QueueDeletedRecently',
@@ -81,8 +87,7 @@ export const errors = {
       'PurgeQueueInProgress',
       `Only one PurgeQueue operation on ${queueArn} is allowed every 60 seconds.`,
     ),
-  invalidAttributeName: (name: string) =>
-    new SqsError('InvalidAttributeName', `Unknown Attribute ${name}.`),
+  invalidAttributeName: (name: string) => new SqsError('InvalidAttributeName', `Unknown Attribute ${name}.`),
   invalidAttributeValue: (name: string, reason: string) =>
     new SqsError('InvalidAttributeValue', `Invalid value for the parameter ${name}. Reason: ${reason}`),
   invalidParameterValue: (message: string) => new SqsError('InvalidParameterValue', message),
@@ -98,7 +103,10 @@ export const errors = {
   malformed: (message: string) => new SqsError('MalformedInput', message),
   serialization: (message: string) => new SqsError('SerializationError', message),
   receiptHandleIsInvalid: (handle: string) =>
-    new SqsError('ReceiptHandleIsInvalid', `The input receipt handle "${handle}" is not a valid receipt handle.`),
+    new SqsError(
+      'ReceiptHandleIsInvalid',
+      `The input receipt handle "${handle}" is not a valid receipt handle.`,
+    ),
   messageNotInflight: () => new SqsError('MessageNotInflight', 'The message referred to is not in flight.'),
   invalidMessageContents: () =>
     new SqsError(
@@ -108,22 +116,26 @@ export const errors = {
   emptyBatch: (entryName: string) =>
     new SqsError('EmptyBatchRequest', `There should be at least one ${entryName} in the request.`),
   tooManyEntries: (count: number) =>
-    new SqsError('TooManyEntriesInBatchRequest', `Maximum number of entries per request are 10. You have sent ${count}.`),
-  batchIdsNotDistinct: (id: string) =>
-    new SqsError('BatchEntryIdsNotDistinct', `Id ${id} repeated.`),
+    new SqsError(
+      'TooManyEntriesInBatchRequest',
+      `Maximum number of entries per request are 10. You have sent ${count}.`,
+    ),
+  batchIdsNotDistinct: (id: string) => new SqsError('BatchEntryIdsNotDistinct', `Id ${id} repeated.`),
   invalidBatchEntryId: () =>
     new SqsError(
       'InvalidBatchEntryId',
       'A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.',
     ),
   batchTooLong: (size: number, max: number) =>
-    new SqsError('BatchRequestTooLong', `Batch requests cannot be longer than ${max} bytes. You have sent ${size} bytes.`),
+    new SqsError(
+      'BatchRequestTooLong',
+      `Batch requests cannot be longer than ${max} bytes. You have sent ${size} bytes.`,
+    ),
   overLimit: (message: string) => new SqsError('OverLimit', message),
   unsupported: (message: string) => new SqsError('UnsupportedOperation', message),
   invalidAddress: (message: string) => new SqsError('InvalidAddress', message),
   requestTooLarge: (max: number) =>
     new SqsError('RequestTooLarge', `The request body is larger than the server accepts (${max} bytes).`),
-  internal: () =>
-    new SqsError('InternalError', 'We encountered an internal error. Please try again.'),
+  internal: () => new SqsError('InternalError', 'We encountered an internal error. Please try again.'),
   unavailable: (message: string) => new SqsError('ServiceUnavailable', message),
 };

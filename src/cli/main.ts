@@ -1,0 +1,143 @@
+import { parseArgs } from 'node:util';
+import { startSluice } from '../server/sluice-server.ts';
+
+const MAIN_HELP = `sluice — an Amazon SQS-compatible message queue server
+
+Usage:
+  sluice serve [options]     start the server (see: sluice serve --help)
+  sluice --help              this text
+  sluice --version           print the version
+
+Any SQS client works against it with its endpoint set to the server's URL and any credentials.`;
+
+const SERVE_HELP = `sluice serve — start the SQS-compatible server
+
+Options:
+  --port N            TCP port (default 9324; 0 picks a free one)
+  --host ADDR         address to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)
+  --data DIR          data directory of the embedded SQLite store (default ./sluice-data)
+  --durability MODE   full | normal | off (default full):
+                        full    every acknowledged write is fsynced; survives a power cut
+                        normal  written before the answer, fsynced at checkpoints; survives kill -9,
+                                may lose the last writes on a power cut or kernel crash
+                        off     never fsynced; survives kill -9, a power cut may corrupt recent data
+  --config FILE       JSON file of queues (attributes, tags) to create or update at start
+  --region NAME       region in queue ARNs (default us-east-1)
+  --account ID        12-digit account id in queue URLs and ARNs (default 000000000000)
+  --log-level LEVEL   fatal | error | warn | info | debug | trace | silent (default info)
+  --max-request-bytes N  largest request body accepted (default 5242880)
+  -h, --help          this text
+
+SIGTERM or SIGINT stops accepting requests, answers long polls, and closes the database cleanly.`;
+
+const DURABILITY = ['full', 'normal', 'off'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function fail(message: string): never {
+  process.stderr.write(`sluice: ${message}\n`);
+  process.exit(2);
+}
+
+function oneOf<T extends string>(
+  name: string,
+  value: string | undefined,
+  choices: readonly T[],
+): T | undefined {
+  if (value === undefined) return undefined;
+  if (!(choices as readonly string[]).includes(value)) fail(`--${name} must be one of ${choices.join(', ')}`);
+  return value as T;
+}
+
+function integer(name: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || number < min || number > max)
+    fail(`--${name} must be an integer from ${min} to ${max}`);
+  return number;
+}
+
+async function serve(args: string[]): Promise<void> {
+  let parsed: ReturnType<typeof parseServeArgs>;
+  try {
+    parsed = parseServeArgs(args);
+  } catch (error) {
+    fail(`${(error as Error).message}\n\n${SERVE_HELP}`);
+  }
+  const { values } = parsed;
+  if (values.help) {
+    process.stdout.write(`${SERVE_HELP}\n`);
+    return;
+  }
+  const account = values.account;
+  if (account !== undefined && !/^\d{12}$/.test(account)) fail('--account must be 12 digits');
+  const dataDir = values.data ?? './sluice-data';
+  const durability = oneOf('durability', values.durability, DURABILITY) ?? 'full';
+  let sluice: Awaited<ReturnType<typeof startSluice>>;
+  try {
+    sluice = await startSluice({
+      port: integer('port', values.port, 0, 65535) ?? 9324,
+      host: values.host ?? '127.0.0.1',
+      dataDir,
+      durability,
+      configFile: values.config,
+      region: values.region,
+      accountId: account,
+      logLevel: oneOf('log-level', values['log-level'], LOG_LEVELS),
+      maxRequestBytes: integer('max-request-bytes', values['max-request-bytes'], 65_536, 1 << 30),
+    });
+  } catch (error) {
+    fail(`cannot start: ${(error as Error).message}`);
+  }
+  process.stdout.write(
+    `sluice: listening on ${sluice.endpoint} (data: ${dataDir}, durability: ${durability})\n`,
+  );
+  const shutdown = (signal: string) => {
+    process.stdout.write(`sluice: ${signal}, shutting down\n`);
+    sluice.close().then(
+      () => process.exit(0),
+      (error: unknown) => fail(`shutdown failed: ${(error as Error).message}`),
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+function parseServeArgs(args: string[]) {
+  return parseArgs({
+    args,
+    strict: true,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      data: { type: 'string' },
+      durability: { type: 'string' },
+      config: { type: 'string' },
+      region: { type: 'string' },
+      account: { type: 'string' },
+      'log-level': { type: 'string' },
+      'max-request-bytes': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve':
+      return serve(rest);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${MAIN_HELP}\n`);
+      return;
+    case '--version':
+      process.stdout.write('sluice 0.1.0\n');
+      return;
+    default:
+      fail(`unknown command "${command}"\n\n${MAIN_HELP}`);
+  }
+}
+
+await main(process.argv.slice(2));

@@ -1,0 +1,44 @@
+import { errors } from './errors.ts';
+import type { Input } from './input.ts';
+import type { RequestContext, SqsService } from './sqs-service.ts';
+
+/** The SQS actions Sluice implements; a name not listed here is an unknown operation. */
+export const ACTION_NAMES = [
+  'CreateQueue',
+  'GetQueueUrl',
+  'ListQueues',
+  'GetQueueAttributes',
+  'SetQueueAttributes',
+  'DeleteQueue',
+  'PurgeQueue',
+  'TagQueue',
+  'UntagQueue',
+  'ListQueueTags',
+  'AddPermission',
+  'RemovePermission',
+  'ListDeadLetterSourceQueues',
+  'SendMessage',
+  'SendMessageBatch',
+  'ReceiveMessage',
+  'DeleteMessage',
+  'DeleteMessageBatch',
+  'ChangeMessageVisibility',
+  'ChangeMessageVisibilityBatch',
+] as const;
+
+export type ActionName = (typeof ACTION_NAMES)[number];
+
+export function isActionName(name: string): name is ActionName {
+  return (ACTION_NAMES as readonly string[]).includes(name);
+}
+
+/** Runs one action with its input in the API's JSON shape; both wire protocols come through here. */
+export async function dispatch(
+  service: SqsService,
+  action: string,
+  input: Input,
+  context: RequestContext,
+): Promise<Record<string, unknown>> {
+  if (!isActionName(action)) throw errors.unknownOperation(action);
+  return service[action](input, context);
+}

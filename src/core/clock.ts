@@ -1,0 +1,87 @@
+/**
+ * All time in Sluice goes through a Clock, so visibility, delay, retention, purge windows and long
+ * polling can be tested by advancing a FakeClock instead of sleeping.
+ */
+export interface Timer {
+  cancel(): void;
+}
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Runs `fn` once `ms` milliseconds from now have passed on this clock. */
+  setTimer(ms: number, fn: () => void): Timer;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimer(ms, fn) {
+    const handle = setTimeout(fn, Math.max(0, ms));
+    return { cancel: () => clearTimeout(handle) };
+  },
+};
+
+interface PendingTimer {
+  at: number;
+  order: number;
+  fn: () => void;
+  cancelled: boolean;
+}
+
+/** A clock that only moves when told to; timers fire in time order as it passes them. */
+export class FakeClock implements Clock {
+  private current: number;
+  private timers: PendingTimer[] = [];
+  private order = 0;
+
+  constructor(start = Date.UTC(2026, 0, 1)) {
+    this.current = start;
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  setTimer(ms: number, fn: () => void): Timer {
+    const timer: PendingTimer = {
+      at: this.current + Math.max(0, ms),
+      order: this.order++,
+      fn,
+      cancelled: false,
+    };
+    this.timers.push(timer);
+    return {
+      cancel: () => {
+        timer.cancelled = true;
+      },
+    };
+  }
+
+  /** Moves time forward by `ms`, firing due timers in order; awaits pending promise work between timers. */
+  async advance(ms: number): Promise<void> {
+    const target = this.current + ms;
+    for (;;) {
+      await settle();
+      this.timers = this.timers.filter((t) => !t.cancelled);
+      const due = this.timers
+        .filter((t) => t.at <= target)
+        .sort((a, b) => a.at - b.at || a.order - b.order)[0];
+      if (!due) break;
+      this.current = Math.max(this.current, due.at);
+      due.cancelled = true;
+      due.fn();
+    }
+    this.current = target;
+    await settle();
+  }
+
+  /** Number of timers still waiting (lets tests check that nothing is left behind). */
+  pendingTimers(): number {
+    return this.timers.filter((t) => !t.cancelled).length;
+  }
+}
+
+/** Lets already-scheduled promise callbacks and immediates run (store group commits use setImmediate). */
+export async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,31 @@
+/** SQS's limits, in one place. Times in seconds unless the name says otherwise. */
+export const LIMITS = {
+  maxBatchEntries: 10,
+  maxBatchEntryIdLength: 80,
+  maxMessageAttributes: 10,
+  maxAttributeNameLength: 256,
+  maxAttributeTypeLength: 256,
+  maxReceiveMessages: 10,
+  maxWaitTimeSeconds: 20,
+  maxVisibilityTimeout: 43_200,
+  /** ChangeMessageVisibility cannot keep one delivery in flight longer than this from its receive. */
+  maxInFlightSecondsPerDelivery: 43_200,
+  maxDelaySeconds: 900,
+  maxInFlightStandard: 120_000,
+  maxInFlightFifo: 20_000,
+  maxQueueNameLength: 80,
+  maxTagsPerQueue: 50,
+  purgeWindowSeconds: 60,
+  deletedQueueNameReuseSeconds: 60,
+  maxListQueuesResults: 1000,
+  maxMessageSizeBytes: 1_048_576,
+  minMessageSizeBytes: 1_024,
+} as const;
+
+/** Characters SQS allows in bodies and string attribute values. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the allowed set is defined by code points, tab/LF/CR included.
+const FORBIDDEN_CHARACTER = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
+
+export function hasOnlyAllowedCharacters(text: string): boolean {
+  return !FORBIDDEN_CHARACTER.test(text);
+}

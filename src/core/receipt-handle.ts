@@ -1,0 +1,30 @@
+import { randomBytes } from 'node:crypto';
+import { errors } from './errors.ts';
+
+/**
+ * A receipt handle names one receive of one message: the queue, the store's message seq and the token
+ * the store saved for that receive. A later receive saves a new token, so an older handle no longer matches.
+ */
+export interface ReceiptHandle {
+  queueId: number;
+  seq: number;
+  token: string;
+}
+
+const PREFIX = 'sluice1';
+const FORMAT = /^sluice1:(\d{1,15}):(\d{1,15}):([0-9a-f]{16})$/;
+
+export function newReceiptToken(): string {
+  return randomBytes(8).toString('hex');
+}
+
+export function encodeReceiptHandle(handle: ReceiptHandle): string {
+  return Buffer.from(`${PREFIX}:${handle.queueId}:${handle.seq}:${handle.token}`).toString('base64url');
+}
+
+/** Parses a handle given by a client; anything Sluice did not issue is ReceiptHandleIsInvalid. */
+export function decodeReceiptHandle(text: string): ReceiptHandle {
+  const match = FORMAT.exec(Buffer.from(text, 'base64url').toString('latin1'));
+  if (!match || text.length > 200) throw errors.receiptHandleIsInvalid(text);
+  return { queueId: Number(match[1]), seq: Number(match[2]), token: match[3]! };
+}

@@ -1,0 +1,818 @@
+import { randomUUID } from 'node:crypto';
+import type { QueueRecord, Store, StoredMessage } from '../store/contract.ts';
+import type { Clock } from './clock.ts';
+import { errors, SqsError } from './errors.ts';
+import {
+  batchEntries,
+  type Input,
+  optionalInteger,
+  optionalString,
+  optionalStringList,
+  optionalStringMap,
+  requiredString,
+} from './input.ts';
+import { hasOnlyAllowedCharacters, LIMITS } from './limits.ts';
+import { LongPoll } from './long-poll.ts';
+import {
+  type MessageAttributes,
+  md5Hex,
+  md5OfAttributes,
+  selectMessageAttributes,
+  validateMessageAttributes,
+} from './message-attributes.ts';
+import {
+  COMPUTED_ATTRIBUTE_NAMES,
+  defaultAttributes,
+  integerAttribute,
+  isKnownAttributeName,
+  type QueueAttributes,
+  validateSettableAttributes,
+} from './queue-attributes.ts';
+import { decodeReceiptHandle, encodeReceiptHandle, newReceiptToken } from './receipt-handle.ts';
+import { parseRedrivePolicy } from './redrive-policy.ts';
+
+export interface ServiceOptions {
+  store: Store;
+  clock: Clock;
+  /** Default 000000000000. */
+  accountId?: string;
+  /** Default us-east-1. */
+  region?: string;
+}
+
+/** What the transport knows about the request that the rules need. */
+export interface RequestContext {
+  /** Scheme, host and port the client used, e.g. http://127.0.0.1:9324; queue URLs are built on it. */
+  baseUrl: string;
+  /** The caller's identity as SQS reports it in SenderId (the access key id when signed). */
+  senderId: string;
+  /** Aborted when the client goes away, so a long poll frees its waiter. */
+  signal?: AbortSignal;
+}
+
+const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$/;
+const FIFO_QUEUE_NAME = /^[A-Za-z0-9_-]{1,75}\.fifo$/;
+const SYSTEM_ATTRIBUTE_NAMES = [
+  'ApproximateReceiveCount',
+  'ApproximateFirstReceiveTimestamp',
+  'SentTimestamp',
+  'SenderId',
+  'AWSTraceHeader',
+  'MessageDeduplicationId',
+  'MessageGroupId',
+  'SequenceNumber',
+  'DeadLetterQueueSourceArn',
+] as const;
+
+/**
+ * The SQS rules for standard queues, for both wire protocols. Each public method is one SQS action:
+ * it takes the action's input in the API's JSON shape and returns its output in that shape.
+ */
+export class SqsService {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly accountId: string;
+  readonly region: string;
+  readonly longPoll: LongPoll;
+
+  constructor(options: ServiceOptions) {
+    this.store = options.store;
+    this.clock = options.clock;
+    this.accountId = options.accountId ?? '000000000000';
+    this.region = options.region ?? 'us-east-1';
+    this.longPoll = new LongPoll(this.clock);
+  }
+
+  queueArn(name: string): string {
+    return `arn:aws:sqs:${this.region}:${this.accountId}:${name}`;
+  }
+
+  queueUrl(context: RequestContext, name: string): string {
+    return `${context.baseUrl}/${this.accountId}/${name}`;
+  }
+
+  // ---- Queues -------------------------------------------------------------------------------------
+
+  async CreateQueue(input: Input, context: RequestContext) {
+    const name = requiredString(input, 'QueueName');
+    const given = optionalStringMap(input, 'Attributes') ?? {};
+    const tags = optionalStringMap(input, 'tags') ?? optionalStringMap(input, 'Tags') ?? {};
+    const fifo = given.FifoQueue === 'true';
+    if (fifo) {
+      throw errors.unsupported('FIFO queues are not supported by this Sluice version yet.');
+    }
+    if (!QUEUE_NAME.test(name) && !(fifo && FIFO_QUEUE_NAME.test(name))) {
+      throw errors.invalidParameterValue(
+        'Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length',
+      );
+    }
+    if (name.endsWith('.fifo') && !fifo) {
+      throw errors.invalidParameterValue(
+        'The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.',
+      );
+    }
+    validateTags(tags);
+    const attributes = validateSettableAttributes(given, { fifo, creating: true });
+    await this.checkPolicies(name, attributes);
+    const now = this.clock.now();
+    const existing = await this.store.getQueue(name);
+    if (existing) {
+      const differing = Object.keys(attributes).filter(
+        (key) => existingValue(existing, key) !== attributes[key],
+      );
+      if (differing.length > 0) throw errors.queueNameExists(differing.join(', '));
+      return { QueueUrl: this.queueUrl(context, name) };
+    }
+    const deletedAt = await this.store.queueDeletedAt(name);
+    if (deletedAt !== undefined && now - deletedAt < LIMITS.deletedQueueNameReuseSeconds * 1000) {
+      throw errors.queueDeletedRecently();
+    }
+    try {
+      await this.store.createQueue({
+        name,
+        fifo,
+        attributes: { ...defaultAttributes(fifo), ...attributes },
+        tags,
+        now,
+      });
+    } catch (error) {
+      // Two creates of one name at once: the loser sees the winner's queue, as a sequential caller would.
+      if (!(await this.store.getQueue(name))) throw error;
+    }
+    return { QueueUrl: this.queueUrl(context, name) };
+  }
+
+  async GetQueueUrl(input: Input, context: RequestContext) {
+    const name = requiredString(input, 'QueueName');
+    const owner = optionalString(input, 'QueueOwnerAWSAccountId');
+    if (owner !== undefined && owner !== this.accountId) throw errors.queueDoesNotExist();
+    const queue = await this.store.getQueue(name);
+    if (!queue) throw errors.queueDoesNotExist();
+    return { QueueUrl: this.queueUrl(context, queue.name) };
+  }
+
+  async ListQueues(input: Input, context: RequestContext) {
+    const prefix = optionalString(input, 'QueueNamePrefix');
+    const maxResults = optionalInteger(input, 'MaxResults', 1, LIMITS.maxListQueuesResults);
+    const token = optionalString(input, 'NextToken');
+    const afterName = token === undefined ? undefined : decodeListToken(token);
+    const limit = maxResults ?? LIMITS.maxListQueuesResults;
+    const queues = await this.store.listQueues({ prefix, afterName, limit: limit + 1 });
+    const page = queues.slice(0, limit);
+    const output: { QueueUrls?: string[]; NextToken?: string } = {};
+    if (page.length > 0) output.QueueUrls = page.map((queue) => this.queueUrl(context, queue.name));
+    // SQS pages only when MaxResults is given.
+    if (maxResults !== undefined && queues.length > limit)
+      output.NextToken = encodeListToken(page.at(-1)!.name);
+    return output;
+  }
+
+  async GetQueueAttributes(input: Input) {
+    const queue = await this.resolveQueue(input);
+    const requested = optionalStringList(input, 'AttributeNames') ?? [];
+    for (const name of requested) {
+      if (name !== 'All' && !isKnownAttributeName(name)) throw errors.invalidAttributeName(name);
+    }
+    const all = requested.includes('All');
+    const wanted = (name: string) => all || requested.includes(name);
+    const result: Record<string, string> = {};
+    const computed: Record<(typeof COMPUTED_ATTRIBUTE_NAMES)[number], () => Promise<string> | string> = {
+      ApproximateNumberOfMessages: async () => String((await this.counts(queue)).visible),
+      ApproximateNumberOfMessagesNotVisible: async () => String((await this.counts(queue)).notVisible),
+      ApproximateNumberOfMessagesDelayed: async () => String((await this.counts(queue)).delayed),
+      CreatedTimestamp: () => String(Math.floor(queue.createdAt / 1000)),
+      LastModifiedTimestamp: () => String(Math.floor(queue.lastModifiedAt / 1000)),
+      QueueArn: () => this.queueArn(queue.name),
+    };
+    for (const name of COMPUTED_ATTRIBUTE_NAMES) if (wanted(name)) result[name] = await computed[name]();
+    for (const [name, value] of Object.entries(queue.attributes)) if (wanted(name)) result[name] = value;
+    return Object.keys(result).length > 0 ? { Attributes: sortKeys(result) } : {};
+  }
+
+  async SetQueueAttributes(input: Input) {
+    const queue = await this.resolveQueue(input);
+    const given = optionalStringMap(input, 'Attributes');
+    if (given === undefined) throw errors.missingParameter('Attributes');
+    const changes = validateSettableAttributes(given, { fifo: queue.fifo, creating: false });
+    await this.checkPolicies(queue.name, changes);
+    const attributes = { ...queue.attributes, ...changes };
+    // An empty policy value removes the policy, as in SQS.
+    for (const [name, value] of Object.entries(changes)) if (value === '') delete attributes[name];
+    await this.store.updateQueue(queue.id, { attributes, now: this.clock.now() });
+    return {};
+  }
+
+  async DeleteQueue(input: Input) {
+    const queue = await this.resolveQueue(input);
+    await this.store.deleteQueue(queue.id, this.clock.now());
+    return {};
+  }
+
+  async PurgeQueue(input: Input) {
+    const queue = await this.resolveQueue(input);
+    const now = this.clock.now();
+    if (queue.lastPurgedAt !== undefined && now - queue.lastPurgedAt < LIMITS.purgeWindowSeconds * 1000) {
+      throw errors.purgeInProgress(this.queueArn(queue.name));
+    }
+    await this.store.purgeQueue(queue.id, now);
+    return {};
+  }
+
+  async TagQueue(input: Input) {
+    const queue = await this.resolveQueue(input);
+    const tags = optionalStringMap(input, 'Tags');
+    if (tags === undefined) throw errors.missingParameter('Tags');
+    const merged = { ...queue.tags, ...tags };
+    validateTags(merged);
+    await this.store.updateQueue(queue.id, { tags: merged, now: queue.lastModifiedAt });
+    return {};
+  }
+
+  async UntagQueue(input: Input) {
+    const queue = await this.resolveQueue(input);
+    const keys = optionalStringList(input, 'TagKeys');
+    if (keys === undefined) throw errors.missingParameter('TagKeys');
+    const tags = { ...queue.tags };
+    for (const key of keys) delete tags[key];
+    await this.store.updateQueue(queue.id, { tags, now: queue.lastModifiedAt });
+    return {};
+  }
+
+  async ListQueueTags(input: Input) {
+    const queue = await this.resolveQueue(input);
+    return Object.keys(queue.tags).length > 0 ? { Tags: queue.tags } : {};
+  }
+
+  async AddPermission(input: Input) {
+    const queue = await this.resolveQueue(input);
+    const label = requiredString(input, 'Label');
+    const accounts = optionalStringList(input, 'AWSAccountIds');
+    const actions = optionalStringList(input, 'Actions');
+    if (!accounts || accounts.length === 0) throw errors.missingParameter('AWSAccountIds');
+    if (!actions || actions.length === 0) throw errors.missingParameter('Actions');
+    if (!/^[A-Za-z0-9_-]{1,80}$/.test(label)) {
+      throw errors.invalidParameter(
+        'Label',
+        label,
+        'Must be 1 to 80 alphanumeric characters, hyphens or underscores.',
+      );
+    }
+    const policy = readPolicy(queue.attributes.Policy);
+    if (policy.Statement.some((statement) => statement.Sid === label)) {
+      throw errors.invalidParameter('Label', label, 'Already exists.');
+    }
+    policy.Statement.push({
+      Sid: label,
+      Effect: 'Allow',
+      Principal: { AWS: accounts.map((account) => `arn:aws:iam::${account}:root`) },
+      Action: actions.map((action) => `SQS:${action}`),
+      Resource: this.queueArn(queue.name),
+    });
+    policy.Id ??= `${this.queueArn(queue.name)}/SQSDefaultPolicy`;
+    await this.store.updateQueue(queue.id, {
+      attributes: { ...queue.attributes, Policy: JSON.stringify(policy) },
+      now: this.clock.now(),
+    });
+    return {};
+  }
+
+  async RemovePermission(input: Input) {
+    const queue = await this.resolveQueue(input);
+    const label = requiredString(input, 'Label');
+    const policy = readPolicy(queue.attributes.Policy);
+    const remaining = policy.Statement.filter((statement) => statement.Sid !== label);
+    if (remaining.length === policy.Statement.length) {
+      throw errors.invalidParameter('Label', label, "can't find label.");
+    }
+    const attributes = { ...queue.attributes };
+    if (remaining.length === 0) delete attributes.Policy;
+    else attributes.Policy = JSON.stringify({ ...policy, Statement: remaining });
+    await this.store.updateQueue(queue.id, { attributes, now: this.clock.now() });
+    return {};
+  }
+
+  async ListDeadLetterSourceQueues(input: Input, context: RequestContext) {
+    const queue = await this.resolveQueue(input);
+    const maxResults = optionalInteger(input, 'MaxResults', 1, LIMITS.maxListQueuesResults);
+    const token = optionalString(input, 'NextToken');
+    const arn = this.queueArn(queue.name);
+    const sources: string[] = [];
+    let after = token === undefined ? undefined : decodeListToken(token);
+    const limit = maxResults ?? LIMITS.maxListQueuesResults;
+    let more = false;
+    for (;;) {
+      const pageOfQueues = await this.store.listQueues({ afterName: after, limit: 500 });
+      for (const candidate of pageOfQueues) {
+        const policy = candidate.attributes.RedrivePolicy;
+        if (policy && parseRedrivePolicy(policy).deadLetterTargetArn === arn) {
+          if (sources.length === limit) more = true;
+          else sources.push(candidate.name);
+        }
+        if (more) break;
+      }
+      if (more || pageOfQueues.length < 500) break;
+      after = pageOfQueues.at(-1)!.name;
+    }
+    const output: { queueUrls: string[]; NextToken?: string } = {
+      queueUrls: sources.map((name) => this.queueUrl(context, name)),
+    };
+    if (more && maxResults !== undefined) output.NextToken = encodeListToken(sources.at(-1)!);
+    return output;
+  }
+
+  // ---- Messages -----------------------------------------------------------------------------------
+
+  async SendMessage(input: Input, context: RequestContext) {
+    const queue = await this.resolveQueue(input);
+    const message = this.prepareMessage(queue, input, context);
+    await this.store.sendMessages(queue.id, [message.stored]);
+    this.afterSend(queue, [message.stored.visibleAt]);
+    return message.output;
+  }
+
+  async SendMessageBatch(input: Input, context: RequestContext) {
+    const queue = await this.resolveQueue(input);
+    const entries = batchEntries(input, 'SendMessageBatchRequestEntry');
+    const maxSize = integerAttribute(queue.attributes, 'MaximumMessageSize');
+    const totalSize = entries.reduce((sum, entry) => sum + entrySize(entry), 0);
+    if (totalSize > maxSize) throw errors.batchTooLong(totalSize, maxSize);
+    const successful: Array<Record<string, string> & { Id: string }> = [];
+    const failed: BatchFailure[] = [];
+    const accepted: ReturnType<SqsService['prepareMessage']>[] = [];
+    for (const entry of entries) {
+      try {
+        const message = this.prepareMessage(queue, entry, context);
+        accepted.push(message);
+        successful.push({ Id: entry.Id as string, ...message.output });
+      } catch (error) {
+        failed.push(batchFailure(entry.Id as string, error));
+      }
+    }
+    if (accepted.length > 0) {
+      await this.store.sendMessages(
+        queue.id,
+        accepted.map((message) => message.stored),
+      );
+      this.afterSend(
+        queue,
+        accepted.map((message) => message.stored.visibleAt),
+      );
+    }
+    return { Successful: successful, Failed: failed };
+  }
+
+  async ReceiveMessage(input: Input, context: RequestContext) {
+    const queue = await this.resolveQueue(input);
+    const max = optionalInteger(input, 'MaxNumberOfMessages', 1, LIMITS.maxReceiveMessages) ?? 1;
+    const waitSeconds =
+      optionalInteger(
+        input,
+        'WaitTimeSeconds',
+        0,
+        LIMITS.maxWaitTimeSeconds,
+        `Must be >= 0 and <= ${LIMITS.maxWaitTimeSeconds}, if provided.`,
+      ) ?? integerAttribute(queue.attributes, 'ReceiveMessageWaitTimeSeconds');
+    const visibilityTimeout =
+      optionalInteger(input, 'VisibilityTimeout', 0, LIMITS.maxVisibilityTimeout) ??
+      integerAttribute(queue.attributes, 'VisibilityTimeout');
+    const systemNames = [
+      ...(optionalStringList(input, 'AttributeNames') ?? []),
+      ...(optionalStringList(input, 'MessageSystemAttributeNames') ?? []),
+    ];
+    const messageAttributeNames = optionalStringList(input, 'MessageAttributeNames');
+    optionalString(input, 'ReceiveRequestAttemptId');
+    const deadLetter = await this.deadLetterTarget(queue);
+
+    let received: StoredMessage[] = [];
+    const attempt = async (): Promise<number> => {
+      const now = this.clock.now();
+      const result = await this.store.receiveMessages({
+        queueId: queue.id,
+        now,
+        max,
+        visibleUntil: now + visibilityTimeout * 1000,
+        receiptTokens: Array.from({ length: max }, newReceiptToken),
+        maxInFlight: LIMITS.maxInFlightStandard,
+        deadLetter,
+      });
+      if (result.overLimit)
+        throw errors.overLimit('Too many messages in flight for this queue (120,000 at most).');
+      if (result.movedToDeadLetter > 0 && deadLetter) this.longPoll.notify(deadLetter.queueId);
+      received = result.messages;
+      if (received.length > 0 && this.longPoll.hasWaiters(queue.id)) {
+        this.longPoll.notifyAt(queue.id, now + visibilityTimeout * 1000);
+      }
+      if (received.length === 0 && this.longPoll.hasWaiters(queue.id)) {
+        const next = await this.store.nextVisibleAt(queue.id, now);
+        if (next !== undefined) this.longPoll.notifyAt(queue.id, next);
+      }
+      return received.length;
+    };
+    if (waitSeconds === 0) {
+      await attempt();
+    } else {
+      let failure: unknown;
+      await this.longPoll.wait(queue.id, waitSeconds * 1000, context.signal, () =>
+        attempt().catch((error: unknown) => {
+          failure = error;
+          throw error;
+        }),
+      );
+      if (failure) throw failure;
+    }
+    if (received.length === 0) return {};
+    return {
+      Messages: received.map((message) =>
+        this.renderMessage(queue, message, systemNames, messageAttributeNames),
+      ),
+    };
+  }
+
+  async DeleteMessage(input: Input) {
+    const queue = await this.resolveQueue(input);
+    await this.deleteOne(queue, requiredString(input, 'ReceiptHandle'));
+    return {};
+  }
+
+  async DeleteMessageBatch(input: Input) {
+    const queue = await this.resolveQueue(input);
+    const entries = batchEntries(input, 'DeleteMessageBatchRequestEntry');
+    return this.runBatch(entries, (entry) => this.deleteOne(queue, requiredString(entry, 'ReceiptHandle')));
+  }
+
+  async ChangeMessageVisibility(input: Input) {
+    const queue = await this.resolveQueue(input);
+    await this.changeOne(queue, input);
+    return {};
+  }
+
+  async ChangeMessageVisibilityBatch(input: Input) {
+    const queue = await this.resolveQueue(input);
+    const entries = batchEntries(input, 'ChangeMessageVisibilityBatchRequestEntry');
+    return this.runBatch(entries, (entry) => this.changeOne(queue, entry));
+  }
+
+  // ---- Rules shared by the actions ----------------------------------------------------------------
+
+  /** Finds the queue a QueueUrl names, by its path: any host is accepted, as clients reach us by many. */
+  async resolveQueue(input: Input): Promise<QueueRecord> {
+    const url = requiredString(input, 'QueueUrl');
+    const name = this.queueNameFromUrl(url);
+    const queue = await this.store.getQueue(name);
+    if (!queue) throw errors.queueDoesNotExist();
+    return queue;
+  }
+
+  queueNameFromUrl(url: string): string {
+    let path: string;
+    if (/^https?:\/\//i.test(url)) {
+      try {
+        path = new URL(url).pathname;
+      } catch {
+        throw errors.invalidAddress(`The address ${url} is not valid for this endpoint.`);
+      }
+    } else {
+      path = url;
+    }
+    const segments = path.split('/').filter((segment) => segment !== '');
+    const name = segments.at(-1);
+    if (!name || segments.length > 2)
+      throw errors.invalidAddress(`The address ${url} is not valid for this endpoint.`);
+    const owner = segments.length === 2 ? segments[0] : undefined;
+    // `/queue/NAME` is LocalStack's and ElasticMQ's form; any other owner segment must be our account.
+    if (owner !== undefined && owner !== this.accountId && owner !== 'queue')
+      throw errors.queueDoesNotExist();
+    return name;
+  }
+
+  private prepareMessage(queue: QueueRecord, input: Input, context: RequestContext) {
+    const body = input.MessageBody;
+    if (body === undefined || body === null || body === '') throw errors.missingParameter('MessageBody');
+    if (typeof body !== 'string') throw errors.invalidParameter('MessageBody', body, 'Must be a string.');
+    if (!hasOnlyAllowedCharacters(body)) throw errors.invalidMessageContents();
+    const delaySeconds = optionalInteger(
+      input,
+      'DelaySeconds',
+      0,
+      LIMITS.maxDelaySeconds,
+      `DelaySeconds must be >= 0 and <= ${LIMITS.maxDelaySeconds}`,
+    );
+    const messageAttributes = nonEmpty(input.MessageAttributes as MessageAttributes | undefined);
+    const systemAttributes = nonEmpty(input.MessageSystemAttributes as MessageAttributes | undefined);
+    if (input.MessageGroupId !== undefined) {
+      throw errors.invalidParameter(
+        'MessageGroupId',
+        input.MessageGroupId,
+        'The request include parameter that is not valid for this queue type',
+      );
+    }
+    if (input.MessageDeduplicationId !== undefined) {
+      throw errors.invalidParameter(
+        'MessageDeduplicationId',
+        input.MessageDeduplicationId,
+        'The request include parameter that is not valid for this queue type',
+      );
+    }
+    const size = Buffer.byteLength(body) + validateMessageAttributes(messageAttributes);
+    validateSystemAttributes(systemAttributes);
+    const maxSize = integerAttribute(queue.attributes, 'MaximumMessageSize');
+    if (size > maxSize) {
+      throw errors.invalidParameterValue(
+        `One or more parameters are invalid. Reason: Message must be shorter than ${maxSize} bytes.`,
+      );
+    }
+    const now = this.clock.now();
+    const delay = delaySeconds ?? integerAttribute(queue.attributes, 'DelaySeconds');
+    const md5OfBody = md5Hex(body);
+    const md5OfMessageAttributes = md5OfAttributes(messageAttributes);
+    const md5OfSystemAttributes = md5OfAttributes(systemAttributes);
+    const messageId = randomUUID();
+    const output: Record<string, string> = { MessageId: messageId, MD5OfMessageBody: md5OfBody };
+    if (md5OfMessageAttributes) output.MD5OfMessageAttributes = md5OfMessageAttributes;
+    if (md5OfSystemAttributes) output.MD5OfMessageSystemAttributes = md5OfSystemAttributes;
+    return {
+      output,
+      stored: {
+        messageId,
+        body,
+        messageAttributes,
+        systemAttributes,
+        md5OfBody,
+        md5OfMessageAttributes,
+        md5OfSystemAttributes,
+        senderId: context.senderId,
+        sentAt: now,
+        visibleAt: now + delay * 1000,
+        expiresAt: now + integerAttribute(queue.attributes, 'MessageRetentionPeriod') * 1000,
+      },
+    };
+  }
+
+  private afterSend(queue: QueueRecord, visibleAts: number[]): void {
+    const now = this.clock.now();
+    if (visibleAts.some((at) => at <= now)) this.longPoll.notify(queue.id);
+    const later = visibleAts.filter((at) => at > now);
+    if (later.length > 0) this.longPoll.notifyAt(queue.id, Math.min(...later));
+  }
+
+  private renderMessage(
+    queue: QueueRecord,
+    message: StoredMessage,
+    systemNames: readonly string[],
+    messageAttributeNames: readonly string[] | undefined,
+  ) {
+    const all = systemNames.includes('All');
+    const attributes: Record<string, string> = {};
+    const system: Record<(typeof SYSTEM_ATTRIBUTE_NAMES)[number], string | undefined> = {
+      ApproximateReceiveCount: String(message.receiveCount),
+      ApproximateFirstReceiveTimestamp:
+        message.firstReceivedAt === undefined ? undefined : String(message.firstReceivedAt),
+      SentTimestamp: String(message.sentAt),
+      SenderId: message.senderId,
+      AWSTraceHeader: message.systemAttributes?.AWSTraceHeader?.StringValue,
+      MessageDeduplicationId: undefined,
+      MessageGroupId: undefined,
+      SequenceNumber: undefined,
+      DeadLetterQueueSourceArn: message.deadLetterSourceArn,
+    };
+    for (const name of SYSTEM_ATTRIBUTE_NAMES) {
+      const value = system[name];
+      if (value !== undefined && (all || systemNames.includes(name))) attributes[name] = value;
+    }
+    const selected = selectMessageAttributes(message.messageAttributes, messageAttributeNames);
+    const rendered: Record<string, unknown> = {
+      MessageId: message.messageId,
+      ReceiptHandle: encodeReceiptHandle({
+        queueId: queue.id,
+        seq: message.seq,
+        token: message.receiptToken!,
+      }),
+      MD5OfBody: message.md5OfBody,
+      Body: message.body,
+    };
+    if (Object.keys(attributes).length > 0) rendered.Attributes = attributes;
+    if (selected) {
+      rendered.MD5OfMessageAttributes = md5OfAttributes(selected);
+      rendered.MessageAttributes = selected;
+    }
+    return rendered;
+  }
+
+  private async deleteOne(queue: QueueRecord, receiptHandle: string): Promise<void> {
+    const handle = decodeReceiptHandle(receiptHandle);
+    if (handle.queueId !== queue.id) throw errors.receiptHandleIsInvalid(receiptHandle);
+    // A stale or already-deleted handle succeeds without effect, as SQS documents.
+    await this.store.deleteMessage(queue.id, handle.seq, handle.token);
+  }
+
+  private async changeOne(queue: QueueRecord, input: Input): Promise<void> {
+    const receiptHandle = requiredString(input, 'ReceiptHandle');
+    if (input.VisibilityTimeout === undefined || input.VisibilityTimeout === null) {
+      throw errors.missingParameter('VisibilityTimeout');
+    }
+    const timeout = optionalInteger(
+      input,
+      'VisibilityTimeout',
+      0,
+      LIMITS.maxVisibilityTimeout,
+      `Must be between 0 and ${LIMITS.maxVisibilityTimeout}, if provided.`,
+    )!;
+    const handle = decodeReceiptHandle(receiptHandle);
+    if (handle.queueId !== queue.id) throw errors.receiptHandleIsInvalid(receiptHandle);
+    const now = this.clock.now();
+    const outcome = await this.store.changeVisibility({
+      queueId: queue.id,
+      seq: handle.seq,
+      receiptToken: handle.token,
+      now,
+      visibleAt: now + timeout * 1000,
+      maxDeliveryMs: LIMITS.maxInFlightSecondsPerDelivery * 1000,
+    });
+    switch (outcome) {
+      case 'changed':
+        if (timeout === 0) this.longPoll.notify(queue.id);
+        else this.longPoll.notifyAt(queue.id, now + timeout * 1000);
+        return;
+      case 'notInFlight':
+        throw errors.messageNotInflight();
+      case 'beyondLimit':
+        throw errors.invalidParameter(
+          'VisibilityTimeout',
+          timeout,
+          `Total VisibilityTimeout for the message is beyond the limit [${LIMITS.maxInFlightSecondsPerDelivery} seconds]`,
+        );
+      case 'stale':
+      case 'missing':
+        throw errors.invalidParameter(
+          'ReceiptHandle',
+          receiptHandle,
+          'Message does not exist or is not available for visibility timeout change.',
+        );
+    }
+  }
+
+  private async runBatch(entries: Input[], run: (entry: Input) => Promise<void>) {
+    const successful: Array<{ Id: string }> = [];
+    const failed: BatchFailure[] = [];
+    await Promise.all(
+      entries.map(async (entry) => {
+        const id = entry.Id as string;
+        try {
+          await run(entry);
+          successful.push({ Id: id });
+        } catch (error) {
+          failed.push(batchFailure(id, error));
+        }
+      }),
+    );
+    const order = new Map(entries.map((entry, index) => [entry.Id as string, index]));
+    const byRequestOrder = (a: { Id: string }, b: { Id: string }) => order.get(a.Id)! - order.get(b.Id)!;
+    return { Successful: successful.sort(byRequestOrder), Failed: failed.sort(byRequestOrder) };
+  }
+
+  private async counts(queue: QueueRecord) {
+    return this.store.countMessages(queue.id, this.clock.now());
+  }
+
+  private async deadLetterTarget(queue: QueueRecord) {
+    const policy = queue.attributes.RedrivePolicy;
+    if (!policy) return undefined;
+    const { deadLetterTargetArn, maxReceiveCount } = parseRedrivePolicy(policy);
+    const target = await this.store.getQueue(deadLetterTargetArn.split(':').at(-1)!);
+    // A DLQ deleted after the policy was set: SQS keeps redelivering to the source; so do we.
+    if (!target) return undefined;
+    const now = this.clock.now();
+    return {
+      queueId: target.id,
+      maxReceiveCount,
+      sourceArn: this.queueArn(queue.name),
+      resetSentAt: target.fifo,
+      expiresAt: now + integerAttribute(target.attributes, 'MessageRetentionPeriod') * 1000,
+    };
+  }
+
+  /** RedrivePolicy must name an existing queue of ours; the other policies must be JSON objects. */
+  private async checkPolicies(queueName: string, attributes: QueueAttributes): Promise<void> {
+    for (const name of ['Policy', 'RedriveAllowPolicy'] as const) {
+      const value = attributes[name];
+      if (value) readJsonObject(name, value);
+    }
+    const redrive = attributes.RedrivePolicy;
+    if (!redrive) return;
+    const { deadLetterTargetArn } = parseRedrivePolicy(redrive);
+    const prefix = `arn:aws:sqs:${this.region}:${this.accountId}:`;
+    const targetName = deadLetterTargetArn.startsWith(prefix)
+      ? deadLetterTargetArn.slice(prefix.length)
+      : undefined;
+    if (!targetName || targetName === queueName || !(await this.store.getQueue(targetName))) {
+      throw errors.invalidAttributeValue(
+        'RedrivePolicy',
+        `Dead letter target does not exist: ${deadLetterTargetArn}`,
+      );
+    }
+  }
+}
+
+type BatchFailure = { Id: string; SenderFault: boolean; Code: string; Message: string };
+
+function batchFailure(id: string, error: unknown): BatchFailure {
+  if (!(error instanceof SqsError)) throw error;
+  return { Id: id, SenderFault: error.spec.sender, Code: error.spec.queryCode, Message: error.message };
+}
+
+function entrySize(entry: Input): number {
+  const body = typeof entry.MessageBody === 'string' ? Buffer.byteLength(entry.MessageBody) : 0;
+  let attributes = 0;
+  const given = entry.MessageAttributes;
+  if (given && typeof given === 'object') {
+    for (const [name, value] of Object.entries(given as MessageAttributes)) {
+      if (!value || typeof value !== 'object') continue;
+      attributes += Buffer.byteLength(name) + Buffer.byteLength(String(value.DataType ?? ''));
+      if (typeof value.StringValue === 'string') attributes += Buffer.byteLength(value.StringValue);
+      if (typeof value.BinaryValue === 'string')
+        attributes += Buffer.from(value.BinaryValue, 'base64').length;
+    }
+  }
+  return body + attributes;
+}
+
+function validateSystemAttributes(attributes: MessageAttributes | undefined): void {
+  if (!attributes) return;
+  for (const [name, value] of Object.entries(attributes)) {
+    if (name !== 'AWSTraceHeader') {
+      throw errors.invalidParameterValue(`Message system attribute name '${name}' is invalid.`);
+    }
+    if (value?.DataType !== 'String' || typeof value.StringValue !== 'string' || value.StringValue === '') {
+      throw errors.invalidParameterValue(
+        `Message system attribute '${name}' must be of type String with a value.`,
+      );
+    }
+  }
+  validateMessageAttributes(attributes, 'system');
+}
+
+function nonEmpty<T extends object>(value: T | undefined): T | undefined {
+  return value && Object.keys(value).length > 0 ? value : undefined;
+}
+
+function validateTags(tags: Record<string, string>): void {
+  const keys = Object.keys(tags);
+  if (keys.length > LIMITS.maxTagsPerQueue) {
+    throw errors.invalidParameterValue(
+      `Too many tags added for queue. A queue can have at most ${LIMITS.maxTagsPerQueue} tags.`,
+    );
+  }
+  for (const [key, value] of Object.entries(tags)) {
+    if (key.length === 0 || key.length > 128)
+      throw errors.invalidParameter('TagKey', key, 'Tag keys must be 1 to 128 characters.');
+    if (value.length > 256)
+      throw errors.invalidParameter('TagValue', value, 'Tag values must be at most 256 characters.');
+  }
+}
+
+function existingValue(queue: QueueRecord, name: string): string | undefined {
+  return queue.attributes[name];
+}
+
+interface PolicyDocument {
+  Version?: string;
+  Id?: string;
+  Statement: Array<Record<string, unknown> & { Sid?: string }>;
+}
+
+function readPolicy(text: string | undefined): PolicyDocument {
+  if (!text) return { Version: '2012-10-17', Statement: [] };
+  const parsed = readJsonObject('Policy', text) as Partial<PolicyDocument>;
+  return { ...parsed, Statement: Array.isArray(parsed.Statement) ? parsed.Statement : [] };
+}
+
+function readJsonObject(name: string, text: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw errors.invalidAttributeValue(name, 'Invalid JSON.');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw errors.invalidAttributeValue(name, 'Must be a JSON object.');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function sortKeys(record: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+function encodeListToken(lastName: string): string {
+  return Buffer.from(JSON.stringify({ after: lastName })).toString('base64url');
+}
+
+function decodeListToken(token: string): string {
+  try {
+    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { after?: unknown };
+    if (typeof parsed.after === 'string') return parsed.after;
+  } catch {
+    // fall through to the error below
+  }
+  throw errors.invalidParameter('NextToken', token, 'Invalid or expired next token.');
+}

@@ -1,0 +1,77 @@
+import { readFileSync } from 'node:fs';
+import { SqsError } from '../core/errors.ts';
+import type { RequestContext, SqsService } from '../core/sqs-service.ts';
+
+/**
+ * `--config FILE`: queues to create, or bring up to date, at start (like ElasticMQ's configuration).
+ *
+ * {
+ *   "queues": [
+ *     { "name": "orders-dlq", "attributes": { "MessageRetentionPeriod": "1209600" } },
+ *     { "name": "orders", "attributes": { "VisibilityTimeout": "60",
+ *         "RedrivePolicy": "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:orders-dlq\",\"maxReceiveCount\":3}" },
+ *       "tags": { "team": "payments" } }
+ *   ]
+ * }
+ *
+ * Queues are applied in file order (a DLQ before the queues that name it). Attribute values may be
+ * strings or numbers. An existing queue gets the listed attributes and tags set; nothing is removed.
+ */
+export interface ConfigFile {
+  queues?: Array<{
+    name: string;
+    attributes?: Record<string, string | number>;
+    tags?: Record<string, string>;
+  }>;
+}
+
+export function readConfigFile(path: string): ConfigFile {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`cannot read config file ${path}: ${(error as Error).message}`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new Error(`config file ${path} must hold a JSON object`);
+  }
+  const config = parsed as ConfigFile;
+  if (config.queues !== undefined && !Array.isArray(config.queues)) {
+    throw new Error(`config file ${path}: "queues" must be a list`);
+  }
+  for (const [index, queue] of (config.queues ?? []).entries()) {
+    if (!queue || typeof queue.name !== 'string')
+      throw new Error(`config file ${path}: queues[${index}] needs a "name"`);
+  }
+  return config;
+}
+
+/** Creates or updates the configured queues through the same actions a client would call. */
+export async function applyConfig(
+  service: SqsService,
+  config: ConfigFile,
+  context: RequestContext,
+): Promise<void> {
+  for (const queue of config.queues ?? []) {
+    const attributes = Object.fromEntries(
+      Object.entries(queue.attributes ?? {}).map(([key, value]) => [key, String(value)]),
+    );
+    const tags = queue.tags ?? {};
+    try {
+      const existing = await service.store.getQueue(queue.name);
+      if (!existing) {
+        await service.CreateQueue({ QueueName: queue.name, Attributes: attributes, tags }, context);
+        continue;
+      }
+      const QueueUrl = service.queueUrl(context, queue.name);
+      const { FifoQueue: _createOnly, ...settable } = attributes;
+      if (Object.keys(settable).length > 0)
+        await service.SetQueueAttributes({ QueueUrl, Attributes: settable });
+      if (Object.keys(tags).length > 0) await service.TagQueue({ QueueUrl, Tags: tags });
+    } catch (error) {
+      if (error instanceof SqsError)
+        throw new Error(`config: queue ${queue.name}: ${error.code}: ${error.message}`);
+      throw error;
+    }
+  }
+}

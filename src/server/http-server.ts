@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { dispatch } from '../core/actions.ts';
+import { errors, SqsError } from '../core/errors.ts';
+import type { Input } from '../core/input.ts';
+import type { RequestContext, SqsService } from '../core/sqs-service.ts';
+import {
+  decodeJsonRequest,
+  isJsonRequest,
+  JSON_CONTENT_TYPE,
+  renderJsonError,
+  renderJsonResponse,
+} from '../protocol/json.ts';
+import { checkJsonInput } from '../protocol/model.ts';
+import { decodeQueryRequest } from '../protocol/query.ts';
+import { renderQueryError, renderQueryResponse } from '../protocol/xml.ts';
+import type { Logger } from './logger.ts';
+
+export interface HttpServerOptions {
+  service: SqsService;
+  logger: Logger;
+  /** Largest request body accepted; form encoding can triple a 1 MiB message, so the default leaves room. */
+  maxRequestBytes?: number;
+}
+
+type Protocol = 'json' | 'query';
+
+const XML_CONTENT_TYPE = 'text/xml';
+
+/**
+ * The HTTP front: reads a request, lets the matching protocol adapter decode it, runs the action in the
+ * core, and has the adapter render the result. Nothing here knows a queue rule.
+ */
+export function createHttpServer(options: HttpServerOptions): Server {
+  const maxRequestBytes = options.maxRequestBytes ?? 5 * 1024 * 1024;
+  const server = createServer((request, response) => {
+    handle(options, maxRequestBytes, request, response).catch((error: unknown) => {
+      options.logger.error({ err: error }, 'request handling failed');
+      if (!response.headersSent) response.writeHead(500).end();
+      else response.destroy();
+    });
+  });
+  // Long polls hold a response for up to 20 s; these bound only how long a client may take to send.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.keepAliveTimeout = 65_000;
+  return server;
+}
+
+async function handle(
+  options: HttpServerOptions,
+  maxRequestBytes: number,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const requestId = randomUUID();
+  const started = process.hrtime.bigint();
+  const url = new URL(request.url ?? '/', 'http://localhost');
+  const protocol: Protocol = isJsonRequest(request.headers) ? 'json' : 'query';
+  let action = 'unknown';
+  const reply = (status: number, headers: Record<string, string>, body: string) => {
+    response.writeHead(status, {
+      ...headers,
+      'x-amzn-requestid': requestId,
+      'content-length': Buffer.byteLength(body),
+    });
+    response.end(body);
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    options.logger.debug({ requestId, action, protocol, status, ms: Math.round(ms * 100) / 100 }, 'request');
+  };
+  const fail = (error: SqsError) => {
+    if (protocol === 'json') {
+      const rendered = renderJsonError(error);
+      reply(rendered.status, rendered.headers, rendered.body);
+    } else {
+      const rendered = renderQueryError(error, requestId);
+      reply(rendered.status, { 'content-type': XML_CONTENT_TYPE }, rendered.body);
+    }
+  };
+
+  if (request.method === 'GET' && url.pathname === '/health') {
+    reply(200, { 'content-type': 'application/json' }, '{"status":"ok"}');
+    return;
+  }
+  let body: string;
+  try {
+    body = await readBody(request, maxRequestBytes);
+  } catch (error) {
+    if (error instanceof SqsError) {
+      response.setHeader('connection', 'close');
+      fail(error);
+      request.resume();
+      return;
+    }
+    throw error;
+  }
+  try {
+    let input: Input;
+    if (protocol === 'json') {
+      const decoded = decodeJsonRequest(String(request.headers['x-amz-target']), body);
+      action = decoded.action;
+      input = checkJsonInput(action, decoded.input);
+    } else {
+      if (request.method !== 'POST' && request.method !== 'GET') {
+        throw errors.unknownOperation(request.method ?? 'unknown');
+      }
+      const params = new URLSearchParams(url.search);
+      if (request.method === 'POST')
+        for (const [key, value] of new URLSearchParams(body)) params.append(key, value);
+      const decoded = decodeQueryRequest(params, url.pathname);
+      action = decoded.action;
+      input = decoded.input;
+    }
+    const abort = new AbortController();
+    response.once('close', () => {
+      if (!response.writableFinished) abort.abort();
+    });
+    const context: RequestContext = {
+      baseUrl: baseUrlOf(request),
+      senderId: senderIdOf(request) ?? options.service.accountId,
+      signal: abort.signal,
+    };
+    const output = await dispatch(options.service, action, input, context);
+    if (response.destroyed) return;
+    if (protocol === 'json') reply(200, { 'content-type': JSON_CONTENT_TYPE }, renderJsonResponse(output));
+    else reply(200, { 'content-type': XML_CONTENT_TYPE }, renderQueryResponse(action, output, requestId));
+  } catch (error) {
+    if (response.destroyed) return;
+    if (error instanceof SqsError) {
+      fail(error);
+      return;
+    }
+    options.logger.error({ err: error, requestId, action }, 'unexpected error');
+    fail(errors.internal());
+  }
+}
+
+function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
+  const declared = Number(request.headers['content-length'] ?? 0);
+  if (declared > maxBytes) return Promise.reject(errors.requestTooLarge(maxBytes));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        request.removeAllListeners('data');
+        reject(errors.requestTooLarge(maxBytes));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.once('end', () => {
+      const bytes = Buffer.concat(chunks);
+      // Invalid UTF-8 must not silently become U+FFFD inside a stored message.
+      try {
+        resolve(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+      } catch {
+        reject(errors.malformed('The request body is not valid UTF-8.'));
+      }
+    });
+    request.once('error', reject);
+  });
+}
+
+function baseUrlOf(request: IncomingMessage): string {
+  const host = request.headers.host;
+  const address = request.socket.localAddress ?? '127.0.0.1';
+  const fallback = `${address.includes(':') ? `[${address}]` : address}:${request.socket.localPort}`;
+  return `http://${host && /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? host : fallback}`;
+}
+
+/** SigV4 `Credential=<access key id>/...`; SQS reports the caller in SenderId. */
+function senderIdOf(request: IncomingMessage): string | undefined {
+  const authorization = request.headers.authorization;
+  const match = authorization ? /Credential=([A-Za-z0-9]+)\//.exec(authorization) : null;
+  return match?.[1];
+}

@@ -1,0 +1,140 @@
+import type { MessageAttributes } from '../core/message-attributes.ts';
+import type { QueueAttributes } from '../core/queue-attributes.ts';
+
+/**
+ * The storage contract. The core decides every SQS rule and passes its decisions in (times, limits,
+ * targets); a store carries each operation out atomically and durably, so that what a caller was told
+ * succeeded is on disk. Every backend passes test/contract/store-contract.ts.
+ *
+ * All times are epoch milliseconds. A store never reads a clock: `now` always comes from the caller.
+ */
+export interface Store {
+  createQueue(queue: NewQueue): Promise<QueueRecord>;
+  getQueue(name: string): Promise<QueueRecord | undefined>;
+  getQueueById(id: number): Promise<QueueRecord | undefined>;
+  /** Names in ascending order, after `afterName` when given, at most `limit`. */
+  listQueues(options: { prefix?: string; afterName?: string; limit: number }): Promise<QueueRecord[]>;
+  updateQueue(id: number, changes: QueueChanges): Promise<QueueRecord | undefined>;
+  /** Deletes the queue and its messages; remembers the name's deletion time. */
+  deleteQueue(id: number, now: number): Promise<void>;
+  /** When a queue of this name was last deleted, if the store still remembers. */
+  queueDeletedAt(name: string): Promise<number | undefined>;
+
+  sendMessages(queueId: number, messages: NewMessage[]): Promise<void>;
+  /**
+   * Claims up to `max` messages visible at `now` (not expired), oldest visibility first, making each
+   * invisible until `visibleUntil` with a fresh receipt token and one more receive. Messages already
+   * received `deadLetter.maxReceiveCount` times are moved to the dead-letter queue instead, in the
+   * same transaction.
+   */
+  receiveMessages(request: ReceiveRequest): Promise<ReceiveResult>;
+  /** Deletes the message if `receiptToken` is its latest. Returns whether it was deleted. */
+  deleteMessage(queueId: number, seq: number, receiptToken: string): Promise<DeleteOutcome>;
+  changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome>;
+  /** Deletes every message sent at or before `now`; records the purge time. */
+  purgeQueue(queueId: number, now: number): Promise<void>;
+  countMessages(queueId: number, now: number): Promise<MessageCounts>;
+  /** The earliest time after `now` at which a message of the queue becomes visible, if any. */
+  nextVisibleAt(queueId: number, now: number): Promise<number | undefined>;
+  /** Deletes up to `limit` expired messages; returns how many. */
+  deleteExpired(now: number, limit: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+export interface NewQueue {
+  name: string;
+  fifo: boolean;
+  attributes: QueueAttributes;
+  tags: Record<string, string>;
+  now: number;
+}
+
+export interface QueueRecord {
+  id: number;
+  name: string;
+  fifo: boolean;
+  attributes: QueueAttributes;
+  tags: Record<string, string>;
+  createdAt: number;
+  lastModifiedAt: number;
+  lastPurgedAt: number | undefined;
+}
+
+export interface QueueChanges {
+  attributes?: QueueAttributes;
+  tags?: Record<string, string>;
+  now: number;
+  /** Set together with a check, atomically: the update fails (returns undefined) if a purge happened after this. */
+  lastPurgedAt?: number;
+}
+
+export interface NewMessage {
+  messageId: string;
+  body: string;
+  messageAttributes: MessageAttributes | undefined;
+  /** AWSTraceHeader and other message system attributes given on send. */
+  systemAttributes: MessageAttributes | undefined;
+  md5OfBody: string;
+  md5OfMessageAttributes: string | undefined;
+  md5OfSystemAttributes: string | undefined;
+  senderId: string;
+  sentAt: number;
+  visibleAt: number;
+  expiresAt: number;
+}
+
+export interface StoredMessage extends NewMessage {
+  /** The store's own increasing id within the queue, used in receipt handles. */
+  seq: number;
+  receiveCount: number;
+  firstReceivedAt: number | undefined;
+  receiptToken: string | undefined;
+  /** When the receive that started the current delivery happened (the 12 h visibility limit counts from it). */
+  deliveryStartedAt: number | undefined;
+  deadLetterSourceArn: string | undefined;
+}
+
+export interface ReceiveRequest {
+  queueId: number;
+  now: number;
+  max: number;
+  visibleUntil: number;
+  /** One token per claimed message, in order; the store uses as many as it claims. */
+  receiptTokens: string[];
+  /** Refuse the receive (return overLimit) when at least this many messages are in flight. */
+  maxInFlight: number;
+  deadLetter?: {
+    queueId: number;
+    maxReceiveCount: number;
+    sourceArn: string;
+    /** FIFO DLQs restart the retention clock; standard ones keep the original send time. */
+    resetSentAt: boolean;
+    expiresAt: number;
+  };
+}
+
+export interface ReceiveResult {
+  messages: StoredMessage[];
+  overLimit: boolean;
+  movedToDeadLetter: number;
+}
+
+export type DeleteOutcome = 'deleted' | 'stale' | 'missing';
+
+export interface ChangeVisibilityRequest {
+  queueId: number;
+  seq: number;
+  receiptToken: string;
+  now: number;
+  visibleAt: number;
+  /** Refuse when the delivery would stay in flight beyond this long after its receive. */
+  maxDeliveryMs: number;
+}
+
+export type ChangeVisibilityOutcome = 'changed' | 'notInFlight' | 'stale' | 'missing' | 'beyondLimit';
+
+export interface MessageCounts {
+  visible: number;
+  notVisible: number;
+  delayed: number;
+}

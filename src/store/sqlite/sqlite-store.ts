@@ -1,0 +1,460 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type {
+  ChangeVisibilityOutcome,
+  ChangeVisibilityRequest,
+  DeleteOutcome,
+  MessageCounts,
+  NewMessage,
+  NewQueue,
+  QueueChanges,
+  QueueRecord,
+  ReceiveRequest,
+  ReceiveResult,
+  Store,
+  StoredMessage,
+} from '../contract.ts';
+import { MIGRATIONS } from './schema.ts';
+
+/**
+ * How much a write may risk for speed:
+ * - `full`: every acknowledged write is fsynced (WAL, synchronous=FULL); survives a power cut.
+ * - `normal`: written to the WAL before the answer but fsynced only at checkpoints (synchronous=NORMAL);
+ *   survives a process crash (kill -9), may lose the last writes on a power cut or kernel crash.
+ * - `off`: no fsync at all (synchronous=OFF); survives a process crash, a power cut may corrupt recent data.
+ */
+export type Durability = 'full' | 'normal' | 'off';
+
+export interface SqliteStoreOptions {
+  /** Data directory; the database is `sluice.db` inside it. `:memory:` for a throwaway store. */
+  dataDir: string;
+  durability?: Durability;
+}
+
+interface PendingWrite {
+  run: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+interface QueueRow {
+  id: number;
+  name: string;
+  fifo: number;
+  attributes: string;
+  tags: string;
+  created_at: number;
+  last_modified_at: number;
+  last_purged_at: number | null;
+}
+
+interface MessageRow {
+  seq: number;
+  queue_id: number;
+  message_id: string;
+  body: string;
+  message_attributes: string | null;
+  system_attributes: string | null;
+  md5_of_body: string;
+  md5_of_message_attributes: string | null;
+  md5_of_system_attributes: string | null;
+  sender_id: string;
+  sent_at: number;
+  visible_at: number;
+  expires_at: number;
+  receive_count: number;
+  first_received_at: number | null;
+  receipt_token: string | null;
+  delivery_started_at: number | null;
+  dead_letter_source_arn: string | null;
+}
+
+/**
+ * The embedded SQLite store. better-sqlite3 is synchronous, so writes are queued and run together in one
+ * transaction per turn of the event loop (group commit): concurrent requests share one fsync, and no
+ * caller is answered before its write is committed.
+ */
+export class SqliteStore implements Store {
+  private readonly db: Database.Database;
+  private pending: PendingWrite[] = [];
+  private flushScheduled = false;
+  private readonly statements;
+
+  constructor(options: SqliteStoreOptions) {
+    const file = options.dataDir === ':memory:' ? ':memory:' : join(ensureDir(options.dataDir), 'sluice.db');
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma(`synchronous = ${(options.durability ?? 'full').toUpperCase()}`);
+    this.db.pragma('busy_timeout = 5000');
+    migrate(this.db);
+    this.statements = prepareStatements(this.db);
+  }
+
+  async createQueue(queue: NewQueue): Promise<QueueRecord> {
+    return this.write(() => {
+      const row = this.statements.insertQueue.get({
+        name: queue.name,
+        fifo: queue.fifo ? 1 : 0,
+        attributes: JSON.stringify(queue.attributes),
+        tags: JSON.stringify(queue.tags),
+        now: queue.now,
+      }) as QueueRow;
+      this.statements.forgetDeletedQueue.run(queue.name);
+      return toQueue(row);
+    });
+  }
+
+  async getQueue(name: string): Promise<QueueRecord | undefined> {
+    const row = this.statements.queueByName.get(name) as QueueRow | undefined;
+    return row && toQueue(row);
+  }
+
+  async getQueueById(id: number): Promise<QueueRecord | undefined> {
+    const row = this.statements.queueById.get(id) as QueueRow | undefined;
+    return row && toQueue(row);
+  }
+
+  async listQueues(options: { prefix?: string; afterName?: string; limit: number }): Promise<QueueRecord[]> {
+    const rows = this.statements.listQueues.all({
+      prefix: options.prefix ?? '',
+      after: options.afterName ?? '',
+      limit: options.limit,
+    }) as QueueRow[];
+    return rows.map(toQueue);
+  }
+
+  async updateQueue(id: number, changes: QueueChanges): Promise<QueueRecord | undefined> {
+    return this.write(() => {
+      const current = this.statements.queueById.get(id) as QueueRow | undefined;
+      if (!current) return undefined;
+      const row = this.statements.updateQueue.get({
+        id,
+        attributes: changes.attributes ? JSON.stringify(changes.attributes) : current.attributes,
+        tags: changes.tags ? JSON.stringify(changes.tags) : current.tags,
+        now: changes.now,
+        last_purged_at: changes.lastPurgedAt ?? current.last_purged_at,
+      }) as QueueRow;
+      return toQueue(row);
+    });
+  }
+
+  async deleteQueue(id: number, now: number): Promise<void> {
+    await this.write(() => {
+      const current = this.statements.queueById.get(id) as QueueRow | undefined;
+      if (!current) return;
+      this.statements.deleteQueueMessages.run(id);
+      this.statements.deleteQueue.run(id);
+      this.statements.rememberDeletedQueue.run(current.name, now);
+    });
+  }
+
+  async queueDeletedAt(name: string): Promise<number | undefined> {
+    const row = this.statements.deletedQueue.get(name) as { deleted_at: number } | undefined;
+    return row?.deleted_at;
+  }
+
+  async sendMessages(queueId: number, messages: NewMessage[]): Promise<void> {
+    await this.write(() => {
+      for (const message of messages) {
+        this.statements.insertMessage.run({
+          queue_id: queueId,
+          message_id: message.messageId,
+          body: message.body,
+          message_attributes: message.messageAttributes ? JSON.stringify(message.messageAttributes) : null,
+          system_attributes: message.systemAttributes ? JSON.stringify(message.systemAttributes) : null,
+          md5_of_body: message.md5OfBody,
+          md5_of_message_attributes: message.md5OfMessageAttributes ?? null,
+          md5_of_system_attributes: message.md5OfSystemAttributes ?? null,
+          sender_id: message.senderId,
+          sent_at: message.sentAt,
+          visible_at: message.visibleAt,
+          expires_at: message.expiresAt,
+        });
+      }
+    });
+  }
+
+  async receiveMessages(request: ReceiveRequest): Promise<ReceiveResult> {
+    return this.write(() => {
+      const inFlight = (
+        this.statements.countInFlight.get(request.queueId, request.now, request.maxInFlight) as {
+          n: number;
+        }
+      ).n;
+      if (inFlight >= request.maxInFlight) return { messages: [], overLimit: true, movedToDeadLetter: 0 };
+      const claimed: StoredMessage[] = [];
+      const seen = new Set<number>();
+      let moved = 0;
+      // Dead-letter moves do not count towards `max`: after a pass that moved some, look again so the receive
+      // still returns the live messages behind them. `seen` keeps a message claimed with a zero visibility
+      // timeout (still visible) from being claimed twice in one receive.
+      for (let movedInPass = 1; movedInPass > 0 && claimed.length < request.max; ) {
+        movedInPass = 0;
+        const candidates = this.statements.selectVisible.all(
+          request.queueId,
+          request.now,
+          request.now,
+          request.max - claimed.length + seen.size,
+        ) as MessageRow[];
+        for (const row of candidates) {
+          if (seen.has(row.seq) || claimed.length >= request.max) continue;
+          seen.add(row.seq);
+          const deadLetter = request.deadLetter;
+          if (deadLetter && row.receive_count >= deadLetter.maxReceiveCount) {
+            this.statements.moveToDeadLetter.run({
+              seq: row.seq,
+              queue_id: deadLetter.queueId,
+              now: request.now,
+              source_arn: deadLetter.sourceArn,
+              reset_sent_at: deadLetter.resetSentAt ? 1 : 0,
+              expires_at: deadLetter.expiresAt,
+            });
+            movedInPass++;
+            continue;
+          }
+          const token = request.receiptTokens[claimed.length]!;
+          const updated = this.statements.claim.get({
+            seq: row.seq,
+            visible_at: request.visibleUntil,
+            now: request.now,
+            token,
+          }) as MessageRow;
+          claimed.push(toMessage(updated));
+        }
+        moved += movedInPass;
+      }
+      return { messages: claimed, overLimit: false, movedToDeadLetter: moved };
+    });
+  }
+
+  async deleteMessage(queueId: number, seq: number, receiptToken: string): Promise<DeleteOutcome> {
+    return this.write(() => {
+      const row = this.statements.messageTokenBySeq.get(seq, queueId) as
+        | { receipt_token: string | null }
+        | undefined;
+      if (!row) return 'missing';
+      if (row.receipt_token !== receiptToken) return 'stale';
+      this.statements.deleteMessage.run(seq);
+      return 'deleted';
+    });
+  }
+
+  async changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome> {
+    return this.write(() => {
+      const row = this.statements.messageStateBySeq.get(request.seq, request.queueId) as
+        | Pick<MessageRow, 'receipt_token' | 'visible_at' | 'delivery_started_at'>
+        | undefined;
+      if (!row) return 'missing';
+      if (row.receipt_token !== request.receiptToken) return 'stale';
+      if (row.visible_at <= request.now) return 'notInFlight';
+      if (request.visibleAt - (row.delivery_started_at ?? request.now) > request.maxDeliveryMs)
+        return 'beyondLimit';
+      this.statements.setVisibleAt.run(request.visibleAt, request.seq);
+      return 'changed';
+    });
+  }
+
+  async purgeQueue(queueId: number, now: number): Promise<void> {
+    await this.write(() => {
+      this.statements.purgeMessages.run(queueId, now);
+      this.statements.setPurgedAt.run(now, queueId);
+    });
+  }
+
+  async countMessages(queueId: number, now: number): Promise<MessageCounts> {
+    const row = this.statements.countMessages.get({ queue_id: queueId, now }) as {
+      visible: number | null;
+      not_visible: number | null;
+      delayed: number | null;
+    };
+    return { visible: row.visible ?? 0, notVisible: row.not_visible ?? 0, delayed: row.delayed ?? 0 };
+  }
+
+  async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {
+    const row = this.statements.nextVisibleAt.get(queueId, now) as { at: number | null };
+    return row.at ?? undefined;
+  }
+
+  async deleteExpired(now: number, limit: number): Promise<number> {
+    return this.write(() => this.statements.deleteExpired.run(now, limit).changes);
+  }
+
+  async close(): Promise<void> {
+    if (this.pending.length > 0) this.flush();
+    this.db.close();
+  }
+
+  /** Queues `run` for the next group commit; resolves with its result once the commit is durable. */
+  private write<T>(run: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return;
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      const { begin, savepoint, release, rollbackTo, commit } = this.statements;
+      begin.run();
+      for (const write of batch) {
+        // A savepoint per write: one failing write rolls back alone and the others still commit.
+        savepoint.run();
+        try {
+          outcomes.push({ ok: true, value: write.run() });
+          release.run();
+        } catch (error) {
+          rollbackTo.run();
+          release.run();
+          outcomes.push({ ok: false, error });
+        }
+      }
+      commit.run();
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      for (const write of batch) write.reject(error);
+      return;
+    }
+    batch.forEach((write, index) => {
+      const outcome = outcomes[index]!;
+      if (outcome.ok) write.resolve(outcome.value);
+      else write.reject(outcome.error);
+    });
+  }
+}
+
+function ensureDir(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+function migrate(db: Database.Database): void {
+  const applied = db.pragma('user_version', { simple: true }) as number;
+  for (let version = applied; version < MIGRATIONS.length; version++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[version]!);
+      db.pragma(`user_version = ${version + 1}`);
+    })();
+  }
+}
+
+function prepareStatements(db: Database.Database) {
+  return {
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    savepoint: db.prepare('SAVEPOINT write'),
+    release: db.prepare('RELEASE write'),
+    rollbackTo: db.prepare('ROLLBACK TO write'),
+    commit: db.prepare('COMMIT'),
+    insertQueue: db.prepare(
+      `INSERT INTO queues (name, fifo, attributes, tags, created_at, last_modified_at)
+       VALUES (@name, @fifo, @attributes, @tags, @now, @now) RETURNING *`,
+    ),
+    queueByName: db.prepare('SELECT * FROM queues WHERE name = ?'),
+    queueById: db.prepare('SELECT * FROM queues WHERE id = ?'),
+    listQueues: db.prepare(
+      `SELECT * FROM queues WHERE substr(name, 1, length(@prefix)) = @prefix AND name > @after
+       ORDER BY name LIMIT @limit`,
+    ),
+    updateQueue: db.prepare(
+      `UPDATE queues SET attributes = @attributes, tags = @tags, last_modified_at = @now,
+       last_purged_at = @last_purged_at WHERE id = @id RETURNING *`,
+    ),
+    deleteQueue: db.prepare('DELETE FROM queues WHERE id = ?'),
+    deleteQueueMessages: db.prepare('DELETE FROM messages WHERE queue_id = ?'),
+    rememberDeletedQueue: db.prepare(
+      'INSERT INTO deleted_queues (name, deleted_at) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET deleted_at = excluded.deleted_at',
+    ),
+    forgetDeletedQueue: db.prepare('DELETE FROM deleted_queues WHERE name = ?'),
+    deletedQueue: db.prepare('SELECT deleted_at FROM deleted_queues WHERE name = ?'),
+    insertMessage: db.prepare(
+      `INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
+         md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at)
+       VALUES (@queue_id, @message_id, @body, @message_attributes, @system_attributes, @md5_of_body,
+         @md5_of_message_attributes, @md5_of_system_attributes, @sender_id, @sent_at, @visible_at, @expires_at)`,
+    ),
+    countInFlight: db.prepare(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = ? AND visible_at > ? AND receive_count > 0
+       LIMIT ?)`,
+    ),
+    selectVisible: db.prepare(
+      `SELECT * FROM messages WHERE queue_id = ? AND visible_at <= ? AND expires_at > ?
+       ORDER BY visible_at, seq LIMIT ?`,
+    ),
+    claim: db.prepare(
+      `UPDATE messages SET visible_at = @visible_at, receive_count = receive_count + 1,
+         first_received_at = coalesce(first_received_at, @now), receipt_token = @token, delivery_started_at = @now
+       WHERE seq = @seq RETURNING *`,
+    ),
+    moveToDeadLetter: db.prepare(
+      `UPDATE messages SET queue_id = @queue_id, visible_at = @now, receipt_token = NULL, delivery_started_at = NULL,
+         dead_letter_source_arn = @source_arn,
+         sent_at = CASE WHEN @reset_sent_at = 1 THEN @now ELSE sent_at END,
+         expires_at = CASE WHEN @reset_sent_at = 1 THEN @expires_at ELSE expires_at END
+       WHERE seq = @seq`,
+    ),
+    messageTokenBySeq: db.prepare('SELECT receipt_token FROM messages WHERE seq = ? AND queue_id = ?'),
+    messageStateBySeq: db.prepare(
+      'SELECT receipt_token, visible_at, delivery_started_at FROM messages WHERE seq = ? AND queue_id = ?',
+    ),
+    deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ?'),
+    setVisibleAt: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
+    purgeMessages: db.prepare('DELETE FROM messages WHERE queue_id = ? AND sent_at <= ?'),
+    setPurgedAt: db.prepare('UPDATE queues SET last_purged_at = ? WHERE id = ?'),
+    countMessages: db.prepare(
+      `SELECT
+         sum(CASE WHEN visible_at <= @now THEN 1 ELSE 0 END) AS visible,
+         sum(CASE WHEN visible_at > @now AND receive_count > 0 THEN 1 ELSE 0 END) AS not_visible,
+         sum(CASE WHEN visible_at > @now AND receive_count = 0 THEN 1 ELSE 0 END) AS delayed
+       FROM messages WHERE queue_id = @queue_id AND expires_at > @now`,
+    ),
+    nextVisibleAt: db.prepare(
+      'SELECT min(visible_at) AS at FROM messages WHERE queue_id = ? AND visible_at > ?',
+    ),
+    deleteExpired: db.prepare(
+      'DELETE FROM messages WHERE seq IN (SELECT seq FROM messages WHERE expires_at <= ? LIMIT ?)',
+    ),
+  };
+}
+
+function toQueue(row: QueueRow): QueueRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    fifo: row.fifo === 1,
+    attributes: JSON.parse(row.attributes) as Record<string, string>,
+    tags: JSON.parse(row.tags) as Record<string, string>,
+    createdAt: row.created_at,
+    lastModifiedAt: row.last_modified_at,
+    lastPurgedAt: row.last_purged_at ?? undefined,
+  };
+}
+
+function toMessage(row: MessageRow): StoredMessage {
+  return {
+    seq: row.seq,
+    messageId: row.message_id,
+    body: row.body,
+    messageAttributes: row.message_attributes ? JSON.parse(row.message_attributes) : undefined,
+    systemAttributes: row.system_attributes ? JSON.parse(row.system_attributes) : undefined,
+    md5OfBody: row.md5_of_body,
+    md5OfMessageAttributes: row.md5_of_message_attributes ?? undefined,
+    md5OfSystemAttributes: row.md5_of_system_attributes ?? undefined,
+    senderId: row.sender_id,
+    sentAt: row.sent_at,
+    visibleAt: row.visible_at,
+    expiresAt: row.expires_at,
+    receiveCount: row.receive_count,
+    firstReceivedAt: row.first_received_at ?? undefined,
+    receiptToken: row.receipt_token ?? undefined,
+    deliveryStartedAt: row.delivery_started_at ?? undefined,
+    deadLetterSourceArn: row.dead_letter_source_arn ?? undefined,
+  };
+}

@@ -1,0 +1,14 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { sqsSemanticsSuite } from './sqs-semantics.ts';
+
+// A real SQLite file in a temp directory, as users run it.
+sqsSemanticsSuite('SQLite', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-contract-'));
+  return {
+    open: async () => new SqliteStore({ dataDir: dir, durability: 'full' }),
+    destroy: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+});

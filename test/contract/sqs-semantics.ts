@@ -1,0 +1,781 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { FakeClock } from '../../src/core/clock.ts';
+import { SqsError } from '../../src/core/errors.ts';
+import type { Input } from '../../src/core/input.ts';
+import { md5OfAttributes } from '../../src/core/message-attributes.ts';
+import { type RequestContext, SqsService } from '../../src/core/sqs-service.ts';
+import type { Store } from '../../src/store/contract.ts';
+
+/**
+ * The SQS rules, checked through the service against a real store with a fake clock. Every storage
+ * backend runs this same suite (see the *.test.ts files beside it), so a rule holds on all of them.
+ */
+export interface StoreFactory {
+  open(): Promise<Store>;
+  /** Removes what open() created. */
+  destroy(): Promise<void>;
+}
+
+const context: RequestContext = { baseUrl: 'http://127.0.0.1:9324', senderId: 'AKIDTEST' };
+
+type Message = {
+  MessageId: string;
+  ReceiptHandle: string;
+  Body: string;
+  MD5OfBody: string;
+  Attributes?: Record<string, string>;
+  MessageAttributes?: Record<string, { DataType: string; StringValue?: string; BinaryValue?: string }>;
+  MD5OfMessageAttributes?: string;
+};
+
+export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory): void {
+  describe(`SQS semantics on ${backend}`, () => {
+    let clock: FakeClock;
+    let service: SqsService;
+    let store: Store;
+    let made: StoreFactory;
+    let queueCounter = 0;
+
+    before(async () => {
+      made = factory();
+      store = await made.open();
+      clock = new FakeClock();
+      service = new SqsService({ store, clock });
+    });
+    after(async () => {
+      service.longPoll.closeAll();
+      await store.close();
+      await made.destroy();
+    });
+
+    const newQueue = async (attributes: Record<string, string> = {}) => {
+      const name = `q${++queueCounter}`;
+      const { QueueUrl } = await service.CreateQueue({ QueueName: name, Attributes: attributes }, context);
+      return QueueUrl;
+    };
+    const send = (QueueUrl: string, body: string, extra: Input = {}) =>
+      service.SendMessage({ QueueUrl, MessageBody: body, ...extra }, context);
+    const receive = async (QueueUrl: string, extra: Input = {}): Promise<Message[]> => {
+      const output = await service.ReceiveMessage(
+        {
+          QueueUrl,
+          MaxNumberOfMessages: 10,
+          AttributeNames: ['All'],
+          MessageAttributeNames: ['All'],
+          ...extra,
+        },
+        context,
+      );
+      return (output.Messages ?? []) as Message[];
+    };
+    const counts = async (QueueUrl: string) => {
+      const { Attributes } = (await service.GetQueueAttributes({ QueueUrl, AttributeNames: ['All'] })) as {
+        Attributes: Record<string, string>;
+      };
+      return {
+        visible: Number(Attributes.ApproximateNumberOfMessages),
+        notVisible: Number(Attributes.ApproximateNumberOfMessagesNotVisible),
+        delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed),
+      };
+    };
+    const rejects = async (promise: Promise<unknown>, code: string, message?: RegExp) => {
+      await assert.rejects(promise, (error: unknown) => {
+        assert.ok(error instanceof SqsError, `expected SqsError, got ${String(error)}`);
+        assert.equal(error.code, code);
+        if (message) assert.match(error.message, message);
+        return true;
+      });
+    };
+
+    describe('queues', () => {
+      it('creates idempotently with equal attributes and refuses different ones', async () => {
+        const url = await newQueue({ VisibilityTimeout: '60' });
+        const name = url.split('/').at(-1)!;
+        const again = await service.CreateQueue(
+          { QueueName: name, Attributes: { VisibilityTimeout: '60' } },
+          context,
+        );
+        assert.equal(again.QueueUrl, url);
+        await rejects(
+          service.CreateQueue({ QueueName: name, Attributes: { VisibilityTimeout: '61' } }, context),
+          'QueueNameExists',
+        );
+        assert.equal(url, `http://127.0.0.1:9324/000000000000/${name}`);
+      });
+
+      it('validates names and attribute values', async () => {
+        await rejects(service.CreateQueue({ QueueName: 'bad name' }, context), 'InvalidParameterValue');
+        await rejects(service.CreateQueue({ QueueName: 'x'.repeat(81) }, context), 'InvalidParameterValue');
+        await rejects(
+          service.CreateQueue({ QueueName: 'ok', Attributes: { VisibilityTimeout: '43201' } }, context),
+          'InvalidAttributeValue',
+        );
+        await rejects(
+          service.CreateQueue({ QueueName: 'ok', Attributes: { NoSuchThing: '1' } }, context),
+          'InvalidAttributeName',
+        );
+        await rejects(
+          service.CreateQueue(
+            { QueueName: 'ok', Attributes: { ContentBasedDeduplication: 'true' } },
+            context,
+          ),
+          'InvalidAttributeName',
+        );
+        await rejects(service.CreateQueue({}, context), 'MissingParameter');
+      });
+
+      it('reports every attribute with SQS defaults and computed values', async () => {
+        const url = await newQueue();
+        const { Attributes } = (await service.GetQueueAttributes({
+          QueueUrl: url,
+          AttributeNames: ['All'],
+        })) as {
+          Attributes: Record<string, string>;
+        };
+        assert.equal(Attributes.VisibilityTimeout, '30');
+        assert.equal(Attributes.MaximumMessageSize, '1048576');
+        assert.equal(Attributes.MessageRetentionPeriod, '345600');
+        assert.equal(Attributes.DelaySeconds, '0');
+        assert.equal(Attributes.ReceiveMessageWaitTimeSeconds, '0');
+        assert.equal(Attributes.QueueArn, `arn:aws:sqs:us-east-1:000000000000:${url.split('/').at(-1)}`);
+        assert.equal(Attributes.CreatedTimestamp, String(Math.floor(clock.now() / 1000)));
+        assert.equal(Attributes.ApproximateNumberOfMessages, '0');
+        assert.equal(Attributes.FifoQueue, undefined);
+        const one = (await service.GetQueueAttributes({
+          QueueUrl: url,
+          AttributeNames: ['VisibilityTimeout'],
+        })) as {
+          Attributes: Record<string, string>;
+        };
+        assert.deepEqual(one.Attributes, { VisibilityTimeout: '30' });
+        await rejects(
+          service.GetQueueAttributes({ QueueUrl: url, AttributeNames: ['Nope'] }),
+          'InvalidAttributeName',
+        );
+      });
+
+      it('sets attributes and moves LastModifiedTimestamp', async () => {
+        const url = await newQueue();
+        await clock.advance(5_000);
+        await service.SetQueueAttributes({ QueueUrl: url, Attributes: { VisibilityTimeout: '0045' } });
+        const { Attributes } = (await service.GetQueueAttributes({
+          QueueUrl: url,
+          AttributeNames: ['All'],
+        })) as {
+          Attributes: Record<string, string>;
+        };
+        assert.equal(Attributes.VisibilityTimeout, '45');
+        assert.equal(Number(Attributes.LastModifiedTimestamp) - Number(Attributes.CreatedTimestamp), 5);
+      });
+
+      it('lists by prefix with pagination only when MaxResults is given', async () => {
+        for (const name of ['list-a', 'list-b', 'list-c'])
+          await service.CreateQueue({ QueueName: name }, context);
+        const all = await service.ListQueues({ QueueNamePrefix: 'list-' }, context);
+        assert.equal(all.QueueUrls?.length, 3);
+        assert.equal(all.NextToken, undefined);
+        const first = await service.ListQueues({ QueueNamePrefix: 'list-', MaxResults: 2 }, context);
+        assert.deepEqual(
+          first.QueueUrls?.map((url) => url.split('/').at(-1)),
+          ['list-a', 'list-b'],
+        );
+        assert.ok(first.NextToken);
+        const second = await service.ListQueues(
+          { QueueNamePrefix: 'list-', MaxResults: 2, NextToken: first.NextToken },
+          context,
+        );
+        assert.deepEqual(
+          second.QueueUrls?.map((url) => url.split('/').at(-1)),
+          ['list-c'],
+        );
+        assert.equal(second.NextToken, undefined);
+        await rejects(service.ListQueues({ NextToken: 'garbage' }, context), 'InvalidParameterValue');
+      });
+
+      it('resolves a queue by any host and by path, and refuses other accounts', async () => {
+        const url = await newQueue();
+        const name = url.split('/').at(-1)!;
+        await send(`http://elsewhere:1234/000000000000/${name}`, 'x');
+        await send(`/000000000000/${name}`, 'y');
+        await rejects(send(`http://h/111111111111/${name}`, 'z'), 'QueueDoesNotExist');
+        await rejects(send('http://h/000000000000/missing', 'z'), 'QueueDoesNotExist');
+        const { QueueUrl } = await service.GetQueueUrl({ QueueName: name }, context);
+        assert.equal(QueueUrl, url);
+        await rejects(service.GetQueueUrl({ QueueName: 'missing' }, context), 'QueueDoesNotExist');
+      });
+
+      it('refuses to reuse a deleted name for 60 seconds', async () => {
+        const url = await newQueue();
+        const name = url.split('/').at(-1)!;
+        await send(url, 'gone with the queue');
+        await service.DeleteQueue({ QueueUrl: url });
+        await rejects(send(url, 'x'), 'QueueDoesNotExist');
+        await rejects(service.CreateQueue({ QueueName: name }, context), 'QueueDeletedRecently');
+        await clock.advance(60_000);
+        await service.CreateQueue({ QueueName: name }, context);
+        assert.equal((await counts(url)).visible, 0);
+      });
+
+      it('tags, untags and lists tags', async () => {
+        const url = await newQueue();
+        await service.TagQueue({ QueueUrl: url, Tags: { team: 'a', env: 'test' } });
+        await service.UntagQueue({ QueueUrl: url, TagKeys: ['env'] });
+        assert.deepEqual(await service.ListQueueTags({ QueueUrl: url }), { Tags: { team: 'a' } });
+        const many = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, 'v']));
+        await rejects(service.TagQueue({ QueueUrl: url, Tags: many }), 'InvalidParameterValue');
+      });
+
+      it('keeps permissions as the queue policy', async () => {
+        const url = await newQueue();
+        await service.AddPermission({
+          QueueUrl: url,
+          Label: 'p1',
+          AWSAccountIds: ['123456789012'],
+          Actions: ['SendMessage'],
+        });
+        await rejects(
+          service.AddPermission({
+            QueueUrl: url,
+            Label: 'p1',
+            AWSAccountIds: ['123456789012'],
+            Actions: ['SendMessage'],
+          }),
+          'InvalidParameterValue',
+        );
+        const { Attributes } = (await service.GetQueueAttributes({
+          QueueUrl: url,
+          AttributeNames: ['Policy'],
+        })) as {
+          Attributes: Record<string, string>;
+        };
+        const policy = JSON.parse(Attributes.Policy!) as {
+          Statement: Array<{ Sid: string; Action: string[] }>;
+        };
+        assert.deepEqual(policy.Statement[0]?.Action, ['SQS:SendMessage']);
+        await service.RemovePermission({ QueueUrl: url, Label: 'p1' });
+        await rejects(service.RemovePermission({ QueueUrl: url, Label: 'p1' }), 'InvalidParameterValue');
+        const after = await service.GetQueueAttributes({ QueueUrl: url, AttributeNames: ['Policy'] });
+        assert.deepEqual(after, {});
+      });
+    });
+
+    describe('messages', () => {
+      it('sends and receives with correct digests and system attributes', async () => {
+        const url = await newQueue();
+        const attributes = {
+          s: { DataType: 'String', StringValue: 'hello' },
+          n: { DataType: 'Number', StringValue: '42.5' },
+          b: { DataType: 'Binary', BinaryValue: Buffer.from([0, 1, 2, 255]).toString('base64') },
+          j: { DataType: 'String.json', StringValue: '{"a":1}' },
+        };
+        const sent = await send(url, 'body \r\n ✓ 😀', { MessageAttributes: attributes });
+        assert.equal(sent.MD5OfMessageBody, createHash('md5').update('body \r\n ✓ 😀', 'utf8').digest('hex'));
+        assert.equal(sent.MD5OfMessageAttributes, md5OfAttributes(attributes));
+        await clock.advance(1000);
+        const [message] = await receive(url);
+        assert.ok(message);
+        assert.equal(message.Body, 'body \r\n ✓ 😀');
+        assert.equal(message.MessageId, sent.MessageId);
+        assert.equal(message.MD5OfBody, sent.MD5OfMessageBody);
+        assert.equal(message.MD5OfMessageAttributes, sent.MD5OfMessageAttributes);
+        assert.deepEqual(message.MessageAttributes, attributes);
+        assert.equal(message.Attributes?.ApproximateReceiveCount, '1');
+        assert.equal(message.Attributes?.SentTimestamp, String(clock.now() - 1000));
+        assert.equal(message.Attributes?.ApproximateFirstReceiveTimestamp, String(clock.now()));
+        assert.equal(message.Attributes?.SenderId, 'AKIDTEST');
+      });
+
+      it('filters message attributes by name and prefix, and system attributes by name', async () => {
+        const url = await newQueue();
+        await send(url, 'x', {
+          MessageAttributes: {
+            'order.id': { DataType: 'String', StringValue: '1' },
+            'order.total': { DataType: 'Number', StringValue: '2' },
+            other: { DataType: 'String', StringValue: '3' },
+          },
+          MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: 'Root=1-abc' } },
+        });
+        const [message] = await receive(url, {
+          AttributeNames: undefined,
+          MessageSystemAttributeNames: ['SentTimestamp', 'AWSTraceHeader'],
+          MessageAttributeNames: ['order.*'],
+        });
+        assert.deepEqual(Object.keys(message!.Attributes ?? {}).sort(), ['AWSTraceHeader', 'SentTimestamp']);
+        assert.equal(message!.Attributes?.AWSTraceHeader, 'Root=1-abc');
+        assert.deepEqual(Object.keys(message!.MessageAttributes ?? {}).sort(), ['order.id', 'order.total']);
+        assert.equal(
+          message!.MD5OfMessageAttributes,
+          md5OfAttributes({
+            'order.id': { DataType: 'String', StringValue: '1' },
+            'order.total': { DataType: 'Number', StringValue: '2' },
+          }),
+        );
+      });
+
+      it('rejects bodies and attributes SQS rejects', async () => {
+        const url = await newQueue({ MaximumMessageSize: '1024' });
+        await rejects(send(url, ''), 'MissingParameter');
+        await rejects(send(url, 'bad \u0000 char'), 'InvalidMessageContents');
+        await rejects(send(url, 'lone \uD800 surrogate'), 'InvalidMessageContents');
+        await rejects(send(url, 'x'.repeat(1025)), 'InvalidParameterValue', /shorter than 1024 bytes/);
+        await send(url, 'x'.repeat(1024));
+        await rejects(
+          send(url, 'x'.repeat(1000), {
+            MessageAttributes: { a: { DataType: 'String', StringValue: 'y'.repeat(30) } },
+          }),
+          'InvalidParameterValue',
+        );
+        const eleven = Object.fromEntries(
+          Array.from({ length: 11 }, (_, i) => [`a${i}`, { DataType: 'String', StringValue: 'v' }]),
+        );
+        await rejects(send(url, 'x', { MessageAttributes: eleven }), 'InvalidParameterValue');
+        for (const name of ['AWS.x', 'amazon.y', '.lead', 'trail.', 'a..b', 'sp ace']) {
+          await rejects(
+            send(url, 'x', { MessageAttributes: { [name]: { DataType: 'String', StringValue: 'v' } } }),
+            'InvalidParameterValue',
+          );
+        }
+        await rejects(
+          send(url, 'x', { MessageAttributes: { a: { DataType: 'Number', StringValue: 'abc' } } }),
+          'InvalidParameterValue',
+        );
+        await rejects(
+          send(url, 'x', { MessageAttributes: { a: { DataType: 'Float', StringValue: '1' } } }),
+          'InvalidParameterValue',
+        );
+        await rejects(
+          send(url, 'x', { MessageAttributes: { a: { DataType: 'String', StringValue: '' } } }),
+          'InvalidParameterValue',
+        );
+        await rejects(send(url, 'x', { DelaySeconds: 901 }), 'InvalidParameterValue');
+        await rejects(send(url, 'x', { MessageGroupId: 'g' }), 'InvalidParameterValue');
+      });
+
+      it('hides a received message for the visibility timeout, then redelivers it with a new handle', async () => {
+        const url = await newQueue({ VisibilityTimeout: '30' });
+        await send(url, 'a');
+        const [first] = await receive(url);
+        assert.equal((await receive(url)).length, 0);
+        assert.deepEqual(await counts(url), { visible: 0, notVisible: 1, delayed: 0 });
+        await clock.advance(29_999);
+        assert.equal((await receive(url)).length, 0);
+        await clock.advance(1);
+        const [second] = await receive(url);
+        assert.ok(second && first);
+        assert.notEqual(second.ReceiptHandle, first.ReceiptHandle);
+        assert.equal(second.Attributes?.ApproximateReceiveCount, '2');
+        assert.equal(
+          second.Attributes?.ApproximateFirstReceiveTimestamp,
+          first.Attributes?.ApproximateFirstReceiveTimestamp,
+        );
+      });
+
+      it('lets the receive override the visibility timeout', async () => {
+        const url = await newQueue({ VisibilityTimeout: '30' });
+        await send(url, 'a');
+        await receive(url, { VisibilityTimeout: 5 });
+        await clock.advance(5_000);
+        assert.equal((await receive(url)).length, 1);
+      });
+
+      it('deletes only with the latest receipt handle; an old handle succeeds without effect', async () => {
+        const url = await newQueue({ VisibilityTimeout: '10' });
+        await send(url, 'a');
+        const [first] = await receive(url);
+        await clock.advance(10_000);
+        const [second] = await receive(url);
+        await service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
+        assert.equal((await counts(url)).notVisible, 1);
+        await service.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
+        assert.deepEqual(await counts(url), { visible: 0, notVisible: 0, delayed: 0 });
+        // Deleting again is not an error either.
+        await service.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
+        await rejects(
+          service.DeleteMessage({ QueueUrl: url, ReceiptHandle: 'not-a-handle' }),
+          'ReceiptHandleIsInvalid',
+        );
+        await rejects(service.DeleteMessage({ QueueUrl: url }), 'MissingParameter');
+        const other = await newQueue();
+        await rejects(
+          service.DeleteMessage({ QueueUrl: other, ReceiptHandle: second!.ReceiptHandle }),
+          'ReceiptHandleIsInvalid',
+        );
+      });
+
+      it('changes visibility from the call, to 0 at once, and restarts at the queue default on redelivery', async () => {
+        const url = await newQueue({ VisibilityTimeout: '30' });
+        await send(url, 'a');
+        const [message] = await receive(url);
+        await clock.advance(20_000);
+        await service.ChangeMessageVisibility({
+          QueueUrl: url,
+          ReceiptHandle: message!.ReceiptHandle,
+          VisibilityTimeout: 100,
+        });
+        await clock.advance(99_999);
+        assert.equal((await receive(url)).length, 0);
+        await clock.advance(1);
+        const [again] = await receive(url);
+        assert.ok(again);
+        // This delivery uses the queue default (30 s), not the 100 s of the last one.
+        await clock.advance(30_000);
+        const [third] = await receive(url);
+        assert.ok(third);
+        await service.ChangeMessageVisibility({
+          QueueUrl: url,
+          ReceiptHandle: third.ReceiptHandle,
+          VisibilityTimeout: 0,
+        });
+        assert.equal((await receive(url)).length, 1);
+      });
+
+      it('refuses visibility changes that SQS refuses', async () => {
+        const url = await newQueue({ VisibilityTimeout: '30' });
+        await send(url, 'a');
+        const [message] = await receive(url);
+        const handle = message!.ReceiptHandle;
+        await clock.advance(3_600_000 * 11);
+        await rejects(
+          service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: 3_601 }),
+          'MessageNotInflight',
+        );
+        const [again] = await receive(url, { VisibilityTimeout: 43_200 });
+        await clock.advance(3_600_000 * 11);
+        await rejects(
+          service.ChangeMessageVisibility({
+            QueueUrl: url,
+            ReceiptHandle: again!.ReceiptHandle,
+            VisibilityTimeout: 3_601,
+          }),
+          'InvalidParameterValue',
+          /beyond the limit \[43200 seconds\]/,
+        );
+        await service.ChangeMessageVisibility({
+          QueueUrl: url,
+          ReceiptHandle: again!.ReceiptHandle,
+          VisibilityTimeout: 3_600,
+        });
+        await rejects(
+          service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: 10 }),
+          'InvalidParameterValue',
+          /Message does not exist or is not available/,
+        );
+        await rejects(
+          service.ChangeMessageVisibility({
+            QueueUrl: url,
+            ReceiptHandle: again!.ReceiptHandle,
+            VisibilityTimeout: 43_201,
+          }),
+          'InvalidParameterValue',
+        );
+        await rejects(
+          service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: again!.ReceiptHandle }),
+          'MissingParameter',
+        );
+      });
+
+      it('delays messages by the queue default or the message value, and counts them as delayed', async () => {
+        const url = await newQueue({ DelaySeconds: '10' });
+        await send(url, 'queue delay');
+        await send(url, 'own delay', { DelaySeconds: 0 });
+        await send(url, 'longer', { DelaySeconds: 60 });
+        assert.deepEqual(await counts(url), { visible: 1, notVisible: 0, delayed: 2 });
+        assert.deepEqual(
+          (await receive(url, { VisibilityTimeout: 0 })).map((m) => m.Body),
+          ['own delay'],
+        );
+        // Changing the queue delay leaves waiting messages as they were (standard queues).
+        await service.SetQueueAttributes({ QueueUrl: url, Attributes: { DelaySeconds: '0' } });
+        await clock.advance(10_000);
+        assert.deepEqual((await receive(url, { VisibilityTimeout: 0 })).map((m) => m.Body).sort(), [
+          'own delay',
+          'queue delay',
+        ]);
+        await clock.advance(50_000);
+        assert.equal((await receive(url)).length, 3);
+      });
+
+      it('never delivers a message past its retention period and reclaims it', async () => {
+        const url = await newQueue({ MessageRetentionPeriod: '60' });
+        await send(url, 'short-lived');
+        await clock.advance(59_999);
+        assert.equal((await counts(url)).visible, 1);
+        await clock.advance(1);
+        assert.equal((await receive(url)).length, 0);
+        assert.equal((await counts(url)).visible, 0);
+        assert.ok((await store.deleteExpired(clock.now(), 1000)) >= 1);
+      });
+
+      it('purges once per 60 seconds, keeping messages sent after the purge', async () => {
+        const url = await newQueue();
+        await send(url, 'a');
+        await send(url, 'b');
+        await service.PurgeQueue({ QueueUrl: url });
+        await rejects(service.PurgeQueue({ QueueUrl: url }), 'PurgeQueueInProgress');
+        await clock.advance(1);
+        await send(url, 'after');
+        assert.deepEqual(
+          (await receive(url)).map((m) => m.Body),
+          ['after'],
+        );
+        await clock.advance(60_000);
+        await service.PurgeQueue({ QueueUrl: url });
+      });
+
+      it('validates receive parameters', async () => {
+        const url = await newQueue();
+        await rejects(receive(url, { MaxNumberOfMessages: 11 }), 'InvalidParameterValue');
+        await rejects(receive(url, { MaxNumberOfMessages: 0 }), 'InvalidParameterValue');
+        await rejects(receive(url, { WaitTimeSeconds: 21 }), 'InvalidParameterValue');
+        await rejects(receive(url, { VisibilityTimeout: 43_201 }), 'InvalidParameterValue');
+      });
+
+      it('returns up to MaxNumberOfMessages, oldest first', async () => {
+        const url = await newQueue();
+        for (let i = 0; i < 15; i++) await send(url, `m${i}`);
+        const first = await receive(url);
+        assert.equal(first.length, 10);
+        assert.deepEqual(
+          first.map((m) => m.Body),
+          Array.from({ length: 10 }, (_, i) => `m${i}`),
+        );
+        assert.equal((await receive(url)).length, 5);
+        assert.equal((await receive(url, { MaxNumberOfMessages: undefined })).length, 0);
+      });
+
+      it('does not return one message twice in a receive with visibility timeout 0', async () => {
+        const url = await newQueue();
+        await send(url, 'only');
+        const messages = await receive(url, { VisibilityTimeout: 0 });
+        assert.equal(messages.length, 1);
+      });
+
+      it('moves a message received maxReceiveCount times to the dead-letter queue on the next receive', async () => {
+        const dlq = await newQueue({ MessageRetentionPeriod: '1209600' });
+        const dlqArn = `arn:aws:sqs:us-east-1:000000000000:${dlq.split('/').at(-1)}`;
+        const source = await newQueue({
+          VisibilityTimeout: '10',
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 2 }),
+        });
+        const sent = await send(source, 'poison');
+        for (let receiveCount = 1; receiveCount <= 2; receiveCount++) {
+          const [got] = await receive(source);
+          assert.equal(got?.Attributes?.ApproximateReceiveCount, String(receiveCount));
+          await clock.advance(10_000);
+        }
+        assert.deepEqual(await receive(source), []);
+        assert.deepEqual(await counts(source), { visible: 0, notVisible: 0, delayed: 0 });
+        const [dead] = await receive(dlq);
+        assert.equal(dead?.MessageId, sent.MessageId);
+        assert.equal(dead?.Body, 'poison');
+        assert.equal(
+          dead?.Attributes?.DeadLetterQueueSourceArn,
+          `arn:aws:sqs:us-east-1:000000000000:${source.split('/').at(-1)}`,
+        );
+        const listed = await service.ListDeadLetterSourceQueues({ QueueUrl: dlq }, context);
+        assert.deepEqual(listed.queueUrls, [source]);
+      });
+
+      it('refuses a redrive policy naming a missing queue or an invalid count', async () => {
+        await rejects(
+          newQueue({
+            RedrivePolicy: JSON.stringify({
+              deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:nope',
+              maxReceiveCount: 2,
+            }),
+          }),
+          'InvalidAttributeValue',
+        );
+        const dlq = await newQueue();
+        const arn = `arn:aws:sqs:us-east-1:000000000000:${dlq.split('/').at(-1)}`;
+        await rejects(
+          newQueue({ RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: 0 }) }),
+          'InvalidAttributeValue',
+        );
+        await rejects(newQueue({ RedrivePolicy: '{not json' }), 'InvalidAttributeValue');
+        await newQueue({ RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: '5' }) });
+      });
+    });
+
+    describe('batches', () => {
+      it('sends a batch with per-entry results and checks batch rules', async () => {
+        const url = await newQueue();
+        const result = await service.SendMessageBatch(
+          {
+            QueueUrl: url,
+            Entries: [
+              { Id: 'ok', MessageBody: 'fine' },
+              { Id: 'bad', MessageBody: 'bad \u0001' },
+            ],
+          },
+          context,
+        );
+        assert.deepEqual(
+          result.Successful.map((entry) => entry.Id),
+          ['ok'],
+        );
+        assert.equal(result.Failed[0]?.Id, 'bad');
+        assert.equal(result.Failed[0]?.Code, 'InvalidMessageContents');
+        assert.equal(result.Failed[0]?.SenderFault, true);
+        await rejects(service.SendMessageBatch({ QueueUrl: url, Entries: [] }, context), 'EmptyBatchRequest');
+        const eleven = Array.from({ length: 11 }, (_, i) => ({ Id: `e${i}`, MessageBody: 'x' }));
+        await rejects(
+          service.SendMessageBatch({ QueueUrl: url, Entries: eleven }, context),
+          'TooManyEntriesInBatchRequest',
+        );
+        await rejects(
+          service.SendMessageBatch(
+            {
+              QueueUrl: url,
+              Entries: [
+                { Id: 'a', MessageBody: 'x' },
+                { Id: 'a', MessageBody: 'y' },
+              ],
+            },
+            context,
+          ),
+          'BatchEntryIdsNotDistinct',
+        );
+        await rejects(
+          service.SendMessageBatch({ QueueUrl: url, Entries: [{ Id: 'bad id', MessageBody: 'x' }] }, context),
+          'InvalidBatchEntryId',
+        );
+        const big = Array.from({ length: 2 }, (_, i) => ({ Id: `e${i}`, MessageBody: 'x'.repeat(600_000) }));
+        await rejects(
+          service.SendMessageBatch({ QueueUrl: url, Entries: big }, context),
+          'BatchRequestTooLong',
+        );
+      });
+
+      it('deletes and changes visibility in batches with per-entry failures', async () => {
+        const url = await newQueue();
+        await service.SendMessageBatch(
+          {
+            QueueUrl: url,
+            Entries: Array.from({ length: 3 }, (_, i) => ({ Id: `e${i}`, MessageBody: `m${i}` })),
+          },
+          context,
+        );
+        const messages = await receive(url);
+        const changed = await service.ChangeMessageVisibilityBatch({
+          QueueUrl: url,
+          Entries: [
+            { Id: 'a', ReceiptHandle: messages[0]!.ReceiptHandle, VisibilityTimeout: 0 },
+            { Id: 'b', ReceiptHandle: 'garbage', VisibilityTimeout: 0 },
+          ],
+        });
+        assert.deepEqual(
+          changed.Successful.map((entry) => entry.Id),
+          ['a'],
+        );
+        assert.equal(changed.Failed[0]?.Code, 'ReceiptHandleIsInvalid');
+        const deleted = await service.DeleteMessageBatch({
+          QueueUrl: url,
+          Entries: messages.slice(1).map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle })),
+        });
+        assert.equal(deleted.Successful.length, 2);
+        assert.deepEqual(await counts(url), { visible: 1, notVisible: 0, delayed: 0 });
+      });
+    });
+
+    describe('long polling', () => {
+      it('answers as soon as a message is sent', async () => {
+        const url = await newQueue();
+        const waiting = receive(url, { WaitTimeSeconds: 20 });
+        await clock.advance(3_000);
+        await send(url, 'wake');
+        const messages = await waiting;
+        assert.equal(messages[0]?.Body, 'wake');
+      });
+
+      it('returns empty at the deadline, not before', async () => {
+        const url = await newQueue();
+        let done = false;
+        const waiting = receive(url, { WaitTimeSeconds: 5 }).then((messages) => {
+          done = true;
+          return messages;
+        });
+        await clock.advance(4_999);
+        assert.equal(done, false);
+        await clock.advance(1);
+        assert.deepEqual(await waiting, []);
+      });
+
+      it('uses the queue ReceiveMessageWaitTimeSeconds unless the call says otherwise', async () => {
+        const url = await newQueue({ ReceiveMessageWaitTimeSeconds: '10' });
+        let done = false;
+        const waiting = receive(url).then(() => {
+          done = true;
+        });
+        await clock.advance(9_000);
+        assert.equal(done, false);
+        await clock.advance(1_000);
+        await waiting;
+        assert.equal(done, true);
+        assert.deepEqual(await receive(url, { WaitTimeSeconds: 0 }), []);
+      });
+
+      it('wakes when a delay ends or a visibility timeout expires', async () => {
+        const url = await newQueue({ VisibilityTimeout: '7' });
+        await send(url, 'later', { DelaySeconds: 4 });
+        const delayed: { messages?: Message[] } = {};
+        const waiting = receive(url, { WaitTimeSeconds: 20 }).then((messages) => {
+          delayed.messages = messages;
+        });
+        await clock.advance(3_999);
+        assert.equal(delayed.messages === undefined, true);
+        await clock.advance(1);
+        await waiting;
+        assert.equal(delayed.messages?.[0]?.Body, 'later');
+        const redelivered: { messages?: Message[] } = {};
+        const again = receive(url, { WaitTimeSeconds: 20 }).then((messages) => {
+          redelivered.messages = messages;
+        });
+        await clock.advance(6_999);
+        assert.equal(redelivered.messages === undefined, true);
+        await clock.advance(1);
+        await again;
+        assert.equal(redelivered.messages?.[0]?.Attributes?.ApproximateReceiveCount, '2');
+      });
+
+      it('wakes when a message is made visible with ChangeMessageVisibility 0', async () => {
+        const url = await newQueue();
+        await send(url, 'x');
+        const [message] = await receive(url);
+        const waiting = receive(url, { WaitTimeSeconds: 20 });
+        await clock.advance(1_000);
+        await service.ChangeMessageVisibility({
+          QueueUrl: url,
+          ReceiptHandle: message!.ReceiptHandle,
+          VisibilityTimeout: 0,
+        });
+        assert.equal((await waiting).length, 1);
+      });
+
+      it('gives one message to one of many waiters, and the rest time out empty', async () => {
+        const url = await newQueue();
+        const waiters = Array.from({ length: 5 }, () => receive(url, { WaitTimeSeconds: 10 }));
+        await clock.advance(100);
+        await send(url, 'single');
+        await clock.advance(10_000);
+        const results = await Promise.all(waiters);
+        assert.equal(results.flat().length, 1);
+      });
+
+      it('frees the waiter when the client goes away', async () => {
+        const url = await newQueue();
+        const abort = new AbortController();
+        const waiting = service.ReceiveMessage(
+          { QueueUrl: url, WaitTimeSeconds: 20 },
+          { ...context, signal: abort.signal },
+        );
+        await clock.advance(1_000);
+        abort.abort();
+        assert.deepEqual(await waiting, {});
+        assert.equal(service.longPoll.hasWaiters(Number.NaN), false);
+      });
+    });
+  });
+}

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import {
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { removeDataDir, startServer } from '../helpers/server.ts';
+
+const client = (endpoint: string) =>
+  new SQSClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+  });
+
+describe('durability across kill -9', () => {
+  const dirs: string[] = [];
+  after(() => {
+    for (const dir of dirs) removeDataDir(dir);
+  });
+
+  it('keeps sent and in-flight messages; an in-flight one is redelivered with receive count 2 after its deadline', async () => {
+    const first = await startServer();
+    dirs.push(first.dataDir);
+    let sqs = client(first.endpoint);
+    const { QueueUrl } = await sqs.send(
+      new CreateQueueCommand({ QueueName: 'restart', Attributes: { VisibilityTimeout: '3' } }),
+    );
+    const inFlight = await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'in flight' }));
+    const received = await sqs.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 1 }));
+    assert.equal(received.Messages?.[0]?.MessageId, inFlight.MessageId);
+    const waiting = await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'waiting' }));
+    const receivedAt = Date.now();
+    sqs.destroy();
+    await first.kill();
+
+    const second = await startServer({ dataDir: first.dataDir });
+    try {
+      sqs = client(second.endpoint);
+      const url = QueueUrl!.replace(first.endpoint, second.endpoint);
+      const visibleNow = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }),
+      );
+      // Only the waiting message is visible: the other is still in flight until its deadline.
+      assert.deepEqual(
+        visibleNow.Messages?.map((m) => m.MessageId),
+        [waiting.MessageId],
+      );
+      // Long poll past the 3 s deadline (a real server process cannot use the fake clock).
+      const redelivered = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: url,
+          WaitTimeSeconds: 10,
+          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+        }),
+      );
+      const message = redelivered.Messages?.[0];
+      assert.equal(message?.MessageId, inFlight.MessageId);
+      assert.equal(message?.Attributes?.ApproximateReceiveCount, '2');
+      assert.ok(Date.now() - receivedAt >= 2_900, 'redelivered before its visibility deadline');
+      await sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: message!.ReceiptHandle! }));
+      sqs.destroy();
+    } finally {
+      await second.stop();
+    }
+  });
+});
