@@ -185,10 +185,13 @@ export function renderTable(results: readonly TargetResult[], options: Options):
   const out = [render(header), widths.map((w) => '-'.repeat(w)).join('-+-'), ...lines.slice(1).map(render)];
   if (!baseline)
     out.push(`No ratios: the baseline (${TARGET_LABELS[BASELINE]}) did not run or did not start.`);
-  out.push(
-    '[hi] higher is better, [lo] lower is better; "vs moto" = target / moto, measured in this run.',
-    `moto is run with a smaller N (${options.baselineMessages} vs ${options.messages}); rates are compared, not totals.`,
-  );
+  out.push('[hi] higher is better, [lo] lower is better; "vs moto" = target / moto, measured in this run.');
+  if (baseline && options.baselineMessages !== options.messages) {
+    out.push(
+      `moto runs produce/consume with N=${options.baselineMessages} (others ${options.messages}): ` +
+        'rates are compared, not totals.',
+    );
+  }
   return out.join('\n');
 }
 

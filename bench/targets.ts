@@ -46,6 +46,15 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   });
 }
 
+/** The most telling line of a failed start: the first one naming an error, else the last one. */
+function errorLine(output: string): string {
+  const lines = output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  return lines.find((l) => /error/i.test(l)) ?? lines[lines.length - 1] ?? '(no output)';
+}
+
 /** Connect over 127.0.0.1 whatever host name the server printed. */
 function loopback(endpoint: string): string {
   const url = new URL(endpoint);
@@ -142,7 +151,7 @@ async function spawnListening(
       });
       child.once('exit', (code) => {
         clearTimeout(timer);
-        reject(new Error(`${name} exited with ${code} before listening:\n${output}`));
+        reject(new Error(`${name} exited with ${code} before listening: ${errorLine(output)}\n${output}`));
       });
     });
     if (child.pid === undefined) throw new Error(`${name} has no pid`);
