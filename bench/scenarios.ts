@@ -349,10 +349,25 @@ export async function mixed(
   let lastMessageAt = t0;
   const drain: { stoppedBy: MixedResult['drainStoppedBy'] } = { stoppedBy: 'complete' };
 
+  // Producers over the backlog cap wait for a consumer to make progress (or 20 ms), not spin.
+  let room: Promise<void> | null = null;
+  let signalRoom: (() => void) | null = null;
+  const roomOrTimeout = (): Promise<void> => {
+    room ??= new Promise<void>((resolve) => {
+      signalRoom = resolve;
+    });
+    return Promise.race([room, sleep(20)]);
+  };
+  const makeRoom = (): void => {
+    signalRoom?.();
+    signalRoom = null;
+    room = null;
+  };
+
   const producer = async (): Promise<void> => {
     while (now() < tEnd && nextSeq + BATCH <= capacity) {
       if (nextSeq - uniqueReceived > backlogCap) {
-        await sleep(1);
+        await roomOrTimeout();
         continue;
       }
       const first = nextSeq;
@@ -421,6 +436,7 @@ export async function mixed(
           if (latencies.length < capacity) latencies.push(receivedAt - body.sentAt);
         }
       }
+      makeRoom();
       await deleteAll(ctx.sqs, queueUrl, messages, errors);
     }
   };
