@@ -1,0 +1,153 @@
+import { resolve } from 'node:path';
+import { ALL_TARGETS, DEFAULT_TARGETS, SLUICE_BIN, type TargetName } from './targets.ts';
+
+export interface Options {
+  targets: TargetName[];
+  /** Messages for produce/consume against Sluice targets. */
+  messages: number;
+  /** Messages for produce/consume against the moto baseline (it is much slower). */
+  baselineMessages: number;
+  producers: number;
+  consumers: number;
+  /** Mixed scenario duration, seconds. */
+  duration: number;
+  backlog: number;
+  longPoll: number;
+  settleMs: number;
+  million: boolean;
+  millionMessages: number;
+  millionProducers: number;
+  millionTimeout: number;
+  /** Per-scenario time limit for produce and consume, seconds. */
+  phaseTimeout: number;
+  out: string;
+  /** bin/sluice.js to run (this checkout's by default). */
+  sluiceBin: string;
+  quick: boolean;
+}
+
+export const USAGE = `usage: npm run bench -- [flags]
+  --targets a,b           targets to run, from: ${ALL_TARGETS.join(', ')} (default: ${DEFAULT_TARGETS.join(',')});
+                          null = bench/null-server.ts, an in-memory fake measuring the harness ceiling
+  --messages N            produce/consume messages for Sluice targets (default 20000, --quick 2000)
+  --baseline-messages N   produce/consume messages for moto (default 500, --quick 300)
+  --producers C           concurrent producers for produce and mixed (default 8)
+  --consumers C           concurrent consumers for consume and mixed (default 4)
+  --duration S            mixed scenario duration, seconds (default 10, --quick 3)
+  --backlog N             mixed: producers pause above N sent-but-unreceived messages (default 200)
+  --long-poll N           long-poll wake iterations (default 200, --quick 50)
+  --settle MS             long-poll: wait before sending, so the receive is parked (default 30)
+  --phase-timeout S       time limit for each produce/consume phase, seconds (default 60)
+  --million               also fill a fresh server with 1,000,000 waiting messages, report RSS
+  --million-messages N    message count for --million (default 1000000)
+  --million-producers C   concurrent producers for --million (default 16)
+  --million-timeout S     time limit for the --million fill per target, seconds (default 600)
+  --out FILE              JSON results file (default bench/results/latest.json)
+  --sluice-bin FILE       sluice entry point to run (default: this checkout's bin/sluice.js)
+  --quick                 smaller defaults for a fast smoke run
+  --help                  this text`;
+
+function positiveInt(flag: string, raw: string | undefined): number {
+  const value = Number(raw);
+  if (raw === undefined || !Number.isInteger(value) || value <= 0) {
+    throw new Error(`${flag} needs a positive integer, got ${raw ?? 'nothing'}`);
+  }
+  return value;
+}
+
+export function parseArgs(argv: readonly string[]): Options | 'help' {
+  const quick = argv.includes('--quick');
+  const options: Options = {
+    targets: [...DEFAULT_TARGETS],
+    messages: quick ? 2_000 : 20_000,
+    baselineMessages: quick ? 300 : 500,
+    producers: 8,
+    consumers: 4,
+    duration: quick ? 3 : 10,
+    backlog: 200,
+    longPoll: quick ? 50 : 200,
+    settleMs: 30,
+    million: false,
+    millionMessages: 1_000_000,
+    millionProducers: 16,
+    millionTimeout: 600,
+    phaseTimeout: 60,
+    out: new URL('./results/latest.json', import.meta.url).pathname,
+    sluiceBin: SLUICE_BIN,
+    quick,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = (): string | undefined => argv[++i];
+    switch (flag) {
+      case '--help':
+      case '-h':
+        return 'help';
+      case '--quick':
+        break;
+      case '--million':
+        options.million = true;
+        break;
+      case '--targets': {
+        const list = (value() ?? '').split(',').map((t) => t.trim().replace(/^sluice-/, ''));
+        const bad = list.filter((t) => !(ALL_TARGETS as readonly string[]).includes(t));
+        if (list.length === 0 || bad.length > 0) {
+          throw new Error(`--targets: unknown ${bad.join(', ') || '(empty)'}; use ${ALL_TARGETS.join(', ')}`);
+        }
+        options.targets = ALL_TARGETS.filter((t) => list.includes(t));
+        break;
+      }
+      case '--messages':
+        options.messages = positiveInt(flag, value());
+        break;
+      case '--baseline-messages':
+        options.baselineMessages = positiveInt(flag, value());
+        break;
+      case '--producers':
+        options.producers = positiveInt(flag, value());
+        break;
+      case '--consumers':
+        options.consumers = positiveInt(flag, value());
+        break;
+      case '--duration':
+        options.duration = positiveInt(flag, value());
+        break;
+      case '--backlog':
+        options.backlog = positiveInt(flag, value());
+        break;
+      case '--long-poll':
+        options.longPoll = positiveInt(flag, value());
+        break;
+      case '--settle':
+        options.settleMs = positiveInt(flag, value());
+        break;
+      case '--phase-timeout':
+        options.phaseTimeout = positiveInt(flag, value());
+        break;
+      case '--million-messages':
+        options.millionMessages = positiveInt(flag, value());
+        break;
+      case '--million-producers':
+        options.millionProducers = positiveInt(flag, value());
+        break;
+      case '--million-timeout':
+        options.millionTimeout = positiveInt(flag, value());
+        break;
+      case '--out': {
+        const out = value();
+        if (!out) throw new Error('--out needs a file name');
+        options.out = out;
+        break;
+      }
+      case '--sluice-bin': {
+        const bin = value();
+        if (!bin) throw new Error('--sluice-bin needs a file name');
+        options.sluiceBin = resolve(bin);
+        break;
+      }
+      default:
+        throw new Error(`unknown flag ${flag}\n${USAGE}`);
+    }
+  }
+  return options;
+}

@@ -1,0 +1,249 @@
+import type { Options } from './args.ts';
+import type { RssReading } from './rss.ts';
+import type {
+  ConsumeResult,
+  LongPollResult,
+  MillionResult,
+  MixedResult,
+  ProduceResult,
+} from './scenarios.ts';
+import { round } from './stats.ts';
+import { BASELINE, TARGET_LABELS, type TargetName } from './targets.ts';
+
+export interface MillionOutcome extends MillionResult {
+  rssAfter: RssReading | null;
+  maxSampledMiB: number;
+}
+
+export interface TargetResult {
+  name: TargetName;
+  label: string;
+  status: 'ok' | 'failed-to-start';
+  startError?: string;
+  endpoint?: string;
+  pid?: number;
+  /** produce/consume message count used for this target. */
+  messages: number;
+  produce?: ProduceResult;
+  consume?: ConsumeResult;
+  mixed?: MixedResult;
+  longPoll?: LongPollResult;
+  rssAfter: Partial<Record<'start' | 'produce' | 'consume' | 'mixed' | 'longPoll', number>>;
+  /** VmHWM just before the server was stopped. */
+  peakHwmMiB?: number;
+  maxSampledMiB?: number;
+  million?: MillionOutcome;
+  millionStartError?: string;
+  /** Scenario name -> error that aborted it. */
+  errors: Record<string, string>;
+}
+
+export type Verdict = 'PASS' | 'MISS' | 'NOT RUN';
+
+export interface Evaluation {
+  goal: string;
+  target: TargetName;
+  verdict: Verdict;
+  value: string;
+}
+
+type Better = 'higher' | 'lower' | null;
+
+interface Row {
+  label: string;
+  better: Better;
+  value: (r: TargetResult) => number | null;
+  text?: (r: TargetResult) => string | null;
+}
+
+function fmt(v: number): string {
+  if (Number.isInteger(v)) return v.toLocaleString('en-US');
+  if (v >= 1000) return Math.round(v).toLocaleString('en-US');
+  if (v >= 100) return v.toFixed(0);
+  if (v >= 10) return v.toFixed(1);
+  return v.toFixed(2);
+}
+
+interface Tally {
+  lost: number;
+  duplicates: number;
+  unexpected: number;
+  undrained?: number;
+  stoppedBy?: 'complete' | 'idle' | 'time';
+}
+
+function lostDup(x: Tally | undefined): string | null {
+  if (!x) return null;
+  const extra = [
+    x.unexpected ? `+${x.unexpected} unexpected` : '',
+    x.undrained ? `${x.undrained} not drained in time` : '',
+    x.stoppedBy === 'time' ? 'hit time limit' : x.stoppedBy === 'idle' ? 'gave up after 5 s idle' : '',
+  ].filter(Boolean);
+  return `${x.lost} / ${x.duplicates}${extra.length ? ` (${extra.join(', ')})` : ''}`;
+}
+
+function totalErrors(r: TargetResult): number {
+  return (
+    (r.produce ? r.produce.requestErrors + r.produce.failedEntries : 0) +
+    (r.consume ? r.consume.requestErrors + r.consume.deleteFailed : 0) +
+    (r.mixed?.requestErrors ?? 0) +
+    (r.longPoll ? r.longPoll.requestErrors + r.longPoll.misses + r.longPoll.stale : 0) +
+    Object.keys(r.errors).length
+  );
+}
+
+const ROWS: Row[] = [
+  {
+    label: 'produce/consume N (messages)',
+    better: null,
+    value: (r) => r.messages,
+    text: (r) =>
+      r.produce?.timedOut ? `${fmt(r.messages)} (${fmt(r.produce.acked)} sent in time limit)` : null,
+  },
+  {
+    label: `produce msg/s (SendMessageBatch x10)`,
+    better: 'higher',
+    value: (r) => r.produce?.msgPerSec ?? null,
+  },
+  {
+    label: 'consume msg/s (Receive 10 + DeleteBatch)',
+    better: 'higher',
+    value: (r) => r.consume?.msgPerSec ?? null,
+  },
+  { label: 'consume lost / duplicates', better: null, value: () => null, text: (r) => lostDup(r.consume) },
+  { label: 'mixed end-to-end msg/s', better: 'higher', value: (r) => r.mixed?.e2ePerSec ?? null },
+  { label: 'mixed sent msg/s', better: 'higher', value: (r) => r.mixed?.sentPerSec ?? null },
+  { label: 'mixed e2e latency p50 ms', better: 'lower', value: (r) => r.mixed?.latencyMs?.p50 ?? null },
+  { label: 'mixed e2e latency p99 ms', better: 'lower', value: (r) => r.mixed?.latencyMs?.p99 ?? null },
+  { label: 'mixed lost / duplicates', better: null, value: () => null, text: (r) => lostDup(r.mixed) },
+  { label: 'long-poll wake p50 ms', better: 'lower', value: (r) => r.longPoll?.wakeMs?.p50 ?? null },
+  { label: 'long-poll wake p99 ms', better: 'lower', value: (r) => r.longPoll?.wakeMs?.p99 ?? null },
+  {
+    label: 'long-poll ok / misses',
+    better: null,
+    value: () => null,
+    text: (r) => (r.longPoll ? `${r.longPoll.ok} / ${r.longPoll.misses + r.longPoll.stale}` : null),
+  },
+  { label: 'peak RSS MiB (VmHWM)', better: 'lower', value: (r) => r.peakHwmMiB ?? null },
+  {
+    label: 'errors (requests, failed entries)',
+    better: null,
+    value: (r) => (r.status === 'ok' ? totalErrors(r) : null),
+  },
+];
+
+const MILLION_ROWS: Row[] = [
+  {
+    label: 'million: messages waiting (acked)',
+    better: null,
+    value: (r) => r.million?.produce.acked ?? null,
+  },
+  { label: 'million: fill msg/s', better: 'higher', value: (r) => r.million?.produce.msgPerSec ?? null },
+  {
+    label: 'million: RSS after MiB (VmRSS)',
+    better: 'lower',
+    value: (r) => r.million?.rssAfter?.rssMiB ?? null,
+  },
+  {
+    label: 'million: peak RSS MiB (VmHWM)',
+    better: 'lower',
+    value: (r) => r.million?.rssAfter?.hwmMiB ?? null,
+  },
+];
+
+export function renderTable(results: readonly TargetResult[], options: Options): string {
+  const baseline = results.find((r) => r.name === BASELINE && r.status === 'ok');
+  const header = ['scenario'];
+  for (const r of results) {
+    header.push(r.label);
+    if (r.name !== BASELINE) header.push(`vs ${TARGET_LABELS[BASELINE].split(' ')[0]}`);
+  }
+  const lines: string[][] = [header];
+  const rows = options.million ? [...ROWS, ...MILLION_ROWS] : ROWS;
+  for (const row of rows) {
+    const suffix = row.better === 'higher' ? ' [hi]' : row.better === 'lower' ? ' [lo]' : '';
+    const line = [row.label + suffix];
+    const base = baseline ? row.value(baseline) : null;
+    for (const r of results) {
+      if (r.status !== 'ok') {
+        line.push('did not start');
+      } else {
+        const text = row.text?.(r);
+        const v = row.value(r);
+        line.push(text ?? (v === null ? '-' : fmt(v)));
+      }
+      if (r.name !== BASELINE) {
+        const v = r.status === 'ok' ? row.value(r) : null;
+        line.push(row.better && v !== null && base !== null && base > 0 ? `${fmt(v / base)}x` : '');
+      }
+    }
+    lines.push(line);
+  }
+  const widths = header.map((_, i) => Math.max(...lines.map((l) => (l[i] ?? '').length)));
+  const render = (l: string[]): string =>
+    l.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join(' | ');
+  const out = [render(header), widths.map((w) => '-'.repeat(w)).join('-+-'), ...lines.slice(1).map(render)];
+  if (!baseline)
+    out.push(`No ratios: the baseline (${TARGET_LABELS[BASELINE]}) did not run or did not start.`);
+  out.push('[hi] higher is better, [lo] lower is better; "vs moto" = target / moto, measured in this run.');
+  if (baseline && options.baselineMessages !== options.messages) {
+    out.push(
+      `moto runs produce/consume with N=${options.baselineMessages} (others ${options.messages}): ` +
+        'rates are compared, not totals.',
+    );
+  }
+  return out.join('\n');
+}
+
+export function evaluate(results: readonly TargetResult[], options: Options): Evaluation[] {
+  const evaluations: Evaluation[] = [];
+  for (const r of results) {
+    if (r.name === BASELINE || r.name === 'null') continue;
+    const ran = r.status === 'ok';
+    if (r.name === 'full') {
+      const v = r.mixed?.e2ePerSec;
+      evaluations.push({
+        goal: 'durable end-to-end >= 10,000 msg/s (mixed, batches of 10)',
+        target: r.name,
+        verdict: !ran || v === undefined ? 'NOT RUN' : v >= 10_000 ? 'PASS' : 'MISS',
+        value: v === undefined ? (r.startError ?? r.errors.mixed ?? 'no result') : `${fmt(v)} msg/s`,
+      });
+    }
+    const lp = r.longPoll;
+    const p99 = lp?.wakeMs?.p99;
+    evaluations.push({
+      goal: 'long-poll wake p99 < 5 ms',
+      target: r.name,
+      verdict:
+        !ran || !lp || p99 === undefined
+          ? 'NOT RUN'
+          : p99 < 5 && lp.misses + lp.stale === 0
+            ? 'PASS'
+            : 'MISS',
+      value:
+        p99 === undefined
+          ? (r.startError ?? r.errors.longPoll ?? 'no result')
+          : `p99 ${round(p99, 2)} ms over ${lp?.ok} wakes, ${(lp?.misses ?? 0) + (lp?.stale ?? 0)} misses`,
+    });
+    const m = r.million;
+    const rss = m?.rssAfter?.rssMiB;
+    const full = m !== undefined && m.produce.acked >= 1_000_000;
+    evaluations.push({
+      goal: 'RSS < 300 MiB with 1,000,000 waiting',
+      target: r.name,
+      verdict: !options.million || rss === undefined ? 'NOT RUN' : full && rss < 300 ? 'PASS' : 'MISS',
+      value: !options.million
+        ? 'needs --million'
+        : rss === undefined
+          ? (r.millionStartError ?? r.errors.million ?? r.startError ?? 'no result')
+          : `${fmt(rss)} MiB with ${m?.produce.acked.toLocaleString('en-US')} waiting${full ? '' : ' (incomplete)'}`,
+    });
+  }
+  return evaluations;
+}
+
+export function renderEvaluation(evaluations: readonly Evaluation[]): string {
+  return evaluations
+    .map((e) => `${e.verdict.padEnd(7)} ${TARGET_LABELS[e.target].padEnd(14)} ${e.goal}: ${e.value}`)
+    .join('\n');
+}

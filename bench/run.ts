@@ -1,0 +1,276 @@
+/**
+ * `npm run bench`: throughput, latency and memory of Sluice against moto_server measured in the
+ * same run. See bench/README.md for the scenarios and flags.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname } from 'node:path';
+import { type Options, parseArgs, USAGE } from './args.ts';
+import { makeClient } from './client.ts';
+import { evaluate, type MillionOutcome, renderEvaluation, renderTable, type TargetResult } from './report.ts';
+import { RssSampler } from './rss.ts';
+import { consume, createQueue, longPoll, million, mixed, produce } from './scenarios.ts';
+import { errorText, now, round, sleep } from './stats.ts';
+import {
+  BASELINE,
+  type RunningTarget,
+  startTarget,
+  stopAllTargets,
+  TARGET_LABELS,
+  type TargetName,
+} from './targets.ts';
+
+const started = now();
+
+function log(message: string): void {
+  const s = ((now() - started) / 1000).toFixed(1).padStart(6);
+  process.stdout.write(`[${s}s] ${message}\n`);
+}
+
+function machineFacts(): Record<string, string | number> {
+  const cpus = os.cpus();
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      encoding: 'utf8',
+      timeout: 5_000,
+    }).trim();
+  } catch {
+    // not a git checkout
+  }
+  return {
+    date: new Date().toISOString(),
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    cores: cpus.length,
+    memoryGiB: round(os.totalmem() / 2 ** 30, 1),
+    loadAverage1m: round(os.loadavg()[0] ?? 0, 2),
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+    commit,
+  };
+}
+
+async function scenario<T>(
+  result: TargetResult,
+  name: string,
+  tlog: (m: string) => void,
+  fn: () => Promise<T>,
+): Promise<T | undefined> {
+  const t0 = now();
+  tlog(`${name}: start`);
+  try {
+    const value = await fn();
+    tlog(`${name}: done in ${((now() - t0) / 1000).toFixed(1)}s`);
+    return value;
+  } catch (err) {
+    result.errors[name] = errorText(err);
+    tlog(`${name}: FAILED ${errorText(err)}`);
+    return undefined;
+  }
+}
+
+async function withTarget<T>(
+  name: TargetName,
+  options: Options,
+  fn: (target: RunningTarget) => Promise<T>,
+): Promise<T> {
+  const target = await startTarget(name, options.sluiceBin);
+  try {
+    return await fn(target);
+  } finally {
+    await target.stop();
+  }
+}
+
+async function runTarget(name: TargetName, options: Options): Promise<TargetResult> {
+  const label = TARGET_LABELS[name];
+  const tlog = (m: string): void => log(`${label}: ${m}`);
+  const messages = name === BASELINE ? options.baselineMessages : options.messages;
+  const result: TargetResult = { name, label, status: 'ok', messages, rssAfter: {}, errors: {} };
+  tlog('starting server');
+  try {
+    await withTarget(name, options, async (target) => {
+      result.endpoint = target.endpoint;
+      result.pid = target.pid;
+      tlog(`listening on ${target.endpoint}, pid ${target.pid}`);
+      const sampler = new RssSampler(target.pid);
+      sampler.start();
+      const client = makeClient(target.endpoint);
+      const ctx = { sqs: client.sqs, log: tlog };
+      const rssNow = (): number | undefined => {
+        const r = sampler.read();
+        return r ? round(r.rssMiB, 1) : undefined;
+      };
+      result.rssAfter.start = rssNow();
+      try {
+        const phaseMs = options.phaseTimeout * 1000;
+        const produced = await scenario(result, 'produce', tlog, async () => {
+          const queueUrl = await createQueue(client.sqs, 'pc');
+          const p = await produce(ctx, queueUrl, messages, options.producers, phaseMs);
+          return { queueUrl, ...p };
+        });
+        result.produce = produced?.result;
+        result.rssAfter.produce = rssNow();
+        if (produced) {
+          result.consume = await scenario(result, 'consume', tlog, () =>
+            consume(
+              ctx,
+              produced.queueUrl,
+              produced.acked,
+              produced.result.acked,
+              options.consumers,
+              phaseMs,
+              5_000,
+            ),
+          );
+          result.rssAfter.consume = rssNow();
+        }
+        result.mixed = await scenario(result, 'mixed', tlog, async () => {
+          const queueUrl = await createQueue(client.sqs, 'mixed');
+          return mixed(
+            ctx,
+            queueUrl,
+            options.duration,
+            options.producers,
+            options.consumers,
+            options.backlog,
+            30_000,
+            5_000,
+          );
+        });
+        result.rssAfter.mixed = rssNow();
+        result.longPoll = await scenario(result, 'longPoll', tlog, async () => {
+          const queueUrl = await createQueue(client.sqs, 'longpoll');
+          return longPoll(ctx, queueUrl, options.longPoll, options.settleMs, 120_000);
+        });
+        result.rssAfter.longPoll = rssNow();
+        const final = sampler.read();
+        if (final) result.peakHwmMiB = round(final.hwmMiB, 1);
+        result.maxSampledMiB = round(sampler.maxSampledMiB(), 1);
+      } finally {
+        sampler.stop();
+        client.close();
+      }
+    });
+  } catch (err) {
+    if (result.pid === undefined) {
+      result.status = 'failed-to-start';
+      result.startError = errorText(err);
+      tlog(`could not start: ${result.startError}`);
+      return result;
+    }
+    result.errors.server = errorText(err);
+    tlog(`error: ${result.errors.server}`);
+  }
+  tlog('server stopped');
+  if (options.million && name !== BASELINE) await runMillion(result, options, tlog);
+  return result;
+}
+
+/** A fresh server, filled with millionMessages waiting messages; RSS read after the fill. */
+async function runMillion(result: TargetResult, options: Options, tlog: (m: string) => void): Promise<void> {
+  tlog('million: starting a fresh server');
+  try {
+    await withTarget(result.name, options, async (target) => {
+      const sampler = new RssSampler(target.pid, 500);
+      sampler.start();
+      const client = makeClient(target.endpoint);
+      try {
+        const outcome = await scenario(result, 'million', tlog, async (): Promise<MillionOutcome> => {
+          const queueUrl = await createQueue(client.sqs, 'million');
+          const ctx = { sqs: client.sqs, log: tlog };
+          const m = await million(
+            ctx,
+            queueUrl,
+            options.millionMessages,
+            options.millionProducers,
+            options.millionTimeout * 1000,
+          );
+          await sleep(2_000);
+          return { ...m, rssAfter: sampler.read(), maxSampledMiB: round(sampler.maxSampledMiB(), 1) };
+        });
+        if (outcome) {
+          result.million = outcome;
+          const r = outcome.rssAfter;
+          tlog(`million: ${outcome.produce.acked} waiting, RSS ${r ? round(r.rssMiB, 1) : '?'} MiB`);
+        }
+      } finally {
+        sampler.stop();
+        client.close();
+      }
+    });
+  } catch (err) {
+    result.millionStartError = errorText(err);
+    tlog(`million: could not run: ${result.millionStartError}`);
+  }
+}
+
+async function main(): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  if (parsed === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const options = parsed;
+  const machine = machineFacts();
+  log(
+    `machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB, load ${machine.loadAverage1m}`,
+  );
+  log(`node ${machine.node}, ${machine.platform}, commit ${machine.commit}, ${machine.date}`);
+  log(
+    `targets ${options.targets.join(',')}; N=${options.messages} (moto ${options.baselineMessages}), ` +
+      `${options.producers} producers, ${options.consumers} consumers, mixed ${options.duration}s, ` +
+      `long-poll x${options.longPoll}${options.million ? `, million ${options.millionMessages}` : ''}`,
+  );
+  const results: TargetResult[] = [];
+  for (const name of options.targets) results.push(await runTarget(name, options));
+  const evaluations = evaluate(results, options);
+  const elapsedS = round((now() - started) / 1000, 1);
+  process.stdout.write('\n');
+  process.stdout.write(
+    `machine: ${machine.cpuModel}, ${machine.cores} cores, node ${machine.node}, ${machine.date}, ` +
+      `load at start ${machine.loadAverage1m}, bench took ${elapsedS}s\n\n`,
+  );
+  process.stdout.write(`${renderTable(results, options)}\n\n`);
+  process.stdout.write(`Goals (from this run):\n${renderEvaluation(evaluations)}\n`);
+  const failed = results.filter((r) => r.status !== 'ok');
+  for (const r of failed) process.stdout.write(`NOTE: ${r.label} did not start: ${r.startError}\n`);
+  mkdirSync(dirname(options.out), { recursive: true });
+  writeFileSync(
+    options.out,
+    `${JSON.stringify({ machine, options, elapsedS, results, evaluations }, null, 2)}\n`,
+  );
+  log(`results written to ${options.out}`);
+  return 0;
+}
+
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    log(`${signal}: stopping servers`);
+    void stopAllTargets().finally(() => process.exit(130));
+  });
+}
+
+main().then(
+  async (code) => {
+    await stopAllTargets();
+    process.exit(code);
+  },
+  async (err: unknown) => {
+    process.stderr.write(
+      `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    await stopAllTargets();
+    process.exit(1);
+  },
+);

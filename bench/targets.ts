@@ -1,0 +1,184 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export type TargetName = 'full' | 'normal' | 'moto' | 'null';
+
+/** Run order; 'null' (bench/null-server.ts, the harness ceiling) only when asked for. */
+export const ALL_TARGETS: readonly TargetName[] = ['moto', 'full', 'normal', 'null'];
+export const DEFAULT_TARGETS: readonly TargetName[] = ['moto', 'full', 'normal'];
+export const BASELINE: TargetName = 'moto';
+
+export const TARGET_LABELS: Record<TargetName, string> = {
+  moto: 'moto (baseline)',
+  full: 'sluice full',
+  normal: 'sluice normal',
+  null: 'null server',
+};
+
+export interface RunningTarget {
+  readonly name: TargetName;
+  readonly endpoint: string;
+  /** PID of the server process itself (RSS is sampled from it). */
+  readonly pid: number;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+const ROOT = new URL('..', import.meta.url).pathname;
+export const SLUICE_BIN = new URL('../bin/sluice.js', import.meta.url).pathname;
+const NULL_SERVER = new URL('./null-server.ts', import.meta.url).pathname;
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}
+
+/** The most telling line of a failed start: the first one naming an error, else the last one. */
+function errorLine(output: string): string {
+  const lines = output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  return lines.find((l) => /error/i.test(l)) ?? lines[lines.length - 1] ?? '(no output)';
+}
+
+/** Connect over 127.0.0.1 whatever host name the server printed. */
+function loopback(endpoint: string): string {
+  const url = new URL(endpoint);
+  url.hostname = '127.0.0.1';
+  return url.origin;
+}
+
+/**
+ * Sluice is spawned exactly like test/helpers/server.ts does (`node bin/sluice.js serve --port 0
+ * --data DIR ...`), but here, so the child is known from the first moment and can be stopped even
+ * if the run is interrupted while the server is still starting.
+ */
+function startSluice(name: 'full' | 'normal', bin: string): Promise<RunningTarget> {
+  if (!existsSync(bin)) {
+    return Promise.reject(new Error(`${bin} not found; server not built yet`));
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
+  return spawnListening(
+    name,
+    process.execPath,
+    [bin, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--durability', name],
+    /listening on (http:\/\/[^\s]+)/,
+    () => rmSync(dataDir, { recursive: true, force: true }),
+  );
+}
+
+/** The real moto_server script, so the spawned PID is the Python server and not a pyenv shim. */
+function motoCommand(): string {
+  try {
+    const path = execFileSync('pyenv', ['which', 'moto_server'], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    }).trim();
+    if (path && existsSync(path)) return path;
+  } catch {
+    // no pyenv: fall back to PATH
+  }
+  return 'moto_server';
+}
+
+/** Every server child this process spawned and that has not exited yet. */
+const live = new Map<ChildProcess, () => Promise<void>>();
+
+/** Stops every server still running (Ctrl-C, or a crash of the harness). */
+export async function stopAllTargets(): Promise<void> {
+  await Promise.allSettled([...live.values()].map((stop) => stop()));
+}
+
+/** Spawns a server that prints its URL; `pattern` captures it. The child's PID is the server. */
+async function spawnListening(
+  name: TargetName,
+  command: string,
+  args: string[],
+  pattern: RegExp,
+  cleanup: () => void = () => {},
+): Promise<RunningTarget> {
+  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      try {
+        await withTimeout(exited, 10_000, `${name} SIGTERM`);
+      } catch {
+        child.kill('SIGKILL');
+        await withTimeout(exited, 5_000, `${name} SIGKILL`);
+      } finally {
+        live.delete(child);
+        cleanup();
+      }
+    })();
+    return stopping;
+  };
+  live.set(child, stop);
+  try {
+    const endpoint = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${name} did not start in 30 s:\n${output}`)), 30_000);
+      const onData = (chunk: Buffer): void => {
+        // A server may log every request; keep draining the pipe but only remember the start.
+        if (output.length < 65_536) output += chunk.toString();
+        const match = pattern.exec(output);
+        if (match?.[1]) {
+          clearTimeout(timer);
+          resolve(match[1]);
+        }
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', onData);
+      child.once('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`${name} exited with ${code} before listening: ${errorLine(output)}\n${output}`));
+      });
+    });
+    if (child.pid === undefined) throw new Error(`${name} has no pid`);
+    return { name, endpoint: loopback(endpoint), pid: child.pid, output: () => output, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+export function startTarget(name: TargetName, sluiceBin = SLUICE_BIN): Promise<RunningTarget> {
+  switch (name) {
+    case 'moto':
+      return spawnListening(
+        name,
+        motoCommand(),
+        ['-H', '127.0.0.1', '-p', '0'],
+        /Running on (http:\/\/[^\s]+)/,
+      );
+    case 'null':
+      return spawnListening(
+        name,
+        process.execPath,
+        ['--import', 'tsx', NULL_SERVER, '--port', '0'],
+        /listening on (http:\/\/[^\s]+)/,
+      );
+    default:
+      return startSluice(name, sluiceBin);
+  }
+}
