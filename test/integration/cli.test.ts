@@ -32,12 +32,20 @@ describe('sluice command line', () => {
   });
 
   it('refuses unknown options and bad values with exit code 2', async () => {
-    for (const args of [['serve', '--nope'], ['serve', '--durability', 'maybe'], ['serve', '--port', 'x'], ['bogus']]) {
-      await assert.rejects(run(process.execPath, [SLUICE, ...args]), (error: { code?: number; stderr?: string }) => {
-        assert.equal(error.code, 2, `exit code for ${args.join(' ')}`);
-        assert.match(error.stderr ?? '', /^sluice: /);
-        return true;
-      });
+    for (const args of [
+      ['serve', '--nope'],
+      ['serve', '--durability', 'maybe'],
+      ['serve', '--port', 'x'],
+      ['bogus'],
+    ]) {
+      await assert.rejects(
+        run(process.execPath, [SLUICE, ...args]),
+        (error: { code?: number; stderr?: string }) => {
+          assert.equal(error.code, 2, `exit code for ${args.join(' ')}`);
+          assert.match(error.stderr ?? '', /^sluice: /);
+          return true;
+        },
+      );
     }
   });
 
@@ -65,7 +73,10 @@ describe('sluice command line', () => {
     const first = await startServer({ dataDir: join(dir, 'data'), args });
     await first.stop();
     // A second start with changed values updates the existing queue.
-    writeFileSync(config, JSON.stringify({ queues: [{ name: 'orders', attributes: { VisibilityTimeout: 90 } }] }));
+    writeFileSync(
+      config,
+      JSON.stringify({ queues: [{ name: 'orders', attributes: { VisibilityTimeout: 90 } }] }),
+    );
     const second = await startServer({ dataDir: join(dir, 'data'), args });
     try {
       const sqs = new SQSClient({
@@ -74,10 +85,15 @@ describe('sluice command line', () => {
         credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
       });
       const QueueUrl = `${second.endpoint}/123456789012/orders`;
-      const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['All'] }));
+      const { Attributes } = await sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['All'] }),
+      );
       assert.equal(Attributes?.VisibilityTimeout, '90');
       assert.equal(Attributes?.QueueArn, 'arn:aws:sqs:eu-west-1:123456789012:orders');
-      assert.deepEqual(JSON.parse(Attributes?.RedrivePolicy ?? '{}'), { deadLetterTargetArn: dlqArn, maxReceiveCount: 3 });
+      assert.deepEqual(JSON.parse(Attributes?.RedrivePolicy ?? '{}'), {
+        deadLetterTargetArn: dlqArn,
+        maxReceiveCount: 3,
+      });
       const { Tags } = await sqs.send(new ListQueueTagsCommand({ QueueUrl }));
       assert.deepEqual(Tags, { team: 'payments' });
       sqs.destroy();
@@ -90,8 +106,14 @@ describe('sluice command line', () => {
   it('fails to start with a clear message on a broken config file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
     const config = join(dir, 'bad.json');
-    writeFileSync(config, JSON.stringify({ queues: [{ name: 'x', attributes: { VisibilityTimeout: 99999 } }] }));
-    await assert.rejects(startServer({ dataDir: join(dir, 'data'), args: ['--config', config] }), /InvalidAttributeValue/);
+    writeFileSync(
+      config,
+      JSON.stringify({ queues: [{ name: 'x', attributes: { VisibilityTimeout: 99999 } }] }),
+    );
+    await assert.rejects(
+      startServer({ dataDir: join(dir, 'data'), args: ['--config', config] }),
+      /InvalidAttributeValue/,
+    );
     removeDataDir(dir);
   });
 });
