@@ -1,8 +1,11 @@
 import { resolve } from 'node:path';
+import { CLIENT_KINDS, type ClientKind } from './client.ts';
 import { ALL_TARGETS, DEFAULT_TARGETS, SLUICE_BIN, type TargetName } from './targets.ts';
 
 export interface Options {
   targets: TargetName[];
+  /** Load generator: 'raw' (bench/raw-client.ts, measures the server) or 'sdk' (@aws-sdk/client-sqs). */
+  client: ClientKind;
   /** Messages for produce/consume against Sluice targets. */
   messages: number;
   /** Messages for produce/consume against the moto baseline (it is much slower). */
@@ -29,6 +32,8 @@ export interface Options {
 export const USAGE = `usage: npm run bench -- [flags]
   --targets a,b           targets to run, from: ${ALL_TARGETS.join(', ')} (default: ${DEFAULT_TARGETS.join(',')});
                           null = bench/null-server.ts, an in-memory fake measuring the harness ceiling
+  --client raw|sdk        load generator: raw = lean JSON-over-http client, measures the server;
+                          sdk = @aws-sdk/client-sqs, what an SDK user sees (default raw)
   --messages N            produce/consume messages for Sluice targets (default 20000, --quick 2000)
   --baseline-messages N   produce/consume messages for moto (default 500, --quick 300)
   --producers C           concurrent producers for produce and mixed (default 8)
@@ -59,6 +64,7 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
   const quick = argv.includes('--quick');
   const options: Options = {
     targets: [...DEFAULT_TARGETS],
+    client: 'raw',
     messages: quick ? 2_000 : 20_000,
     baselineMessages: quick ? 300 : 500,
     producers: 8,
@@ -95,6 +101,13 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
           throw new Error(`--targets: unknown ${bad.join(', ') || '(empty)'}; use ${ALL_TARGETS.join(', ')}`);
         }
         options.targets = ALL_TARGETS.filter((t) => list.includes(t));
+        break;
+      }
+      case '--client': {
+        const kind = value();
+        const found = CLIENT_KINDS.find((k) => k === kind);
+        if (!found) throw new Error(`--client: use ${CLIENT_KINDS.join(' or ')}, got ${kind ?? 'nothing'}`);
+        options.client = found;
         break;
       }
       case '--messages':

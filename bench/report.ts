@@ -153,7 +153,7 @@ const MILLION_ROWS: Row[] = [
 
 export function renderTable(results: readonly TargetResult[], options: Options): string {
   const baseline = results.find((r) => r.name === BASELINE && r.status === 'ok');
-  const header = ['scenario'];
+  const header = [`scenario (client: ${options.client})`];
   for (const r of results) {
     header.push(r.label);
     if (r.name !== BASELINE) header.push(`vs ${TARGET_LABELS[BASELINE].split(' ')[0]}`);

@@ -96,8 +96,8 @@ async function runTarget(name: TargetName, options: Options): Promise<TargetResu
       tlog(`listening on ${target.endpoint}, pid ${target.pid}`);
       const sampler = new RssSampler(target.pid);
       sampler.start();
-      const client = makeClient(target.endpoint);
-      const ctx = { sqs: client.sqs, log: tlog };
+      const client = makeClient(options.client, target.endpoint);
+      const ctx = { client, log: tlog };
       const rssNow = (): number | undefined => {
         const r = sampler.read();
         return r ? round(r.rssMiB, 1) : undefined;
@@ -106,7 +106,7 @@ async function runTarget(name: TargetName, options: Options): Promise<TargetResu
       try {
         const phaseMs = options.phaseTimeout * 1000;
         const produced = await scenario(result, 'produce', tlog, async () => {
-          const queueUrl = await createQueue(client.sqs, 'pc');
+          const queueUrl = await createQueue(client, 'pc');
           const p = await produce(ctx, queueUrl, messages, options.producers, phaseMs);
           return { queueUrl, ...p };
         });
@@ -127,7 +127,7 @@ async function runTarget(name: TargetName, options: Options): Promise<TargetResu
           result.rssAfter.consume = rssNow();
         }
         result.mixed = await scenario(result, 'mixed', tlog, async () => {
-          const queueUrl = await createQueue(client.sqs, 'mixed');
+          const queueUrl = await createQueue(client, 'mixed');
           return mixed(
             ctx,
             queueUrl,
@@ -141,7 +141,7 @@ async function runTarget(name: TargetName, options: Options): Promise<TargetResu
         });
         result.rssAfter.mixed = rssNow();
         result.longPoll = await scenario(result, 'longPoll', tlog, async () => {
-          const queueUrl = await createQueue(client.sqs, 'longpoll');
+          const queueUrl = await createQueue(client, 'longpoll');
           return longPoll(ctx, queueUrl, options.longPoll, options.settleMs, 120_000);
         });
         result.rssAfter.longPoll = rssNow();
@@ -175,11 +175,11 @@ async function runMillion(result: TargetResult, options: Options, tlog: (m: stri
     await withTarget(result.name, options, async (target) => {
       const sampler = new RssSampler(target.pid, 500);
       sampler.start();
-      const client = makeClient(target.endpoint);
+      const client = makeClient(options.client, target.endpoint);
       try {
         const outcome = await scenario(result, 'million', tlog, async (): Promise<MillionOutcome> => {
-          const queueUrl = await createQueue(client.sqs, 'million');
-          const ctx = { sqs: client.sqs, log: tlog };
+          const queueUrl = await createQueue(client, 'million');
+          const ctx = { client, log: tlog };
           const m = await million(
             ctx,
             queueUrl,
@@ -225,7 +225,7 @@ async function main(): Promise<number> {
   );
   log(`node ${machine.node}, ${machine.platform}, commit ${machine.commit}, ${machine.date}`);
   log(
-    `targets ${options.targets.join(',')}; N=${options.messages} (moto ${options.baselineMessages}), ` +
+    `targets ${options.targets.join(',')}; client ${options.client}; N=${options.messages} (moto ${options.baselineMessages}), ` +
       `${options.producers} producers, ${options.consumers} consumers, mixed ${options.duration}s, ` +
       `long-poll x${options.longPoll}${options.million ? `, million ${options.millionMessages}` : ''}`,
   );
@@ -245,7 +245,7 @@ async function main(): Promise<number> {
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(
     options.out,
-    `${JSON.stringify({ machine, options, elapsedS, results, evaluations }, null, 2)}\n`,
+    `${JSON.stringify({ machine, client: options.client, options, elapsedS, results, evaluations }, null, 2)}\n`,
   );
   log(`results written to ${options.out}`);
   return 0;

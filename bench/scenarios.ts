@@ -1,20 +1,8 @@
-import {
-  CreateQueueCommand,
-  DeleteMessageBatchCommand,
-  type DeleteMessageBatchRequestEntry,
-  DeleteMessageCommand,
-  GetQueueAttributesCommand,
-  type Message,
-  ReceiveMessageCommand,
-  SendMessageBatchCommand,
-  type SendMessageBatchRequestEntry,
-  SendMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import type { DeleteEntry, QueueClient, ReceivedMessage, SendEntry } from './client.ts';
 import { errorText, now, round, type Summary, sleep, summarize } from './stats.ts';
 
 export interface Ctx {
-  readonly sqs: SQSClient;
+  readonly client: QueueClient;
   /** Progress line, already prefixed with elapsed time and target by the caller. */
   readonly log: (message: string) => void;
 }
@@ -57,13 +45,9 @@ export function parseBody(body: string | undefined): { seq: number; sentAt: numb
   return Number.isInteger(seq) && Number.isFinite(sentAt) ? { seq, sentAt } : null;
 }
 
-export async function createQueue(sqs: SQSClient, scenario: string): Promise<string> {
+export function createQueue(client: QueueClient, scenario: string): Promise<string> {
   const name = `bench-${scenario}-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
-  const res = await sqs.send(
-    new CreateQueueCommand({ QueueName: name, Attributes: { VisibilityTimeout: '120' } }),
-  );
-  if (!res.QueueUrl) throw new Error('CreateQueue returned no QueueUrl');
-  return res.QueueUrl;
+  return client.createQueue(name, { VisibilityTimeout: '120' });
 }
 
 /** Runs fn while printing status() every PROGRESS_MS. */
@@ -82,19 +66,19 @@ function elapsedS(t0: number): string {
 }
 
 async function deleteAll(
-  sqs: SQSClient,
+  client: QueueClient,
   queueUrl: string,
-  messages: readonly Message[],
+  messages: readonly ReceivedMessage[],
   errors: Errors,
 ): Promise<number> {
-  const entries: DeleteMessageBatchRequestEntry[] = [];
+  const entries: DeleteEntry[] = [];
   for (const [i, m] of messages.entries()) {
     if (m.ReceiptHandle) entries.push({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle });
   }
   if (entries.length === 0) return messages.length;
   try {
-    const res = await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
-    return (res.Failed?.length ?? 0) + (messages.length - entries.length);
+    const res = await client.deleteMessageBatch(queueUrl, entries);
+    return res.Failed.length + (messages.length - entries.length);
   } catch (err) {
     errors.add(err);
     return messages.length;
@@ -140,20 +124,20 @@ export async function produce(
       }
       const first = next;
       next = Math.min(n, first + BATCH);
-      const entries: SendMessageBatchRequestEntry[] = [];
+      const entries: SendEntry[] = [];
       const sentAt = now();
       for (let seq = first; seq < next; seq++)
         entries.push({ Id: `m${seq}`, MessageBody: makeBody(seq, sentAt) });
       try {
-        const res = await ctx.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
-        for (const ok of res.Successful ?? []) {
+        const res = await ctx.client.sendMessageBatch(queueUrl, entries);
+        for (const ok of res.Successful) {
           const seq = Number(ok.Id?.slice(1));
           if (seq >= first && seq < next && acked[seq] === 0) {
             acked[seq] = 1;
             ackedCount++;
           }
         }
-        failedEntries += res.Failed?.length ?? 0;
+        failedEntries += res.Failed.length;
       } catch (err) {
         errors.add(err);
       }
@@ -232,12 +216,9 @@ export async function consume(
       else if (now() > deadline) stoppedBy = 'time';
       else if (now() - lastMessageAt > idleMs) stoppedBy = 'idle';
       if (stoppedBy !== null) return;
-      let messages: Message[];
+      let messages: ReceivedMessage[];
       try {
-        const res = await ctx.sqs.send(
-          new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
-        );
-        messages = res.Messages ?? [];
+        messages = await ctx.client.receiveMessage(queueUrl, 10, 1);
       } catch (err) {
         errors.add(err);
         await sleep(50);
@@ -245,7 +226,7 @@ export async function consume(
       }
       if (messages.length === 0) continue;
       lastMessageAt = now();
-      deleteFailed += await deleteAll(ctx.sqs, queueUrl, messages, errors);
+      deleteFailed += await deleteAll(ctx.client, queueUrl, messages, errors);
       for (const m of messages) {
         received++;
         const seq = parseBody(m.Body)?.seq ?? -1;
@@ -373,12 +354,12 @@ export async function mixed(
       const first = nextSeq;
       nextSeq += BATCH;
       const sentAt = now();
-      const entries: SendMessageBatchRequestEntry[] = [];
+      const entries: SendEntry[] = [];
       for (let seq = first; seq < nextSeq; seq++)
         entries.push({ Id: `m${seq}`, MessageBody: makeBody(seq, sentAt) });
       try {
-        const res = await ctx.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
-        for (const ok of res.Successful ?? []) {
+        const res = await ctx.client.sendMessageBatch(queueUrl, entries);
+        for (const ok of res.Successful) {
           const seq = Number(ok.Id?.slice(1));
           if (seq >= first && seq < first + BATCH && acked[seq] === 0) {
             acked[seq] = 1;
@@ -404,12 +385,9 @@ export async function mixed(
         drain.stoppedBy = 'idle';
         return;
       }
-      let messages: Message[];
+      let messages: ReceivedMessage[];
       try {
-        const res = await ctx.sqs.send(
-          new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
-        );
-        messages = res.Messages ?? [];
+        messages = await ctx.client.receiveMessage(queueUrl, 10, 1);
       } catch (err) {
         errors.add(err);
         await sleep(50);
@@ -437,7 +415,7 @@ export async function mixed(
         }
       }
       makeRoom();
-      await deleteAll(ctx.sqs, queueUrl, messages, errors);
+      await deleteAll(ctx.client, queueUrl, messages, errors);
     }
   };
 
@@ -535,12 +513,9 @@ export async function longPoll(
   const drain = async (): Promise<void> => {
     for (let i = 0; i < 20; i++) {
       try {
-        const res = await ctx.sqs.send(
-          new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10 }),
-        );
-        const messages = res.Messages ?? [];
+        const messages = await ctx.client.receiveMessage(queueUrl, 10);
         if (messages.length === 0) return;
-        await deleteAll(ctx.sqs, queueUrl, messages, errors);
+        await deleteAll(ctx.client, queueUrl, messages, errors);
       } catch (err) {
         errors.add(err);
         return;
@@ -556,28 +531,22 @@ export async function longPoll(
           stoppedEarly = true;
           break;
         }
-        const receive = ctx.sqs
-          .send(
-            new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 20 }),
-          )
-          .then(
-            (res) => ({ messages: res.Messages ?? [], at: now() }),
-            (err: unknown) => {
-              errors.add(err);
-              return { messages: [] as Message[], at: now() };
-            },
-          );
+        const receive = ctx.client.receiveMessage(queueUrl, 1, 20).then(
+          (messages) => ({ messages, at: now() }),
+          (err: unknown) => {
+            errors.add(err);
+            return { messages: [] as ReceivedMessage[], at: now() };
+          },
+        );
         await sleep(settleMs);
         const sendStart = now();
-        const send = ctx.sqs
-          .send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: makeBody(i, sendStart) }))
-          .then(
-            () => now(),
-            (err: unknown) => {
-              errors.add(err);
-              return Number.NaN;
-            },
-          );
+        const send = ctx.client.sendMessage(queueUrl, makeBody(i, sendStart)).then(
+          () => now(),
+          (err: unknown) => {
+            errors.add(err);
+            return Number.NaN;
+          },
+        );
         const got = await receive;
         const sentAt = await send;
         const message = got.messages[0];
@@ -587,9 +556,7 @@ export async function longPoll(
           if (Number.isFinite(sentAt)) sendOnly.push(sentAt - sendStart);
           if (message.ReceiptHandle) {
             try {
-              await ctx.sqs.send(
-                new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }),
-              );
+              await ctx.client.deleteMessage(queueUrl, message.ReceiptHandle);
             } catch (err) {
               errors.add(err);
             }
@@ -637,10 +604,8 @@ export async function million(
   const { result } = await produce(ctx, queueUrl, n, producers, timeLimitMs);
   let approxVisible: number | null = null;
   try {
-    const res = await ctx.sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
-    );
-    const raw = res.Attributes?.ApproximateNumberOfMessages;
+    const attributes = await ctx.client.getQueueAttributes(queueUrl, ['ApproximateNumberOfMessages']);
+    const raw = attributes.ApproximateNumberOfMessages;
     approxVisible = raw === undefined ? null : Number(raw);
   } catch (err) {
     ctx.log(`GetQueueAttributes failed: ${errorText(err)}`);
