@@ -1,4 +1,5 @@
 import type { Options } from './args.ts';
+import type { CpuUse } from './cpu.ts';
 import type { RssReading } from './rss.ts';
 import type {
   ConsumeResult,
@@ -29,6 +30,8 @@ export interface TargetResult {
   mixed?: MixedResult;
   longPoll?: LongPollResult;
   rssAfter: Partial<Record<'start' | 'produce' | 'consume' | 'mixed' | 'longPoll', number>>;
+  /** Scenario name -> CPU of client and server during it (percent of one core). */
+  cpu: Record<string, CpuUse>;
   /** VmHWM just before the server was stopped. */
   peakHwmMiB?: number;
   maxSampledMiB?: number;
@@ -115,6 +118,15 @@ const ROWS: Row[] = [
   { label: 'mixed sent msg/s', better: 'higher', value: (r) => r.mixed?.sentPerSec ?? null },
   { label: 'mixed e2e latency p50 ms', better: 'lower', value: (r) => r.mixed?.latencyMs?.p50 ?? null },
   { label: 'mixed e2e latency p99 ms', better: 'lower', value: (r) => r.mixed?.latencyMs?.p99 ?? null },
+  {
+    label: 'mixed CPU % client / server',
+    better: null,
+    value: () => null,
+    text: (r) => {
+      const c = r.cpu.mixed;
+      return c ? `${c.clientPct} / ${c.serverPct ?? '?'}` : null;
+    },
+  },
   { label: 'mixed lost / duplicates', better: null, value: () => null, text: (r) => lostDup(r.mixed) },
   { label: 'long-poll wake p50 ms', better: 'lower', value: (r) => r.longPoll?.wakeMs?.p50 ?? null },
   { label: 'long-poll wake p99 ms', better: 'lower', value: (r) => r.longPoll?.wakeMs?.p99 ?? null },

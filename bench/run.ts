@@ -8,6 +8,7 @@ import os from 'node:os';
 import { dirname } from 'node:path';
 import { type Options, parseArgs, USAGE } from './args.ts';
 import { makeClient } from './client.ts';
+import { cpuMeter } from './cpu.ts';
 import { evaluate, type MillionOutcome, renderEvaluation, renderTable, type TargetResult } from './report.ts';
 import { RssSampler } from './rss.ts';
 import { consume, createQueue, longPoll, million, mixed, produce } from './scenarios.ts';
@@ -56,12 +57,17 @@ async function scenario<T>(
   name: string,
   tlog: (m: string) => void,
   fn: () => Promise<T>,
+  serverPid = result.pid,
 ): Promise<T | undefined> {
   const t0 = now();
   tlog(`${name}: start`);
+  const cpu = serverPid === undefined ? null : cpuMeter(serverPid);
   try {
     const value = await fn();
-    tlog(`${name}: done in ${((now() - t0) / 1000).toFixed(1)}s`);
+    const used = cpu?.();
+    if (used) result.cpu[name] = used;
+    const cpuText = used ? `, CPU client ${used.clientPct}% server ${used.serverPct ?? '?'}%` : '';
+    tlog(`${name}: done in ${((now() - t0) / 1000).toFixed(1)}s${cpuText}`);
     return value;
   } catch (err) {
     result.errors[name] = errorText(err);
@@ -87,7 +93,7 @@ async function runTarget(name: TargetName, options: Options): Promise<TargetResu
   const label = TARGET_LABELS[name];
   const tlog = (m: string): void => log(`${label}: ${m}`);
   const messages = name === BASELINE ? options.baselineMessages : options.messages;
-  const result: TargetResult = { name, label, status: 'ok', messages, rssAfter: {}, errors: {} };
+  const result: TargetResult = { name, label, status: 'ok', messages, rssAfter: {}, cpu: {}, errors: {} };
   tlog('starting server');
   try {
     await withTarget(name, options, async (target) => {
@@ -177,19 +183,25 @@ async function runMillion(result: TargetResult, options: Options, tlog: (m: stri
       sampler.start();
       const client = makeClient(options.client, target.endpoint);
       try {
-        const outcome = await scenario(result, 'million', tlog, async (): Promise<MillionOutcome> => {
-          const queueUrl = await createQueue(client, 'million');
-          const ctx = { client, log: tlog };
-          const m = await million(
-            ctx,
-            queueUrl,
-            options.millionMessages,
-            options.millionProducers,
-            options.millionTimeout * 1000,
-          );
-          await sleep(2_000);
-          return { ...m, rssAfter: sampler.read(), maxSampledMiB: round(sampler.maxSampledMiB(), 1) };
-        });
+        const outcome = await scenario(
+          result,
+          'million',
+          tlog,
+          async (): Promise<MillionOutcome> => {
+            const queueUrl = await createQueue(client, 'million');
+            const ctx = { client, log: tlog };
+            const m = await million(
+              ctx,
+              queueUrl,
+              options.millionMessages,
+              options.millionProducers,
+              options.millionTimeout * 1000,
+            );
+            await sleep(2_000);
+            return { ...m, rssAfter: sampler.read(), maxSampledMiB: round(sampler.maxSampledMiB(), 1) };
+          },
+          target.pid,
+        );
         if (outcome) {
           result.million = outcome;
           const r = outcome.rssAfter;
