@@ -214,11 +214,9 @@ export class SqsService {
 
   async PurgeQueue(input: Input) {
     const queue = await this.resolveQueue(input);
-    const now = this.clock.now();
-    if (queue.lastPurgedAt !== undefined && now - queue.lastPurgedAt < LIMITS.purgeWindowSeconds * 1000) {
-      throw errors.purgeInProgress(this.queueArn(queue.name));
-    }
-    await this.store.purgeQueue(queue.id, now);
+    // SQS allows one purge per 60 s; the store checks and records it in one step.
+    const purged = await this.store.purgeQueue(queue.id, this.clock.now(), LIMITS.purgeWindowSeconds * 1000);
+    if (!purged) throw errors.purgeInProgress(this.queueArn(queue.name));
     return {};
   }
 
@@ -395,7 +393,7 @@ export class SqsService {
         now,
         max,
         visibleUntil: now + visibilityTimeout * 1000,
-        receiptTokens: Array.from({ length: max }, newReceiptToken),
+        newReceiptToken,
         maxInFlight: LIMITS.maxInFlightStandard,
         deadLetter,
       });

@@ -141,6 +141,7 @@ function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let ended = false;
     request.on('data', (chunk: Buffer) => {
       size += chunk.length;
       // An oversized body is read to its end but not kept, so the client gets the 413 instead of a reset.
@@ -148,6 +149,7 @@ function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
       else if (size > DRAIN_LIMIT_BYTES) request.destroy();
     });
     request.once('end', () => {
+      ended = true;
       if (size > maxBytes) {
         reject(errors.requestTooLarge(maxBytes));
         return;
@@ -161,7 +163,9 @@ function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
     });
     request.once('error', reject);
     // A body cut off (client gone, or destroyed above) settles too, so nothing waits on it forever.
-    request.once('close', () => reject(errors.requestTooLarge(maxBytes)));
+    request.once('close', () => {
+      if (!ended) reject(errors.requestTooLarge(maxBytes));
+    });
   });
 }
 
