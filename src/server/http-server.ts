@@ -104,8 +104,10 @@ async function handle(
         throw errors.unknownOperation(request.method ?? 'unknown');
       }
       const params = new URLSearchParams(url.search);
-      if (request.method === 'POST')
+      if (request.method === 'POST') {
+        rejectInvalidPercentEncoding(body);
         for (const [key, value] of new URLSearchParams(body)) params.append(key, value);
+      }
       const decoded = decodeQueryRequest(params, url.pathname);
       action = decoded.action;
       input = decoded.input;
@@ -167,6 +169,19 @@ function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
       if (!ended) reject(errors.requestTooLarge(maxBytes));
     });
   });
+}
+
+/**
+ * URLSearchParams turns percent-encoded bytes that are not UTF-8 into U+FFFD without a word; a message body
+ * must not change silently, so such a request is refused.
+ */
+function rejectInvalidPercentEncoding(body: string): void {
+  if (!body.includes('%')) return;
+  try {
+    decodeURIComponent(body.replace(/\+/g, ' '));
+  } catch {
+    throw errors.malformed('The request is not valid form-encoded UTF-8.');
+  }
 }
 
 function baseUrlOf(request: IncomingMessage): string {
