@@ -20,7 +20,11 @@ export interface Store {
   /** When a queue of this name was last deleted, if the store still remembers. */
   queueDeletedAt(name: string): Promise<number | undefined>;
 
-  sendMessages(queueId: number, messages: NewMessage[]): Promise<void>;
+  /**
+   * Stores the messages; resolves once they are durable. `onVisible` runs as soon as they are committed
+   * (receivers can see them), which may be before the fsync that makes them durable.
+   */
+  sendMessages(queueId: number, messages: NewMessage[], onVisible?: () => void): Promise<void>;
   /**
    * Claims up to `max` messages visible at `now` (not expired), oldest visibility first, making each
    * invisible until `visibleUntil` with a fresh receipt token and one more receive. Messages already

@@ -42,6 +42,7 @@ export interface SqliteStoreOptions {
 interface PendingWrite {
   kind: WriteKind;
   run: () => unknown;
+  onCommit: (() => void) | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -187,8 +188,8 @@ export class SqliteStore implements Store {
     return row?.deleted_at;
   }
 
-  async sendMessages(queueId: number, messages: NewMessage[]): Promise<void> {
-    await this.write('durable', () => {
+  async sendMessages(queueId: number, messages: NewMessage[], onVisible?: () => void): Promise<void> {
+    await this.write('durable', onVisible, () => {
       for (const message of messages) {
         this.statements.insertMessage.run({
           queue_id: queueId,
@@ -320,9 +321,12 @@ export class SqliteStore implements Store {
   }
 
   /** Queues `run` for the next group commit; resolves with its result once the commit is done. */
-  private write<T>(kind: WriteKind, run: () => T): Promise<T> {
+  private write<T>(kind: WriteKind, run: () => T): Promise<T>;
+  private write<T>(kind: WriteKind, onCommit: (() => void) | undefined, run: () => T): Promise<T>;
+  private write<T>(kind: WriteKind, ...rest: [() => T] | [(() => void) | undefined, () => T]): Promise<T> {
+    const [onCommit, run] = rest.length === 1 ? [undefined, rest[0]] : rest;
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ kind, run, resolve: resolve as (value: unknown) => void, reject });
+      this.pending.push({ kind, run, onCommit, resolve: resolve as (value: unknown) => void, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -359,6 +363,7 @@ export class SqliteStore implements Store {
     }
     batch.forEach((write, index) => {
       const outcome = outcomes[index]!;
+      if (outcome.ok) write.onCommit?.();
       if (!outcome.ok) write.reject(outcome.error);
       else if (this.needsSync(write.kind)) this.afterSync(() => write.resolve(outcome.value), write.reject);
       else write.resolve(outcome.value);
