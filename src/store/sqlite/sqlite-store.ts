@@ -114,6 +114,10 @@ export class SqliteStore implements Store {
     this.db.pragma(`synchronous = ${this.durability === 'off' ? 'OFF' : 'NORMAL'}`);
     this.walFile = file === ':memory:' ? undefined : `${file}-wal`;
     this.db.pragma('busy_timeout = 5000');
+    // A 32 MiB page cache keeps the hot end of big queues in memory while RSS stays bounded; checkpoints every
+    // 8,192 pages (32 MiB of WAL) instead of 1,000 mean fewer of the fsyncs a checkpoint makes on the event loop.
+    this.db.pragma('cache_size = -32768');
+    this.db.pragma('wal_autocheckpoint = 8192');
     migrate(this.db);
     this.statements = prepareStatements(this.db);
   }
@@ -211,12 +215,8 @@ export class SqliteStore implements Store {
 
   async receiveMessages(request: ReceiveRequest): Promise<ReceiveResult> {
     return this.write('redeliverable', () => {
-      const inFlight = (
-        this.statements.countInFlight.get(request.queueId, request.now, request.maxInFlight) as {
-          n: number;
-        }
-      ).n;
-      if (inFlight >= request.maxInFlight) return { messages: [], overLimit: true, movedToDeadLetter: 0 };
+      if (this.inFlightAtLeast(request.queueId, request.now, request.maxInFlight))
+        return { messages: [], overLimit: true, movedToDeadLetter: 0 };
       const claimed: StoredMessage[] = [];
       const seen = new Set<number>();
       let moved = 0;
@@ -260,6 +260,16 @@ export class SqliteStore implements Store {
       }
       return { messages: claimed, overLimit: false, movedToDeadLetter: moved };
     });
+  }
+
+  /**
+   * In flight means invisible after a receive. Counting invisible index entries needs no row reads, and
+   * bounds the in-flight count from above; only when that bound reaches the limit are rows read to tell
+   * in-flight messages from delayed ones.
+   */
+  private inFlightAtLeast(queueId: number, now: number, limit: number): boolean {
+    const count = (statement: Database.Statement) => (statement.get(queueId, now, limit) as { n: number }).n;
+    return count(this.statements.countInvisible) >= limit && count(this.statements.countInFlight) >= limit;
   }
 
   async deleteMessage(queueId: number, seq: number, receiptToken: string): Promise<boolean> {
@@ -446,6 +456,9 @@ function prepareStatements(db: Database.Database) {
          md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at)
        VALUES (@queue_id, @message_id, @body, @message_attributes, @system_attributes, @md5_of_body,
          @md5_of_message_attributes, @md5_of_system_attributes, @sender_id, @sent_at, @visible_at, @expires_at)`,
+    ),
+    countInvisible: db.prepare(
+      'SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = ? AND visible_at > ? LIMIT ?)',
     ),
     countInFlight: db.prepare(
       `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = ? AND visible_at > ? AND receive_count > 0
