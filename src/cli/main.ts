@@ -16,11 +16,14 @@ Options:
   --port N            TCP port (default 9324; 0 picks a free one)
   --host ADDR         address to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)
   --data DIR          data directory of the embedded SQLite store (default ./sluice-data)
-  --durability MODE   full | normal | off (default full):
-                        full    every acknowledged write is fsynced; survives a power cut
-                        normal  written before the answer, fsynced at checkpoints; survives kill -9,
-                                may lose the last writes on a power cut or kernel crash
-                        off     never fsynced; survives kill -9, a power cut may corrupt recent data
+  --durability MODE   full | durable | normal | off (default durable):
+                        full     every commit is fsynced before the answer
+                        durable  sends and queue changes are fsynced before the answer; receives,
+                                 visibility changes and deletes ride on the next fsync, so a power
+                                 cut can at worst redeliver a message, never lose an acknowledged one
+                        normal   written before the answer, fsynced at checkpoints; survives kill -9,
+                                 a power cut may lose the last acknowledged sends
+                        off      never fsynced; survives kill -9, a power cut may corrupt recent data
   --config FILE       JSON file of queues (attributes, tags) to create or update at start
   --region NAME       region in queue ARNs (default us-east-1)
   --account ID        12-digit account id in queue URLs and ARNs (default 000000000000)
@@ -30,7 +33,7 @@ Options:
 
 SIGTERM or SIGINT stops accepting requests, answers long polls, and closes the database cleanly.`;
 
-const DURABILITY = ['full', 'normal', 'off'] as const;
+const DURABILITY = ['full', 'durable', 'normal', 'off'] as const;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function fail(message: string): never {
@@ -71,7 +74,7 @@ async function serve(args: string[]): Promise<void> {
   const account = values.account;
   if (account !== undefined && !/^\d{12}$/.test(account)) fail('--account must be 12 digits');
   const dataDir = values.data ?? './sluice-data';
-  const durability = oneOf('durability', values.durability, DURABILITY) ?? 'full';
+  const durability = oneOf('durability', values.durability, DURABILITY) ?? 'durable';
   let sluice: Awaited<ReturnType<typeof startSluice>>;
   try {
     sluice = await startSluice({

@@ -14,8 +14,19 @@ export interface ReceiptHandle {
 const PREFIX = 'sluice1';
 const FORMAT = /^sluice1:(\d{1,15}):(\d{1,15}):([0-9a-f]{16})$/;
 
+// Tokens are cut from a pool of random bytes: one randomBytes call per 512 tokens instead of per token.
+const POOL_TOKENS = 512;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
 export function newReceiptToken(): string {
-  return randomBytes(8).toString('hex');
+  if (poolOffset >= pool.length) {
+    pool = randomBytes(8 * POOL_TOKENS);
+    poolOffset = 0;
+  }
+  const token = pool.toString('hex', poolOffset, poolOffset + 8);
+  poolOffset += 8;
+  return token;
 }
 
 export function encodeReceiptHandle(handle: ReceiptHandle): string {

@@ -214,11 +214,9 @@ export class SqsService {
 
   async PurgeQueue(input: Input) {
     const queue = await this.resolveQueue(input);
-    const now = this.clock.now();
-    if (queue.lastPurgedAt !== undefined && now - queue.lastPurgedAt < LIMITS.purgeWindowSeconds * 1000) {
-      throw errors.purgeInProgress(this.queueArn(queue.name));
-    }
-    await this.store.purgeQueue(queue.id, now);
+    // SQS allows one purge per 60 s; the store checks and records it in one step.
+    const purged = await this.store.purgeQueue(queue.id, this.clock.now(), LIMITS.purgeWindowSeconds * 1000);
+    if (!purged) throw errors.purgeInProgress(this.queueArn(queue.name));
     return {};
   }
 
@@ -329,8 +327,9 @@ export class SqsService {
   async SendMessage(input: Input, context: RequestContext) {
     const queue = await this.resolveQueue(input);
     const message = this.prepareMessage(queue, input, context);
-    await this.store.sendMessages(queue.id, [message.stored]);
-    this.afterSend(queue, [message.stored.visibleAt]);
+    await this.store.sendMessages(queue.id, [message.stored], () =>
+      this.wakeReceivers(queue, [message.stored.visibleAt]),
+    );
     return message.output;
   }
 
@@ -353,13 +352,12 @@ export class SqsService {
       }
     }
     if (accepted.length > 0) {
-      await this.store.sendMessages(
-        queue.id,
-        accepted.map((message) => message.stored),
-      );
-      this.afterSend(
-        queue,
-        accepted.map((message) => message.stored.visibleAt),
+      const stored = accepted.map((message) => message.stored);
+      await this.store.sendMessages(queue.id, stored, () =>
+        this.wakeReceivers(
+          queue,
+          stored.map((message) => message.visibleAt),
+        ),
       );
     }
     return { Successful: successful, Failed: failed };
@@ -395,7 +393,7 @@ export class SqsService {
         now,
         max,
         visibleUntil: now + visibilityTimeout * 1000,
-        receiptTokens: Array.from({ length: max }, newReceiptToken),
+        newReceiptToken,
         maxInFlight: LIMITS.maxInFlightStandard,
         deadLetter,
       });
@@ -552,7 +550,11 @@ export class SqsService {
     };
   }
 
-  private afterSend(queue: QueueRecord, visibleAts: number[]): void {
+  /**
+   * Long polls wake as soon as a send is committed, without waiting for its fsync: a receiver polling at that
+   * moment would see the message anyway, and this keeps the disk's latency off the wake path.
+   */
+  private wakeReceivers(queue: QueueRecord, visibleAts: number[]): void {
     const now = this.clock.now();
     if (visibleAts.some((at) => at <= now)) this.longPoll.notify(queue.id);
     const later = visibleAts.filter((at) => at > now);

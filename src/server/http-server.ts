@@ -104,8 +104,10 @@ async function handle(
         throw errors.unknownOperation(request.method ?? 'unknown');
       }
       const params = new URLSearchParams(url.search);
-      if (request.method === 'POST')
+      if (request.method === 'POST') {
+        rejectInvalidPercentEncoding(body);
         for (const [key, value] of new URLSearchParams(body)) params.append(key, value);
+      }
       const decoded = decodeQueryRequest(params, url.pathname);
       action = decoded.action;
       input = decoded.input;
@@ -141,6 +143,7 @@ function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let ended = false;
     request.on('data', (chunk: Buffer) => {
       size += chunk.length;
       // An oversized body is read to its end but not kept, so the client gets the 413 instead of a reset.
@@ -148,6 +151,7 @@ function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
       else if (size > DRAIN_LIMIT_BYTES) request.destroy();
     });
     request.once('end', () => {
+      ended = true;
       if (size > maxBytes) {
         reject(errors.requestTooLarge(maxBytes));
         return;
@@ -161,8 +165,23 @@ function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
     });
     request.once('error', reject);
     // A body cut off (client gone, or destroyed above) settles too, so nothing waits on it forever.
-    request.once('close', () => reject(errors.requestTooLarge(maxBytes)));
+    request.once('close', () => {
+      if (!ended) reject(errors.requestTooLarge(maxBytes));
+    });
   });
+}
+
+/**
+ * URLSearchParams turns percent-encoded bytes that are not UTF-8 into U+FFFD without a word; a message body
+ * must not change silently, so such a request is refused.
+ */
+function rejectInvalidPercentEncoding(body: string): void {
+  if (!body.includes('%')) return;
+  try {
+    decodeURIComponent(body.replace(/\+/g, ' '));
+  } catch {
+    throw errors.malformed('The request is not valid form-encoded UTF-8.');
+  }
 }
 
 function baseUrlOf(request: IncomingMessage): string {

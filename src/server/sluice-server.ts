@@ -38,7 +38,7 @@ export interface RunningSluice {
 export async function startSluice(options: SluiceOptions = {}): Promise<RunningSluice> {
   const logger = options.logger ?? createLogger(options.logLevel);
   const dataDir = options.dataDir ?? './sluice-data';
-  const store = options.store ?? new SqliteStore({ dataDir, durability: options.durability ?? 'full' });
+  const store = options.store ?? new SqliteStore({ dataDir, durability: options.durability ?? 'durable' });
   const service = new SqsService({
     store,
     clock: options.clock ?? systemClock,

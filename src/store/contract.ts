@@ -20,7 +20,11 @@ export interface Store {
   /** When a queue of this name was last deleted, if the store still remembers. */
   queueDeletedAt(name: string): Promise<number | undefined>;
 
-  sendMessages(queueId: number, messages: NewMessage[]): Promise<void>;
+  /**
+   * Stores the messages; resolves once they are durable. `onVisible` runs as soon as they are committed
+   * (receivers can see them), which may be before the fsync that makes them durable.
+   */
+  sendMessages(queueId: number, messages: NewMessage[], onVisible?: () => void): Promise<void>;
   /**
    * Claims up to `max` messages visible at `now` (not expired), oldest visibility first, making each
    * invisible until `visibleUntil` with a fresh receipt token and one more receive. Messages already
@@ -29,10 +33,13 @@ export interface Store {
    */
   receiveMessages(request: ReceiveRequest): Promise<ReceiveResult>;
   /** Deletes the message if `receiptToken` is its latest. Returns whether it was deleted. */
-  deleteMessage(queueId: number, seq: number, receiptToken: string): Promise<DeleteOutcome>;
+  deleteMessage(queueId: number, seq: number, receiptToken: string): Promise<boolean>;
   changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome>;
-  /** Deletes every message sent at or before `now`; records the purge time. */
-  purgeQueue(queueId: number, now: number): Promise<void>;
+  /**
+   * Deletes every message sent at or before `now` and records the purge time, unless the queue was purged
+   * less than `windowMs` ago: then it changes nothing and returns false (checked and set atomically).
+   */
+  purgeQueue(queueId: number, now: number, windowMs: number): Promise<boolean>;
   countMessages(queueId: number, now: number): Promise<MessageCounts>;
   /** The earliest time after `now` at which a message of the queue becomes visible, if any. */
   nextVisibleAt(queueId: number, now: number): Promise<number | undefined>;
@@ -57,15 +64,12 @@ export interface QueueRecord {
   tags: Record<string, string>;
   createdAt: number;
   lastModifiedAt: number;
-  lastPurgedAt: number | undefined;
 }
 
 export interface QueueChanges {
   attributes?: QueueAttributes;
   tags?: Record<string, string>;
   now: number;
-  /** Set together with a check, atomically: the update fails (returns undefined) if a purge happened after this. */
-  lastPurgedAt?: number;
 }
 
 export interface NewMessage {
@@ -99,8 +103,8 @@ export interface ReceiveRequest {
   now: number;
   max: number;
   visibleUntil: number;
-  /** One token per claimed message, in order; the store uses as many as it claims. */
-  receiptTokens: string[];
+  /** Makes the receipt token of each claimed message. */
+  newReceiptToken: () => string;
   /** Refuse the receive (return overLimit) when at least this many messages are in flight. */
   maxInFlight: number;
   deadLetter?: {
@@ -118,8 +122,6 @@ export interface ReceiveResult {
   overLimit: boolean;
   movedToDeadLetter: number;
 }
-
-export type DeleteOutcome = 'deleted' | 'stale' | 'missing';
 
 export interface ChangeVisibilityRequest {
   queueId: number;

@@ -8,7 +8,7 @@ import { sqsSemanticsSuite } from './sqs-semantics.ts';
 sqsSemanticsSuite('SQLite', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-contract-'));
   return {
-    open: async () => new SqliteStore({ dataDir: dir, durability: 'full' }),
+    open: async () => new SqliteStore({ dataDir: dir, durability: 'durable' }),
     destroy: async () => rmSync(dir, { recursive: true, force: true }),
   };
 });

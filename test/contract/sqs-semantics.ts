@@ -599,6 +599,32 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
       });
     });
 
+    describe('store limits', () => {
+      it('refuses a receive once maxInFlight messages are in flight, not counting delayed ones', async () => {
+        const url = await newQueue();
+        const queue = (await store.getQueue(url.split('/').at(-1)!))!;
+        for (let i = 0; i < 4; i++) await send(url, `m${i}`);
+        for (let i = 0; i < 5; i++) await send(url, `delayed${i}`, { DelaySeconds: 900 });
+        const claim = (max: number) =>
+          store.receiveMessages({
+            queueId: queue.id,
+            now: clock.now(),
+            max,
+            visibleUntil: clock.now() + 30_000,
+            newReceiptToken: () => 'aaaaaaaaaaaaaaaa',
+            maxInFlight: 3,
+          });
+        assert.equal((await claim(2)).messages.length, 2);
+        const second = await claim(1);
+        assert.equal(second.overLimit, false);
+        assert.equal(second.messages.length, 1);
+        // Three in flight, five delayed: the limit of three is reached by the in-flight ones alone.
+        const third = await claim(1);
+        assert.equal(third.overLimit, true);
+        assert.equal(third.messages.length, 0);
+      });
+    });
+
     describe('batches', () => {
       it('sends a batch with per-entry results and checks batch rules', async () => {
         const url = await newQueue();
