@@ -36,10 +36,10 @@ export const USAGE = `usage: npm run bench -- [flags]
                           sdk = @aws-sdk/client-sqs, what an SDK user sees (default raw)
   --messages N            produce/consume messages for Sluice targets (default 20000, --quick 2000)
   --baseline-messages N   produce/consume messages for moto (default 500, --quick 300)
-  --producers C           concurrent producers for produce and mixed (default 8)
-  --consumers C           concurrent consumers for consume and mixed (default 4)
+  --producers C           concurrent producers for produce and mixed (default 16)
+  --consumers C           concurrent consumers for consume and mixed (default 16)
   --duration S            mixed scenario duration, seconds (default 10, --quick 3)
-  --backlog N             mixed: producers pause above N sent-but-unreceived messages (default 200)
+  --backlog N             mixed: producers pause above N sent-but-unreceived messages (default 500)
   --long-poll N           long-poll wake iterations (default 200, --quick 50)
   --settle MS             long-poll: wait before sending, so the receive is parked (default 30)
   --phase-timeout S       time limit for each produce/consume phase, seconds (default 60)
@@ -67,10 +67,10 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
     client: 'raw',
     messages: quick ? 2_000 : 20_000,
     baselineMessages: quick ? 300 : 500,
-    producers: 8,
-    consumers: 4,
+    producers: 16,
+    consumers: 16,
     duration: quick ? 3 : 10,
-    backlog: 200,
+    backlog: 500,
     longPoll: quick ? 50 : 200,
     settleMs: 30,
     million: false,

@@ -212,7 +212,7 @@ export function evaluate(results: readonly TargetResult[], options: Options): Ev
   for (const r of results) {
     if (r.name === BASELINE || r.name === 'null') continue;
     const ran = r.status === 'ok';
-    if (r.name === 'full') {
+    if (r.name === 'full' || r.name === 'durable') {
       const v = r.mixed?.e2ePerSec;
       evaluations.push({
         goal: 'durable end-to-end >= 10,000 msg/s (mixed, batches of 10)',
@@ -256,6 +256,6 @@ export function evaluate(results: readonly TargetResult[], options: Options): Ev
 
 export function renderEvaluation(evaluations: readonly Evaluation[]): string {
   return evaluations
-    .map((e) => `${e.verdict.padEnd(7)} ${TARGET_LABELS[e.target].padEnd(14)} ${e.goal}: ${e.value}`)
+    .map((e) => `${e.verdict.padEnd(7)} ${TARGET_LABELS[e.target].padEnd(15)} ${e.goal}: ${e.value}`)
     .join('\n');
 }
