@@ -1,6 +1,6 @@
 import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import type {
   ChangeVisibilityOutcome,
