@@ -103,6 +103,16 @@ describe('sluice command line', () => {
     }
   });
 
+  it('refuses to start a second server on a data directory already in use', async () => {
+    const first = await startServer();
+    try {
+      await assert.rejects(startServer({ dataDir: first.dataDir }), /in use by another Sluice server/);
+    } finally {
+      await first.stop();
+      removeDataDir(first.dataDir);
+    }
+  });
+
   it('fails to start with a clear message on a broken config file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
     const config = join(dir, 'bad.json');
