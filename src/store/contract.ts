@@ -21,8 +21,8 @@ export interface Store {
   queueDeletedAt(name: string): Promise<number | undefined>;
 
   /**
-   * Stores the messages; resolves once they are durable. `onVisible` runs as soon as they are committed
-   * (receivers can see them), which may be before the fsync that makes them durable.
+   * Stores the messages; resolves once they are durable. `onVisible` runs as soon as receivers can see them,
+   * which may be before they are durable; a receive it starts may share the send's commit.
    */
   sendMessages(queueId: number, messages: NewMessage[], onVisible?: () => void): Promise<void>;
   /**

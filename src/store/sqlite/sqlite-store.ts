@@ -42,7 +42,8 @@ export interface SqliteStoreOptions {
 interface PendingWrite {
   kind: WriteKind;
   run: () => unknown;
-  onCommit: (() => void) | undefined;
+  /** Runs inside the transaction right after `run` succeeded; writes it queues join the same commit. */
+  onApplied: (() => void) | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -346,11 +347,11 @@ export class SqliteStore implements Store {
 
   /** Queues `run` for the next group commit; resolves with its result once the commit is done. */
   private write<T>(kind: WriteKind, run: () => T): Promise<T>;
-  private write<T>(kind: WriteKind, onCommit: (() => void) | undefined, run: () => T): Promise<T>;
+  private write<T>(kind: WriteKind, onApplied: (() => void) | undefined, run: () => T): Promise<T>;
   private write<T>(kind: WriteKind, ...rest: [() => T] | [(() => void) | undefined, () => T]): Promise<T> {
-    const [onCommit, run] = rest.length === 1 ? [undefined, rest[0]] : rest;
+    const [onApplied, run] = rest.length === 1 ? [undefined, rest[0]] : rest;
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ kind, run, onCommit, resolve: resolve as (value: unknown) => void, reject });
+      this.pending.push({ kind, run, onApplied, resolve: resolve as (value: unknown) => void, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -360,19 +361,24 @@ export class SqliteStore implements Store {
 
   private flush(): void {
     this.flushScheduled = false;
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length === 0) return;
+    if (this.pending.length === 0) return;
+    const batch: PendingWrite[] = [];
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
       const { begin, savepoint, release, rollbackTo, commit } = this.statements;
       begin.run();
-      for (const write of batch) {
+      // Writes queued while the batch runs (a long poll woken by a send it contains) join this transaction,
+      // so a woken receiver is answered after one commit, not after the next turn of the event loop.
+      while (this.pending.length > 0) {
+        const write = this.pending.shift()!;
+        batch.push(write);
         // A savepoint per write: one failing write rolls back alone and the others still commit.
         savepoint.run();
         try {
-          outcomes.push({ ok: true, value: write.run() });
+          const value = write.run();
           release.run();
+          outcomes.push({ ok: true, value });
+          write.onApplied?.();
         } catch (error) {
           rollbackTo.run();
           release.run();
@@ -387,7 +393,6 @@ export class SqliteStore implements Store {
     }
     batch.forEach((write, index) => {
       const outcome = outcomes[index]!;
-      if (outcome.ok) write.onCommit?.();
       if (!outcome.ok) write.reject(outcome.error);
       else if (this.needsSync(write.kind)) this.afterSync(() => write.resolve(outcome.value), write.reject);
       else write.resolve(outcome.value);
