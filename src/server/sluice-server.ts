@@ -8,6 +8,9 @@ import { applyConfig, readConfigFile } from './config-file.ts';
 import { createHttpServer } from './http-server.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
 
+/** How long a shutdown waits for requests under way before cutting their connections. */
+const SHUTDOWN_DRAIN_MS = 10_000;
+
 export interface SluiceOptions {
   /** Default 9324 (ElasticMQ's, so existing local setups keep working). 0 picks a free port. */
   port?: number;
@@ -71,8 +74,14 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
         sweeper.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         service.longPoll.closeAll();
+        // Keep-alive connections become idle as their last answers go out; close each as soon as it does,
+        // and cut whatever is left after the drain deadline.
+        const idleSweep = setInterval(() => server.closeIdleConnections(), 20);
+        const deadline = setTimeout(() => server.closeAllConnections(), SHUTDOWN_DRAIN_MS);
         server.closeIdleConnections();
         await closed;
+        clearInterval(idleSweep);
+        clearTimeout(deadline);
         await store.close();
       })();
       return closing;

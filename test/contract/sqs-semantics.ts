@@ -5,6 +5,7 @@ import { FakeClock } from '../../src/core/clock.ts';
 import { SqsError } from '../../src/core/errors.ts';
 import type { Input } from '../../src/core/input.ts';
 import { md5OfAttributes } from '../../src/core/message-attributes.ts';
+import { startRetentionSweeper } from '../../src/core/retention.ts';
 import { type RequestContext, SqsService } from '../../src/core/sqs-service.ts';
 import type { Store } from '../../src/store/contract.ts';
 
@@ -506,6 +507,26 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.equal((await receive(url)).length, 0);
         assert.equal((await counts(url)).visible, 0);
         assert.ok((await store.deleteExpired(clock.now(), 1000)) >= 1);
+      });
+
+      it('sweeps expired messages away on its own, on the clock', async () => {
+        const url = await newQueue({ MessageRetentionPeriod: '60' });
+        const queue = (await store.getQueue(url.split('/').at(-1)!))!;
+        await send(url, 'expires');
+        // Counted as of time 0, every stored row shows up (as delayed), expired or not.
+        const storedRows = async () => {
+          const counts = await store.countMessages(queue.id, 0);
+          return counts.visible + counts.notVisible + counts.delayed;
+        };
+        const sweeper = startRetentionSweeper(service, (error) => assert.fail(String(error)), 10_000);
+        try {
+          await clock.advance(59_999);
+          assert.equal(await storedRows(), 1, 'still stored before expiry');
+          await clock.advance(10_001);
+          assert.equal(await storedRows(), 0);
+        } finally {
+          sweeper.stop();
+        }
       });
 
       it('purges once per 60 seconds, keeping messages sent after the purge', async () => {

@@ -16,6 +16,42 @@ const client = (endpoint: string) =>
     credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
   });
 
+describe('graceful shutdown', () => {
+  it('answers a pending long poll, finishes, and exits 0 on SIGTERM; the data survives', async () => {
+    const server = await startServer();
+    const sqs = client(server.endpoint);
+    try {
+      const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'drain' }));
+      await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'kept' }));
+      const empty = await sqs.send(new CreateQueueCommand({ QueueName: 'drain-empty' }));
+      const started = Date.now();
+      const polling = sqs.send(new ReceiveMessageCommand({ QueueUrl: empty.QueueUrl, WaitTimeSeconds: 20 }));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const exited = new Promise<number | null>((resolve) =>
+        server.process.once('exit', (code) => resolve(code)),
+      );
+      server.process.kill('SIGTERM');
+      const answer = await polling;
+      assert.equal(answer.Messages, undefined);
+      assert.equal(await exited, 0);
+      assert.ok(Date.now() - started < 10_000, 'the long poll held the shutdown');
+    } finally {
+      sqs.destroy();
+    }
+    const again = await startServer({ dataDir: server.dataDir });
+    const next = client(again.endpoint);
+    try {
+      const url = `${again.endpoint}/000000000000/drain`;
+      const { Messages } = await next.send(new ReceiveMessageCommand({ QueueUrl: url }));
+      assert.equal(Messages?.[0]?.Body, 'kept');
+    } finally {
+      next.destroy();
+      await again.stop();
+      removeDataDir(server.dataDir);
+    }
+  });
+});
+
 describe('durability across kill -9', () => {
   const dirs: string[] = [];
   after(() => {
