@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startSluice } from '../server/sluice-server.ts';
 
@@ -136,11 +137,16 @@ async function main(argv: string[]): Promise<void> {
       process.stdout.write(`${MAIN_HELP}\n`);
       return;
     case '--version':
-      process.stdout.write('sluice 0.1.0\n');
+      process.stdout.write(`sluice ${packageVersion()}\n`);
       return;
     default:
       fail(`unknown command "${command}"\n\n${MAIN_HELP}`);
   }
+}
+
+function packageVersion(): string {
+  const file = new URL('../../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
 await main(process.argv.slice(2));

@@ -119,9 +119,7 @@ export class SqsService {
     const now = this.clock.now();
     const existing = await this.store.getQueue(name);
     if (existing) {
-      const differing = Object.keys(attributes).filter(
-        (key) => existingValue(existing, key) !== attributes[key],
-      );
+      const differing = Object.keys(attributes).filter((key) => existing.attributes[key] !== attributes[key]);
       if (differing.length > 0) throw errors.queueNameExists(differing.join(', '));
       return { QueueUrl: this.queueUrl(context, name) };
     }
@@ -382,6 +380,7 @@ export class SqsService {
       ...(optionalStringList(input, 'MessageSystemAttributeNames') ?? []),
     ];
     const messageAttributeNames = optionalStringList(input, 'MessageAttributeNames');
+    // FIFO's retry token: type-checked here, meaningful only once FIFO queues exist.
     optionalString(input, 'ReceiveRequestAttemptId');
     const deadLetter = await this.deadLetterTarget(queue);
 
@@ -774,10 +773,6 @@ function validateTags(tags: Record<string, string>): void {
     if (value.length > 256)
       throw errors.invalidParameter('TagValue', value, 'Tag values must be at most 256 characters.');
   }
-}
-
-function existingValue(queue: QueueRecord, name: string): string | undefined {
-  return queue.attributes[name];
 }
 
 interface PolicyDocument {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { postForm, postJson } from '../helpers/raw-requests.ts';
 import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 
 /** Requests no real client sends; each must get an AWS-shaped 4xx, never a 500, a hang or a crash. */
@@ -15,18 +16,8 @@ describe('hostile input', () => {
     removeDataDir(server.dataDir);
   });
 
-  const json = (action: string, body: string | Blob) =>
-    fetch(server.endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${action}` },
-      body,
-    });
-  const form = (body: string) =>
-    fetch(server.endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body,
-    });
+  const json = (action: string, body: string | Blob) => postJson(server.endpoint, action, body);
+  const form = (body: string) => postForm(server.endpoint, body);
   const queueUrl = () => `${server.endpoint}/000000000000/hostile`;
 
   it('refuses invalid UTF-8 in a JSON body instead of storing replacement characters', async () => {

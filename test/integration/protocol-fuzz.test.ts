@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { ACTION_NAMES } from '../../src/core/actions.ts';
 import { createLogger } from '../../src/server/logger.ts';
 import { type RunningSluice, startSluice } from '../../src/server/sluice-server.ts';
+import { postForm, postJson } from '../helpers/raw-requests.ts';
 
 /**
  * Property: whatever arrives, the answer is a 200 or a well-formed AWS error with a 4xx status, and the
@@ -22,7 +23,7 @@ describe('protocol fuzzing', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sluice-fuzz-'));
     sluice = await startSluice({ port: 0, dataDir: dir, logger: createLogger('silent') });
-    const response = await postJson('CreateQueue', JSON.stringify({ QueueName: 'fuzz' }));
+    const response = await json('CreateQueue', JSON.stringify({ QueueName: 'fuzz' }));
     queueUrl = ((await response.json()) as { QueueUrl: string }).QueueUrl;
   });
   after(async () => {
@@ -30,18 +31,8 @@ describe('protocol fuzzing', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const postJson = (action: string, body: string) =>
-    fetch(sluice.endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${action}` },
-      body,
-    });
-  const postForm = (body: string) =>
-    fetch(sluice.endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body,
-    });
+  const json = (action: string, body: string) => postJson(sluice.endpoint, action, body);
+  const form = (body: string) => postForm(sluice.endpoint, body);
 
   const action = fc.oneof(fc.constantFrom(...ACTION_NAMES), fc.string({ maxLength: 30 }));
   const scalar = fc.oneof(
@@ -111,7 +102,7 @@ describe('protocol fuzzing', () => {
         fc.boolean(),
         async (name, input, withQueue) => {
           const body = withQueue ? { ...input, QueueUrl: queueUrl } : input;
-          await assertAwsShaped(await postJson(name, JSON.stringify(body)), 'json');
+          await assertAwsShaped(await json(name, JSON.stringify(body)), 'json');
         },
       ),
       { numRuns: RUNS },
@@ -133,7 +124,7 @@ describe('protocol fuzzing', () => {
         async (cut, insert, at) => {
           const mutated = valid.replace('QUEUE', queueUrl);
           const body = mutated.slice(0, at) + insert + mutated.slice(at, Math.max(at, cut + at));
-          await assertAwsShaped(await postJson('SendMessageBatch', body), 'json');
+          await assertAwsShaped(await json('SendMessageBatch', body), 'json');
         },
       ),
       { numRuns: RUNS },
@@ -168,7 +159,7 @@ describe('protocol fuzzing', () => {
         fc.array(fc.tuple(key, fc.string({ maxLength: 30 })), { maxLength: 8 }),
         async (name, pairs) => {
           const params = new URLSearchParams([['Action', name], ['QueueUrl', queueUrl], ...pairs]);
-          await assertAwsShaped(await postForm(params.toString()), 'query');
+          await assertAwsShaped(await form(params.toString()), 'query');
         },
       ),
       { numRuns: RUNS },
@@ -178,9 +169,9 @@ describe('protocol fuzzing', () => {
   it('still serves normal requests afterwards (fuzzed calls may have deleted the queue)', async (t) => {
     t.diagnostic(`fuzzed requests tried: ${cases}`);
     assert.equal(cases, RUNS * 3);
-    const created = await postJson('CreateQueue', JSON.stringify({ QueueName: 'after-fuzz' }));
+    const created = await json('CreateQueue', JSON.stringify({ QueueName: 'after-fuzz' }));
     assert.equal(created.status, 200);
-    const listed = await postJson('ListQueues', JSON.stringify({ QueueNamePrefix: 'after-fuzz' }));
+    const listed = await json('ListQueues', JSON.stringify({ QueueNamePrefix: 'after-fuzz' }));
     assert.deepEqual(((await listed.json()) as { QueueUrls?: string[] }).QueueUrls?.length, 1);
   });
 });
