@@ -65,6 +65,21 @@ function elapsedS(t0: number): string {
   return `${((now() - t0) / 1000).toFixed(1)}s`;
 }
 
+/** One ReceiveMessage of up to 10 with a 1 s wait; an error is counted and answered with a short pause. */
+async function receiveOrBackOff(
+  client: QueueClient,
+  queueUrl: string,
+  errors: Errors,
+): Promise<ReceivedMessage[]> {
+  try {
+    return await client.receiveMessage(queueUrl, 10, 1);
+  } catch (err) {
+    errors.add(err);
+    await sleep(50);
+    return [];
+  }
+}
+
 async function deleteAll(
   client: QueueClient,
   queueUrl: string,
@@ -216,14 +231,7 @@ export async function consume(
       else if (now() > deadline) stoppedBy = 'time';
       else if (now() - lastMessageAt > idleMs) stoppedBy = 'idle';
       if (stoppedBy !== null) return;
-      let messages: ReceivedMessage[];
-      try {
-        messages = await ctx.client.receiveMessage(queueUrl, 10, 1);
-      } catch (err) {
-        errors.add(err);
-        await sleep(50);
-        continue;
-      }
+      const messages = await receiveOrBackOff(ctx.client, queueUrl, errors);
       if (messages.length === 0) continue;
       lastMessageAt = now();
       deleteFailed += await deleteAll(ctx.client, queueUrl, messages, errors);
@@ -385,14 +393,7 @@ export async function mixed(
         drain.stoppedBy = 'idle';
         return;
       }
-      let messages: ReceivedMessage[];
-      try {
-        messages = await ctx.client.receiveMessage(queueUrl, 10, 1);
-      } catch (err) {
-        errors.add(err);
-        await sleep(50);
-        continue;
-      }
+      const messages = await receiveOrBackOff(ctx.client, queueUrl, errors);
       const receivedAt = now();
       if (messages.length === 0) continue;
       lastMessageAt = receivedAt;
