@@ -96,7 +96,8 @@ export class SqsService {
   async CreateQueue(input: Input, context: RequestContext) {
     const name = requiredString(input, 'QueueName');
     const given = optionalStringMap(input, 'Attributes') ?? {};
-    const tags = optionalStringMap(input, 'tags') ?? optionalStringMap(input, 'Tags') ?? {};
+    // CreateQueue's member is lower-case `tags` in the SQS model (TagQueue's is `Tags`).
+    const tags = optionalStringMap(input, 'tags') ?? {};
     const fifo = given.FifoQueue === 'true';
     if (fifo) {
       throw errors.unsupported('FIFO queues are not supported by this Sluice version yet.');
@@ -400,9 +401,8 @@ export class SqsService {
         throw errors.overLimit('Too many messages in flight for this queue (120,000 at most).');
       if (result.movedToDeadLetter > 0 && deadLetter) this.longPoll.notify(deadLetter.queueId);
       received = result.messages;
-      if (received.length > 0 && this.longPoll.hasWaiters(queue.id)) {
-        this.longPoll.notifyAt(queue.id, now + visibilityTimeout * 1000);
-      }
+      // Others waiting on this queue wake when these messages' visibility runs out.
+      if (received.length > 0) this.longPoll.notifyAt(queue.id, now + visibilityTimeout * 1000);
       if (received.length === 0 && this.longPoll.hasWaiters(queue.id)) {
         const next = await this.store.nextVisibleAt(queue.id, now);
         if (next !== undefined) this.longPoll.notifyAt(queue.id, next);

@@ -11,7 +11,6 @@ import type { QueueAttributes } from '../core/queue-attributes.ts';
 export interface Store {
   createQueue(queue: NewQueue): Promise<QueueRecord>;
   getQueue(name: string): Promise<QueueRecord | undefined>;
-  getQueueById(id: number): Promise<QueueRecord | undefined>;
   /** Names in ascending order, after `afterName` when given, at most `limit`. */
   listQueues(options: { prefix?: string; afterName?: string; limit: number }): Promise<QueueRecord[]>;
   updateQueue(id: number, changes: QueueChanges): Promise<QueueRecord | undefined>;

@@ -160,11 +160,6 @@ export class SqliteStore implements Store {
     return queue;
   }
 
-  async getQueueById(id: number): Promise<QueueRecord | undefined> {
-    const row = this.statements.queueById.get(id) as QueueRow | undefined;
-    return row && toQueue(row);
-  }
-
   async listQueues(options: { prefix?: string; afterName?: string; limit: number }): Promise<QueueRecord[]> {
     const rows = this.statements.listQueues.all({
       prefix: options.prefix ?? '',
