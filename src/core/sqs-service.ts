@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { QueueRecord, Store, StoredMessage } from '../store/contract.ts';
+import type { NewMessage, QueueRecord, SentMessage, Store, StoredMessage } from '../store/contract.ts';
 import type { Clock } from './clock.ts';
 import { errors, SqsError } from './errors.ts';
+import {
+  checkFifoThroughputSettings,
+  DEDUPLICATION_WINDOW_MS,
+  deduplicationOf,
+  messageGroupIdOf,
+  RECEIVE_ATTEMPT_WINDOW_MS,
+  receiveRequestAttemptIdOf,
+  sequenceNumberOf,
+} from './fifo.ts';
 import {
   batchEntries,
   type Input,
@@ -99,15 +108,12 @@ export class SqsService {
     // CreateQueue's member is lower-case `tags` in the SQS model (TagQueue's is `Tags`).
     const tags = optionalStringMap(input, 'tags') ?? {};
     const fifo = given.FifoQueue === 'true';
-    if (fifo) {
-      throw errors.unsupported('FIFO queues are not supported by this Sluice version yet.');
-    }
     if (!QUEUE_NAME.test(name) && !(fifo && FIFO_QUEUE_NAME.test(name))) {
       throw errors.invalidParameterValue(
         'Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length',
       );
     }
-    if (name.endsWith('.fifo') && !fifo) {
+    if (name.endsWith('.fifo') !== fifo) {
       throw errors.invalidParameterValue(
         'The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.',
       );
@@ -117,6 +123,7 @@ export class SqsService {
       name,
       validateSettableAttributes(given, { fifo, creating: true }),
     );
+    if (fifo) checkFifoThroughputSettings({ ...defaultAttributes(true), ...attributes });
     const now = this.clock.now();
     const existing = await this.store.getQueue(name);
     if (existing) {
@@ -201,7 +208,19 @@ export class SqsService {
     const attributes = { ...queue.attributes, ...changes };
     // An empty policy value removes the policy, as in SQS.
     for (const [name, value] of Object.entries(changes)) if (value === '') delete attributes[name];
-    await this.store.updateQueue(queue.id, { attributes, now: this.clock.now() });
+    if (!queue.fifo) {
+      await this.store.updateQueue(queue.id, { attributes, now: this.clock.now() });
+      return {};
+    }
+    checkFifoThroughputSettings(attributes);
+    // A FIFO queue's delay applies to the messages already waiting too (SQS): they never had one of their own.
+    const redelay = attributes.DelaySeconds !== queue.attributes.DelaySeconds;
+    await this.store.updateQueue(queue.id, {
+      attributes,
+      now: this.clock.now(),
+      waitingDelayMs: redelay ? integerAttribute(attributes, 'DelaySeconds') * 1000 : undefined,
+    });
+    if (redelay) this.longPoll.notify(queue.id);
     return {};
   }
 
@@ -326,10 +345,10 @@ export class SqsService {
   async SendMessage(input: Input, context: RequestContext) {
     const queue = await this.resolveQueue(input);
     const message = this.prepareMessage(queue, input, context);
-    await this.store.sendMessages(queue.id, [message.stored], () =>
+    const [sent] = await this.store.sendMessages(queue.id, [message.stored], () =>
       this.wakeReceivers(queue, [message.stored.visibleAt]),
     );
-    return message.output;
+    return message.output(sent!);
   }
 
   async SendMessageBatch(input: Input, context: RequestContext) {
@@ -338,27 +357,29 @@ export class SqsService {
     const maxSize = integerAttribute(queue.attributes, 'MaximumMessageSize');
     const totalSize = entries.reduce((sum, entry) => sum + entrySize(entry), 0);
     if (totalSize > maxSize) throw errors.batchTooLong(totalSize, maxSize);
-    const successful: Array<Record<string, string> & { Id: string }> = [];
     const failed: BatchFailure[] = [];
-    const accepted: ReturnType<SqsService['prepareMessage']>[] = [];
+    const accepted: Array<{ id: string; message: PreparedMessage }> = [];
     for (const entry of entries) {
       try {
-        const message = this.prepareMessage(queue, entry, context);
-        accepted.push(message);
-        successful.push({ Id: entry.Id as string, ...message.output });
+        accepted.push({ id: entry.Id as string, message: this.prepareMessage(queue, entry, context) });
       } catch (error) {
         failed.push(batchFailure(entry.Id as string, error));
       }
     }
-    if (accepted.length > 0) {
-      const stored = accepted.map((message) => message.stored);
-      await this.store.sendMessages(queue.id, stored, () =>
-        this.wakeReceivers(
-          queue,
-          stored.map((message) => message.visibleAt),
-        ),
-      );
-    }
+    const stored = accepted.map(({ message }) => message.stored);
+    const sent =
+      stored.length === 0
+        ? []
+        : await this.store.sendMessages(queue.id, stored, () =>
+            this.wakeReceivers(
+              queue,
+              stored.map((message) => message.visibleAt),
+            ),
+          );
+    const successful = accepted.map(({ id, message }, index) => ({
+      Id: id,
+      ...message.output(sent[index]!),
+    }));
     return { Successful: successful, Failed: failed };
   }
 
@@ -381,8 +402,8 @@ export class SqsService {
       ...(optionalStringList(input, 'MessageSystemAttributeNames') ?? []),
     ];
     const messageAttributeNames = optionalStringList(input, 'MessageAttributeNames');
-    // FIFO's retry token: type-checked here, meaningful only once FIFO queues exist.
-    optionalString(input, 'ReceiveRequestAttemptId');
+    // A retry token for FIFO queues; standard queues ignore it, as SQS does.
+    const attemptId = receiveRequestAttemptIdOf(input);
     const deadLetter = await this.deadLetterTarget(queue);
 
     let received: StoredMessage[] = [];
@@ -394,11 +415,19 @@ export class SqsService {
         max,
         visibleUntil: now + visibilityTimeout * 1000,
         newReceiptToken,
-        maxInFlight: LIMITS.maxInFlightStandard,
+        maxInFlight: queue.fifo ? LIMITS.maxInFlightFifo : LIMITS.maxInFlightStandard,
         deadLetter,
+        attempt:
+          queue.fifo && attemptId !== undefined
+            ? { id: attemptId, expiresAt: now + RECEIVE_ATTEMPT_WINDOW_MS }
+            : undefined,
       });
-      if (result.overLimit)
-        throw errors.overLimit('Too many messages in flight for this queue (120,000 at most).');
+      if (result.overLimit) {
+        const limit = queue.fifo ? LIMITS.maxInFlightFifo : LIMITS.maxInFlightStandard;
+        throw errors.overLimit(
+          `Too many messages in flight for this queue (${limit.toLocaleString('en-US')} at most).`,
+        );
+      }
       if (result.movedToDeadLetter > 0 && deadLetter) this.longPoll.notify(deadLetter.queueId);
       received = result.messages;
       // Others waiting on this queue wake when these messages' visibility runs out.
@@ -431,14 +460,20 @@ export class SqsService {
 
   async DeleteMessage(input: Input) {
     const queue = await this.resolveQueue(input);
-    await this.deleteOne(queue, requiredString(input, 'ReceiptHandle'));
+    const deleted = await this.deleteOne(queue, requiredString(input, 'ReceiptHandle'));
+    if (deleted) this.groupMayBeFree(queue);
     return {};
   }
 
   async DeleteMessageBatch(input: Input) {
     const queue = await this.resolveQueue(input);
     const entries = batchEntries(input, 'DeleteMessageBatchRequestEntry');
-    return this.runBatch(entries, (entry) => this.deleteOne(queue, requiredString(entry, 'ReceiptHandle')));
+    let deleted = false;
+    const output = await this.runBatch(entries, async (entry) => {
+      if (await this.deleteOne(queue, requiredString(entry, 'ReceiptHandle'))) deleted = true;
+    });
+    if (deleted) this.groupMayBeFree(queue);
+    return output;
   }
 
   async ChangeMessageVisibility(input: Input) {
@@ -500,20 +535,23 @@ export class SqsService {
     );
     const messageAttributes = nonEmpty(input.MessageAttributes as MessageAttributes | undefined);
     const systemAttributes = nonEmpty(input.MessageSystemAttributes as MessageAttributes | undefined);
-    if (input.MessageGroupId !== undefined) {
+    // FIFO queues delay only as a whole (SQS); 0 is accepted, as clients that always send it mean no delay.
+    if (queue.fifo && delaySeconds !== undefined && delaySeconds !== 0) {
       throw errors.invalidParameter(
-        'MessageGroupId',
-        input.MessageGroupId,
+        'DelaySeconds',
+        delaySeconds,
         'The request include parameter that is not valid for this queue type',
       );
     }
-    if (input.MessageDeduplicationId !== undefined) {
+    if (!queue.fifo && input.MessageDeduplicationId !== undefined) {
       throw errors.invalidParameter(
         'MessageDeduplicationId',
         input.MessageDeduplicationId,
         'The request include parameter that is not valid for this queue type',
       );
     }
+    const groupId = messageGroupIdOf(input, queue.fifo);
+    const deduplication = queue.fifo ? deduplicationOf(input, queue.attributes, groupId!, body) : undefined;
     const size = Buffer.byteLength(body) + validateMessageAttributes(messageAttributes);
     validateSystemAttributes(systemAttributes);
     const maxSize = integerAttribute(queue.attributes, 'MaximumMessageSize');
@@ -527,26 +565,34 @@ export class SqsService {
     const md5OfBody = md5Hex(body);
     const md5OfMessageAttributes = md5OfAttributes(messageAttributes);
     const md5OfSystemAttributes = md5OfAttributes(systemAttributes);
-    const messageId = randomUUID();
-    const output: Record<string, string> = { MessageId: messageId, MD5OfMessageBody: md5OfBody };
-    if (md5OfMessageAttributes) output.MD5OfMessageAttributes = md5OfMessageAttributes;
-    if (md5OfSystemAttributes) output.MD5OfMessageSystemAttributes = md5OfSystemAttributes;
-    return {
-      output,
-      stored: {
-        messageId,
-        body,
-        messageAttributes,
-        systemAttributes,
-        md5OfBody,
-        md5OfMessageAttributes,
-        md5OfSystemAttributes,
-        senderId: context.senderId,
-        sentAt: now,
-        visibleAt: now + delay * 1000,
-        expiresAt: now + integerAttribute(queue.attributes, 'MessageRetentionPeriod') * 1000,
-      },
+    const output = (sent: SentMessage) => {
+      const result: Record<string, string> = { MessageId: sent.messageId, MD5OfMessageBody: md5OfBody };
+      if (md5OfMessageAttributes) result.MD5OfMessageAttributes = md5OfMessageAttributes;
+      if (md5OfSystemAttributes) result.MD5OfMessageSystemAttributes = md5OfSystemAttributes;
+      if (queue.fifo) result.SequenceNumber = sequenceNumberOf(sent.seq);
+      return result;
     };
+    const stored: NewMessage = {
+      messageId: randomUUID(),
+      body,
+      messageAttributes,
+      systemAttributes,
+      md5OfBody,
+      md5OfMessageAttributes,
+      md5OfSystemAttributes,
+      senderId: context.senderId,
+      sentAt: now,
+      visibleAt: now + delay * 1000,
+      expiresAt: now + integerAttribute(queue.attributes, 'MessageRetentionPeriod') * 1000,
+      groupId,
+      deduplication: deduplication && { ...deduplication, expiresAt: now + DEDUPLICATION_WINDOW_MS },
+    };
+    return { stored, output };
+  }
+
+  /** A FIFO group blocked by a message just deleted may be receivable now: let a waiting receive look. */
+  private groupMayBeFree(queue: QueueRecord): void {
+    if (queue.fifo) this.longPoll.notify(queue.id);
   }
 
   /**
@@ -575,9 +621,9 @@ export class SqsService {
       SentTimestamp: String(message.sentAt),
       SenderId: message.senderId,
       AWSTraceHeader: message.systemAttributes?.AWSTraceHeader?.StringValue,
-      MessageDeduplicationId: undefined,
-      MessageGroupId: undefined,
-      SequenceNumber: undefined,
+      MessageDeduplicationId: message.deduplicationId,
+      MessageGroupId: message.groupId,
+      SequenceNumber: queue.fifo ? sequenceNumberOf(message.seq) : undefined,
       DeadLetterQueueSourceArn: message.deadLetterSourceArn,
     };
     for (const name of SYSTEM_ATTRIBUTE_NAMES) {
@@ -603,11 +649,11 @@ export class SqsService {
     return rendered;
   }
 
-  private async deleteOne(queue: QueueRecord, receiptHandle: string): Promise<void> {
+  /** Whether the message was deleted: a stale or already-deleted handle succeeds without effect (SQS). */
+  private async deleteOne(queue: QueueRecord, receiptHandle: string): Promise<boolean> {
     const handle = decodeReceiptHandle(receiptHandle);
     if (handle.queueId !== queue.id) throw errors.receiptHandleIsInvalid(receiptHandle);
-    // A stale or already-deleted handle succeeds without effect, as SQS documents.
-    await this.store.deleteMessage(queue.id, handle.seq, handle.token);
+    return this.store.deleteMessage(queue.id, handle.seq, handle.token);
   }
 
   private async changeOne(queue: QueueRecord, input: Input): Promise<void> {
@@ -717,6 +763,8 @@ export class SqsService {
     return { ...attributes, RedrivePolicy: JSON.stringify(policy) };
   }
 }
+
+type PreparedMessage = ReturnType<SqsService['prepareMessage']>;
 
 type BatchFailure = { Id: string; SenderFault: boolean; Code: string; Message: string };
 

@@ -13,6 +13,7 @@ export interface Store {
   getQueue(name: string): Promise<QueueRecord | undefined>;
   /** Names in ascending order, after `afterName` when given, at most `limit`. */
   listQueues(options: { prefix?: string; afterName?: string; limit: number }): Promise<QueueRecord[]>;
+  /** With `waitingDelayMs`, messages never received become visible that long after their send (FIFO delay). */
   updateQueue(id: number, changes: QueueChanges): Promise<QueueRecord | undefined>;
   /** Deletes the queue and its messages; remembers the name's deletion time. */
   deleteQueue(id: number, now: number): Promise<void>;
@@ -20,15 +21,23 @@ export interface Store {
   queueDeletedAt(name: string): Promise<number | undefined>;
 
   /**
-   * Stores the messages; resolves once they are durable. `onVisible` runs as soon as receivers can see them,
-   * which may be before they are durable; a receive it starts may share the send's commit.
+   * Stores the messages, in order; resolves once they are durable, with each message's id and seq. A message
+   * whose `deduplication` key was stored in the same queue within its window is not stored again: its result
+   * is the original's (checked and recorded atomically with the insert). `onVisible` runs as soon as receivers
+   * can see the messages, which may be before they are durable; a receive it starts may share the commit.
    */
-  sendMessages(queueId: number, messages: NewMessage[], onVisible?: () => void): Promise<void>;
+  sendMessages(queueId: number, messages: NewMessage[], onVisible?: () => void): Promise<SentMessage[]>;
   /**
-   * Claims up to `max` messages visible at `now` (not expired), oldest visibility first, making each
-   * invisible until `visibleUntil` with a fresh receipt token and one more receive. Messages already
-   * received `deadLetter.maxReceiveCount` times are moved to the dead-letter queue instead, in the
-   * same transaction.
+   * Claims up to `max` messages visible at `now` (not expired), making each invisible until `visibleUntil`
+   * with a fresh receipt token and one more receive. Which messages, by the queue's kind:
+   * - standard: oldest visibility first; once messages carry group ids (fair queues), tenants take turns,
+   *   least recently served first, so one tenant's backlog does not hold the others back;
+   * - FIFO: only groups with no message in flight, each from its oldest message on, in seq order, stopping
+   *   at the first message that is not visible; groups whose oldest message has waited longest go first.
+   * Messages already received `deadLetter.maxReceiveCount` times are moved to the dead-letter queue instead,
+   * in the same transaction. With `attempt` (FIFO), a receive with the same attempt id within the window
+   * returns the messages it claimed that still carry its receipt tokens, made invisible until
+   * `visibleUntil` again, instead of claiming new ones.
    */
   receiveMessages(request: ReceiveRequest): Promise<ReceiveResult>;
   /** Deletes the message if `receiptToken` is its latest. Returns whether it was deleted. */
@@ -42,7 +51,7 @@ export interface Store {
   countMessages(queueId: number, now: number): Promise<MessageCounts>;
   /** The earliest time after `now` at which a message of the queue becomes visible, if any. */
   nextVisibleAt(queueId: number, now: number): Promise<number | undefined>;
-  /** Deletes up to `limit` expired messages; returns how many. */
+  /** Deletes up to `limit` expired messages, and forgets expired deduplication and attempt ids; returns how many messages. */
   deleteExpired(now: number, limit: number): Promise<number>;
   close(): Promise<void>;
 }
@@ -68,6 +77,7 @@ export interface QueueRecord {
 export interface QueueChanges {
   attributes?: QueueAttributes;
   tags?: Record<string, string>;
+  waitingDelayMs?: number;
   now: number;
 }
 
@@ -84,9 +94,21 @@ export interface NewMessage {
   sentAt: number;
   visibleAt: number;
   expiresAt: number;
+  /** FIFO group, or fair-queue tenant on a standard queue. */
+  groupId: string | undefined;
+  /** FIFO only: the key that makes a later send within `expiresAt` a duplicate of this one. */
+  deduplication: { scope: string; id: string; expiresAt: number } | undefined;
 }
 
-export interface StoredMessage extends NewMessage {
+export interface SentMessage {
+  messageId: string;
+  seq: number;
+  /** The message was a duplicate: the id and seq are the original's. */
+  duplicate: boolean;
+}
+
+export interface StoredMessage extends Omit<NewMessage, 'deduplication'> {
+  deduplicationId: string | undefined;
   /** The store's own increasing id within the queue, used in receipt handles. */
   seq: number;
   receiveCount: number;
@@ -106,6 +128,8 @@ export interface ReceiveRequest {
   newReceiptToken: () => string;
   /** Refuse the receive (return overLimit) when at least this many messages are in flight. */
   maxInFlight: number;
+  /** FIFO's ReceiveRequestAttemptId; what this receive claims is remembered for it until `expiresAt`. */
+  attempt?: { id: string; expiresAt: number };
   deadLetter?: {
     queueId: number;
     maxReceiveCount: number;

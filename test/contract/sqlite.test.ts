@@ -2,13 +2,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { fifoSemanticsSuite } from './fifo-semantics.ts';
+import type { StoreFactory } from './harness.ts';
 import { sqsSemanticsSuite } from './sqs-semantics.ts';
 
 // A real SQLite file in a temp directory, as users run it.
-sqsSemanticsSuite('SQLite', () => {
+const sqliteFile = (): StoreFactory => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-contract-'));
   return {
     open: async () => new SqliteStore({ dataDir: dir, durability: 'durable' }),
     destroy: async () => rmSync(dir, { recursive: true, force: true }),
   };
-});
+};
+sqsSemanticsSuite('SQLite', sqliteFile);
+fifoSemanticsSuite('SQLite', sqliteFile);

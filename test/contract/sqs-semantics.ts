@@ -1,135 +1,59 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
-import { FakeClock } from '../../src/core/clock.ts';
-import { SqsError } from '../../src/core/errors.ts';
-import type { Input } from '../../src/core/input.ts';
+import { describe, it } from 'node:test';
 import { md5OfAttributes } from '../../src/core/message-attributes.ts';
 import { startRetentionSweeper } from '../../src/core/retention.ts';
-import { type RequestContext, SqsService } from '../../src/core/sqs-service.ts';
-import type { Store } from '../../src/store/contract.ts';
+import { context, type ReceivedMessage, type StoreFactory, useContractService } from './harness.ts';
 
 /**
  * The SQS rules, checked through the service against a real store with a fake clock. Every storage
  * backend runs this same suite (see the *.test.ts files beside it), so a rule holds on all of them.
  */
-export interface StoreFactory {
-  open(): Promise<Store>;
-  /** Removes what open() created. */
-  destroy(): Promise<void>;
-}
-
-const context: RequestContext = { baseUrl: 'http://127.0.0.1:9324', senderId: 'AKIDTEST' };
-
-type Message = {
-  MessageId: string;
-  ReceiptHandle: string;
-  Body: string;
-  MD5OfBody: string;
-  Attributes?: Record<string, string>;
-  MessageAttributes?: Record<string, { DataType: string; StringValue?: string; BinaryValue?: string }>;
-  MD5OfMessageAttributes?: string;
-};
-
 export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory): void {
   describe(`SQS semantics on ${backend}`, () => {
-    let clock: FakeClock;
-    let service: SqsService;
-    let store: Store;
-    let made: StoreFactory;
-    let queueCounter = 0;
-
-    before(async () => {
-      made = factory();
-      store = await made.open();
-      clock = new FakeClock();
-      service = new SqsService({ store, clock });
-    });
-    after(async () => {
-      service.longPoll.closeAll();
-      await store.close();
-      await made.destroy();
-    });
-
-    const newQueue = async (attributes: Record<string, string> = {}) => {
-      const name = `q${++queueCounter}`;
-      const { QueueUrl } = await service.CreateQueue({ QueueName: name, Attributes: attributes }, context);
-      return QueueUrl;
-    };
-    const send = (QueueUrl: string, body: string, extra: Input = {}) =>
-      service.SendMessage({ QueueUrl, MessageBody: body, ...extra }, context);
-    const receive = async (QueueUrl: string, extra: Input = {}): Promise<Message[]> => {
-      const output = await service.ReceiveMessage(
-        {
-          QueueUrl,
-          MaxNumberOfMessages: 10,
-          AttributeNames: ['All'],
-          MessageAttributeNames: ['All'],
-          ...extra,
-        },
-        context,
-      );
-      return (output.Messages ?? []) as Message[];
-    };
-    const counts = async (QueueUrl: string) => {
-      const { Attributes } = (await service.GetQueueAttributes({ QueueUrl, AttributeNames: ['All'] })) as {
-        Attributes: Record<string, string>;
-      };
-      return {
-        visible: Number(Attributes.ApproximateNumberOfMessages),
-        notVisible: Number(Attributes.ApproximateNumberOfMessagesNotVisible),
-        delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed),
-      };
-    };
-    const rejects = async (promise: Promise<unknown>, code: string, message?: RegExp) => {
-      await assert.rejects(promise, (error: unknown) => {
-        assert.ok(error instanceof SqsError, `expected SqsError, got ${String(error)}`);
-        assert.equal(error.code, code);
-        if (message) assert.match(error.message, message);
-        return true;
-      });
-    };
+    const h = useContractService(factory);
+    const { newQueue, send, receive, counts, rejects } = h;
 
     describe('queues', () => {
       it('creates idempotently with equal attributes and refuses different ones', async () => {
         const url = await newQueue({ VisibilityTimeout: '60' });
         const name = url.split('/').at(-1)!;
-        const again = await service.CreateQueue(
+        const again = await h.service.CreateQueue(
           { QueueName: name, Attributes: { VisibilityTimeout: '60' } },
           context,
         );
         assert.equal(again.QueueUrl, url);
         await rejects(
-          service.CreateQueue({ QueueName: name, Attributes: { VisibilityTimeout: '61' } }, context),
+          h.service.CreateQueue({ QueueName: name, Attributes: { VisibilityTimeout: '61' } }, context),
           'QueueNameExists',
         );
         assert.equal(url, `http://127.0.0.1:9324/000000000000/${name}`);
       });
 
       it('validates names and attribute values', async () => {
-        await rejects(service.CreateQueue({ QueueName: 'bad name' }, context), 'InvalidParameterValue');
-        await rejects(service.CreateQueue({ QueueName: 'x'.repeat(81) }, context), 'InvalidParameterValue');
+        await rejects(h.service.CreateQueue({ QueueName: 'bad name' }, context), 'InvalidParameterValue');
+        await rejects(h.service.CreateQueue({ QueueName: 'x'.repeat(81) }, context), 'InvalidParameterValue');
         await rejects(
-          service.CreateQueue({ QueueName: 'ok', Attributes: { VisibilityTimeout: '43201' } }, context),
+          h.service.CreateQueue({ QueueName: 'ok', Attributes: { VisibilityTimeout: '43201' } }, context),
           'InvalidAttributeValue',
         );
         await rejects(
-          service.CreateQueue({ QueueName: 'ok', Attributes: { NoSuchThing: '1' } }, context),
+          h.service.CreateQueue({ QueueName: 'ok', Attributes: { NoSuchThing: '1' } }, context),
           'InvalidAttributeName',
         );
         await rejects(
-          service.CreateQueue(
+          h.service.CreateQueue(
             { QueueName: 'ok', Attributes: { ContentBasedDeduplication: 'true' } },
             context,
           ),
           'InvalidAttributeName',
         );
-        await rejects(service.CreateQueue({}, context), 'MissingParameter');
+        await rejects(h.service.CreateQueue({}, context), 'MissingParameter');
       });
 
       it('reports every attribute with SQS defaults and computed values', async () => {
         const url = await newQueue();
-        const { Attributes } = (await service.GetQueueAttributes({
+        const { Attributes } = (await h.service.GetQueueAttributes({
           QueueUrl: url,
           AttributeNames: ['All'],
         })) as {
@@ -141,10 +65,10 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.equal(Attributes.DelaySeconds, '0');
         assert.equal(Attributes.ReceiveMessageWaitTimeSeconds, '0');
         assert.equal(Attributes.QueueArn, `arn:aws:sqs:us-east-1:000000000000:${url.split('/').at(-1)}`);
-        assert.equal(Attributes.CreatedTimestamp, String(Math.floor(clock.now() / 1000)));
+        assert.equal(Attributes.CreatedTimestamp, String(Math.floor(h.clock.now() / 1000)));
         assert.equal(Attributes.ApproximateNumberOfMessages, '0');
         assert.equal(Attributes.FifoQueue, undefined);
-        const one = (await service.GetQueueAttributes({
+        const one = (await h.service.GetQueueAttributes({
           QueueUrl: url,
           AttributeNames: ['VisibilityTimeout'],
         })) as {
@@ -152,16 +76,16 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         };
         assert.deepEqual(one.Attributes, { VisibilityTimeout: '30' });
         await rejects(
-          service.GetQueueAttributes({ QueueUrl: url, AttributeNames: ['Nope'] }),
+          h.service.GetQueueAttributes({ QueueUrl: url, AttributeNames: ['Nope'] }),
           'InvalidAttributeName',
         );
       });
 
       it('sets attributes and moves LastModifiedTimestamp', async () => {
         const url = await newQueue();
-        await clock.advance(5_000);
-        await service.SetQueueAttributes({ QueueUrl: url, Attributes: { VisibilityTimeout: '0045' } });
-        const { Attributes } = (await service.GetQueueAttributes({
+        await h.clock.advance(5_000);
+        await h.service.SetQueueAttributes({ QueueUrl: url, Attributes: { VisibilityTimeout: '0045' } });
+        const { Attributes } = (await h.service.GetQueueAttributes({
           QueueUrl: url,
           AttributeNames: ['All'],
         })) as {
@@ -173,17 +97,17 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
 
       it('lists by prefix with pagination only when MaxResults is given', async () => {
         for (const name of ['list-a', 'list-b', 'list-c'])
-          await service.CreateQueue({ QueueName: name }, context);
-        const all = await service.ListQueues({ QueueNamePrefix: 'list-' }, context);
+          await h.service.CreateQueue({ QueueName: name }, context);
+        const all = await h.service.ListQueues({ QueueNamePrefix: 'list-' }, context);
         assert.equal(all.QueueUrls?.length, 3);
         assert.equal(all.NextToken, undefined);
-        const first = await service.ListQueues({ QueueNamePrefix: 'list-', MaxResults: 2 }, context);
+        const first = await h.service.ListQueues({ QueueNamePrefix: 'list-', MaxResults: 2 }, context);
         assert.deepEqual(
           first.QueueUrls?.map((url) => url.split('/').at(-1)),
           ['list-a', 'list-b'],
         );
         assert.ok(first.NextToken);
-        const second = await service.ListQueues(
+        const second = await h.service.ListQueues(
           { QueueNamePrefix: 'list-', MaxResults: 2, NextToken: first.NextToken },
           context,
         );
@@ -192,7 +116,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           ['list-c'],
         );
         assert.equal(second.NextToken, undefined);
-        await rejects(service.ListQueues({ NextToken: 'garbage' }, context), 'InvalidParameterValue');
+        await rejects(h.service.ListQueues({ NextToken: 'garbage' }, context), 'InvalidParameterValue');
       });
 
       it('resolves a queue by any host and by path, and refuses other accounts', async () => {
@@ -202,42 +126,42 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         await send(`/000000000000/${name}`, 'y');
         await rejects(send(`http://h/111111111111/${name}`, 'z'), 'QueueDoesNotExist');
         await rejects(send('http://h/000000000000/missing', 'z'), 'QueueDoesNotExist');
-        const { QueueUrl } = await service.GetQueueUrl({ QueueName: name }, context);
+        const { QueueUrl } = await h.service.GetQueueUrl({ QueueName: name }, context);
         assert.equal(QueueUrl, url);
-        await rejects(service.GetQueueUrl({ QueueName: 'missing' }, context), 'QueueDoesNotExist');
+        await rejects(h.service.GetQueueUrl({ QueueName: 'missing' }, context), 'QueueDoesNotExist');
       });
 
       it('refuses to reuse a deleted name for 60 seconds', async () => {
         const url = await newQueue();
         const name = url.split('/').at(-1)!;
         await send(url, 'gone with the queue');
-        await service.DeleteQueue({ QueueUrl: url });
+        await h.service.DeleteQueue({ QueueUrl: url });
         await rejects(send(url, 'x'), 'QueueDoesNotExist');
-        await rejects(service.CreateQueue({ QueueName: name }, context), 'QueueDeletedRecently');
-        await clock.advance(60_000);
-        await service.CreateQueue({ QueueName: name }, context);
+        await rejects(h.service.CreateQueue({ QueueName: name }, context), 'QueueDeletedRecently');
+        await h.clock.advance(60_000);
+        await h.service.CreateQueue({ QueueName: name }, context);
         assert.equal((await counts(url)).visible, 0);
       });
 
       it('tags, untags and lists tags', async () => {
         const url = await newQueue();
-        await service.TagQueue({ QueueUrl: url, Tags: { team: 'a', env: 'test' } });
-        await service.UntagQueue({ QueueUrl: url, TagKeys: ['env'] });
-        assert.deepEqual(await service.ListQueueTags({ QueueUrl: url }), { Tags: { team: 'a' } });
+        await h.service.TagQueue({ QueueUrl: url, Tags: { team: 'a', env: 'test' } });
+        await h.service.UntagQueue({ QueueUrl: url, TagKeys: ['env'] });
+        assert.deepEqual(await h.service.ListQueueTags({ QueueUrl: url }), { Tags: { team: 'a' } });
         const many = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, 'v']));
-        await rejects(service.TagQueue({ QueueUrl: url, Tags: many }), 'InvalidParameterValue');
+        await rejects(h.service.TagQueue({ QueueUrl: url, Tags: many }), 'InvalidParameterValue');
       });
 
       it('keeps permissions as the queue policy', async () => {
         const url = await newQueue();
-        await service.AddPermission({
+        await h.service.AddPermission({
           QueueUrl: url,
           Label: 'p1',
           AWSAccountIds: ['123456789012'],
           Actions: ['SendMessage'],
         });
         await rejects(
-          service.AddPermission({
+          h.service.AddPermission({
             QueueUrl: url,
             Label: 'p1',
             AWSAccountIds: ['123456789012'],
@@ -245,7 +169,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           }),
           'InvalidParameterValue',
         );
-        const { Attributes } = (await service.GetQueueAttributes({
+        const { Attributes } = (await h.service.GetQueueAttributes({
           QueueUrl: url,
           AttributeNames: ['Policy'],
         })) as {
@@ -255,9 +179,9 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           Statement: Array<{ Sid: string; Action: string[] }>;
         };
         assert.deepEqual(policy.Statement[0]?.Action, ['SQS:SendMessage']);
-        await service.RemovePermission({ QueueUrl: url, Label: 'p1' });
-        await rejects(service.RemovePermission({ QueueUrl: url, Label: 'p1' }), 'InvalidParameterValue');
-        const after = await service.GetQueueAttributes({ QueueUrl: url, AttributeNames: ['Policy'] });
+        await h.service.RemovePermission({ QueueUrl: url, Label: 'p1' });
+        await rejects(h.service.RemovePermission({ QueueUrl: url, Label: 'p1' }), 'InvalidParameterValue');
+        const after = await h.service.GetQueueAttributes({ QueueUrl: url, AttributeNames: ['Policy'] });
         assert.deepEqual(after, {});
       });
     });
@@ -274,7 +198,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const sent = await send(url, 'body \r\n ✓ 😀', { MessageAttributes: attributes });
         assert.equal(sent.MD5OfMessageBody, createHash('md5').update('body \r\n ✓ 😀', 'utf8').digest('hex'));
         assert.equal(sent.MD5OfMessageAttributes, md5OfAttributes(attributes));
-        await clock.advance(1000);
+        await h.clock.advance(1000);
         const [message] = await receive(url);
         assert.ok(message);
         assert.equal(message.Body, 'body \r\n ✓ 😀');
@@ -283,8 +207,8 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.equal(message.MD5OfMessageAttributes, sent.MD5OfMessageAttributes);
         assert.deepEqual(message.MessageAttributes, attributes);
         assert.equal(message.Attributes?.ApproximateReceiveCount, '1');
-        assert.equal(message.Attributes?.SentTimestamp, String(clock.now() - 1000));
-        assert.equal(message.Attributes?.ApproximateFirstReceiveTimestamp, String(clock.now()));
+        assert.equal(message.Attributes?.SentTimestamp, String(h.clock.now() - 1000));
+        assert.equal(message.Attributes?.ApproximateFirstReceiveTimestamp, String(h.clock.now()));
         assert.equal(message.Attributes?.SenderId, 'AKIDTEST');
       });
 
@@ -351,7 +275,10 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           'InvalidParameterValue',
         );
         await rejects(send(url, 'x', { DelaySeconds: 901 }), 'InvalidParameterValue');
-        await rejects(send(url, 'x', { MessageGroupId: 'g' }), 'InvalidParameterValue');
+        // A group id names a fair-queue tenant on a standard queue; a deduplication id is FIFO's alone.
+        await rejects(send(url, 'x', { MessageDeduplicationId: 'd' }), 'InvalidParameterValue');
+        await rejects(send(url, 'x', { MessageGroupId: 'a b' }), 'InvalidParameterValue');
+        await rejects(send(url, 'x', { MessageGroupId: 'g'.repeat(129) }), 'InvalidParameterValue');
       });
 
       it('hides a received message for the visibility timeout, then redelivers it with a new handle', async () => {
@@ -360,9 +287,9 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const [first] = await receive(url);
         assert.equal((await receive(url)).length, 0);
         assert.deepEqual(await counts(url), { visible: 0, notVisible: 1, delayed: 0 });
-        await clock.advance(29_999);
+        await h.clock.advance(29_999);
         assert.equal((await receive(url)).length, 0);
-        await clock.advance(1);
+        await h.clock.advance(1);
         const [second] = await receive(url);
         assert.ok(second && first);
         assert.notEqual(second.ReceiptHandle, first.ReceiptHandle);
@@ -377,7 +304,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const url = await newQueue({ VisibilityTimeout: '30' });
         await send(url, 'a');
         await receive(url, { VisibilityTimeout: 5 });
-        await clock.advance(5_000);
+        await h.clock.advance(5_000);
         assert.equal((await receive(url)).length, 1);
       });
 
@@ -385,22 +312,22 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const url = await newQueue({ VisibilityTimeout: '10' });
         await send(url, 'a');
         const [first] = await receive(url);
-        await clock.advance(10_000);
+        await h.clock.advance(10_000);
         const [second] = await receive(url);
-        await service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
+        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
         assert.equal((await counts(url)).notVisible, 1);
-        await service.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
+        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
         assert.deepEqual(await counts(url), { visible: 0, notVisible: 0, delayed: 0 });
         // Deleting again is not an error either.
-        await service.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
+        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
         await rejects(
-          service.DeleteMessage({ QueueUrl: url, ReceiptHandle: 'not-a-handle' }),
+          h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: 'not-a-handle' }),
           'ReceiptHandleIsInvalid',
         );
-        await rejects(service.DeleteMessage({ QueueUrl: url }), 'MissingParameter');
+        await rejects(h.service.DeleteMessage({ QueueUrl: url }), 'MissingParameter');
         const other = await newQueue();
         await rejects(
-          service.DeleteMessage({ QueueUrl: other, ReceiptHandle: second!.ReceiptHandle }),
+          h.service.DeleteMessage({ QueueUrl: other, ReceiptHandle: second!.ReceiptHandle }),
           'ReceiptHandleIsInvalid',
         );
       });
@@ -409,22 +336,22 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const url = await newQueue({ VisibilityTimeout: '30' });
         await send(url, 'a');
         const [message] = await receive(url);
-        await clock.advance(20_000);
-        await service.ChangeMessageVisibility({
+        await h.clock.advance(20_000);
+        await h.service.ChangeMessageVisibility({
           QueueUrl: url,
           ReceiptHandle: message!.ReceiptHandle,
           VisibilityTimeout: 100,
         });
-        await clock.advance(99_999);
+        await h.clock.advance(99_999);
         assert.equal((await receive(url)).length, 0);
-        await clock.advance(1);
+        await h.clock.advance(1);
         const [again] = await receive(url);
         assert.ok(again);
         // This delivery uses the queue default (30 s), not the 100 s of the last one.
-        await clock.advance(30_000);
+        await h.clock.advance(30_000);
         const [third] = await receive(url);
         assert.ok(third);
-        await service.ChangeMessageVisibility({
+        await h.service.ChangeMessageVisibility({
           QueueUrl: url,
           ReceiptHandle: third.ReceiptHandle,
           VisibilityTimeout: 0,
@@ -437,15 +364,19 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         await send(url, 'a');
         const [message] = await receive(url);
         const handle = message!.ReceiptHandle;
-        await clock.advance(3_600_000 * 11);
+        await h.clock.advance(3_600_000 * 11);
         await rejects(
-          service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: 3_601 }),
+          h.service.ChangeMessageVisibility({
+            QueueUrl: url,
+            ReceiptHandle: handle,
+            VisibilityTimeout: 3_601,
+          }),
           'MessageNotInflight',
         );
         const [again] = await receive(url, { VisibilityTimeout: 43_200 });
-        await clock.advance(3_600_000 * 11);
+        await h.clock.advance(3_600_000 * 11);
         await rejects(
-          service.ChangeMessageVisibility({
+          h.service.ChangeMessageVisibility({
             QueueUrl: url,
             ReceiptHandle: again!.ReceiptHandle,
             VisibilityTimeout: 3_601,
@@ -453,18 +384,18 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           'InvalidParameterValue',
           /beyond the limit \[43200 seconds\]/,
         );
-        await service.ChangeMessageVisibility({
+        await h.service.ChangeMessageVisibility({
           QueueUrl: url,
           ReceiptHandle: again!.ReceiptHandle,
           VisibilityTimeout: 3_600,
         });
         await rejects(
-          service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: 10 }),
+          h.service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: 10 }),
           'InvalidParameterValue',
           /Message does not exist or is not available/,
         );
         await rejects(
-          service.ChangeMessageVisibility({
+          h.service.ChangeMessageVisibility({
             QueueUrl: url,
             ReceiptHandle: again!.ReceiptHandle,
             VisibilityTimeout: 43_201,
@@ -472,7 +403,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           'InvalidParameterValue',
         );
         await rejects(
-          service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: again!.ReceiptHandle }),
+          h.service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: again!.ReceiptHandle }),
           'MissingParameter',
         );
       });
@@ -488,41 +419,41 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           ['own delay'],
         );
         // Changing the queue delay leaves waiting messages as they were (standard queues).
-        await service.SetQueueAttributes({ QueueUrl: url, Attributes: { DelaySeconds: '0' } });
-        await clock.advance(10_000);
+        await h.service.SetQueueAttributes({ QueueUrl: url, Attributes: { DelaySeconds: '0' } });
+        await h.clock.advance(10_000);
         assert.deepEqual((await receive(url, { VisibilityTimeout: 0 })).map((m) => m.Body).sort(), [
           'own delay',
           'queue delay',
         ]);
-        await clock.advance(50_000);
+        await h.clock.advance(50_000);
         assert.equal((await receive(url)).length, 3);
       });
 
       it('never delivers a message past its retention period and reclaims it', async () => {
         const url = await newQueue({ MessageRetentionPeriod: '60' });
         await send(url, 'short-lived');
-        await clock.advance(59_999);
+        await h.clock.advance(59_999);
         assert.equal((await counts(url)).visible, 1);
-        await clock.advance(1);
+        await h.clock.advance(1);
         assert.equal((await receive(url)).length, 0);
         assert.equal((await counts(url)).visible, 0);
-        assert.ok((await store.deleteExpired(clock.now(), 1000)) >= 1);
+        assert.ok((await h.store.deleteExpired(h.clock.now(), 1000)) >= 1);
       });
 
       it('sweeps expired messages away on its own, on the clock', async () => {
         const url = await newQueue({ MessageRetentionPeriod: '60' });
-        const queue = (await store.getQueue(url.split('/').at(-1)!))!;
+        const queue = (await h.store.getQueue(url.split('/').at(-1)!))!;
         await send(url, 'expires');
         // Counted as of time 0, every stored row shows up (as delayed), expired or not.
         const storedRows = async () => {
-          const counts = await store.countMessages(queue.id, 0);
+          const counts = await h.store.countMessages(queue.id, 0);
           return counts.visible + counts.notVisible + counts.delayed;
         };
-        const sweeper = startRetentionSweeper(service, (error) => assert.fail(String(error)), 10_000);
+        const sweeper = startRetentionSweeper(h.service, (error) => assert.fail(String(error)), 10_000);
         try {
-          await clock.advance(59_999);
+          await h.clock.advance(59_999);
           assert.equal(await storedRows(), 1, 'still stored before expiry');
-          await clock.advance(10_001);
+          await h.clock.advance(10_001);
           assert.equal(await storedRows(), 0);
         } finally {
           sweeper.stop();
@@ -533,16 +464,16 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const url = await newQueue();
         await send(url, 'a');
         await send(url, 'b');
-        await service.PurgeQueue({ QueueUrl: url });
-        await rejects(service.PurgeQueue({ QueueUrl: url }), 'PurgeQueueInProgress');
-        await clock.advance(1);
+        await h.service.PurgeQueue({ QueueUrl: url });
+        await rejects(h.service.PurgeQueue({ QueueUrl: url }), 'PurgeQueueInProgress');
+        await h.clock.advance(1);
         await send(url, 'after');
         assert.deepEqual(
           (await receive(url)).map((m) => m.Body),
           ['after'],
         );
-        await clock.advance(60_000);
-        await service.PurgeQueue({ QueueUrl: url });
+        await h.clock.advance(60_000);
+        await h.service.PurgeQueue({ QueueUrl: url });
       });
 
       it('validates receive parameters', async () => {
@@ -584,7 +515,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         for (let receiveCount = 1; receiveCount <= 2; receiveCount++) {
           const [got] = await receive(source);
           assert.equal(got?.Attributes?.ApproximateReceiveCount, String(receiveCount));
-          await clock.advance(10_000);
+          await h.clock.advance(10_000);
         }
         assert.deepEqual(await receive(source), []);
         assert.deepEqual(await counts(source), { visible: 0, notVisible: 0, delayed: 0 });
@@ -595,7 +526,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           dead?.Attributes?.DeadLetterQueueSourceArn,
           `arn:aws:sqs:us-east-1:000000000000:${source.split('/').at(-1)}`,
         );
-        const listed = await service.ListDeadLetterSourceQueues({ QueueUrl: dlq }, context);
+        const listed = await h.service.ListDeadLetterSourceQueues({ QueueUrl: dlq }, context);
         assert.deepEqual(listed.queueUrls, [source]);
       });
 
@@ -623,15 +554,15 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
     describe('store limits', () => {
       it('refuses a receive once maxInFlight messages are in flight, not counting delayed ones', async () => {
         const url = await newQueue();
-        const queue = (await store.getQueue(url.split('/').at(-1)!))!;
+        const queue = (await h.store.getQueue(url.split('/').at(-1)!))!;
         for (let i = 0; i < 4; i++) await send(url, `m${i}`);
         for (let i = 0; i < 5; i++) await send(url, `delayed${i}`, { DelaySeconds: 900 });
         const claim = (max: number) =>
-          store.receiveMessages({
+          h.store.receiveMessages({
             queueId: queue.id,
-            now: clock.now(),
+            now: h.clock.now(),
             max,
-            visibleUntil: clock.now() + 30_000,
+            visibleUntil: h.clock.now() + 30_000,
             newReceiptToken: () => 'aaaaaaaaaaaaaaaa',
             maxInFlight: 3,
           });
@@ -649,7 +580,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
     describe('batches', () => {
       it('sends a batch with per-entry results and checks batch rules', async () => {
         const url = await newQueue();
-        const result = await service.SendMessageBatch(
+        const result = await h.service.SendMessageBatch(
           {
             QueueUrl: url,
             Entries: [
@@ -666,14 +597,17 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.equal(result.Failed[0]?.Id, 'bad');
         assert.equal(result.Failed[0]?.Code, 'InvalidMessageContents');
         assert.equal(result.Failed[0]?.SenderFault, true);
-        await rejects(service.SendMessageBatch({ QueueUrl: url, Entries: [] }, context), 'EmptyBatchRequest');
+        await rejects(
+          h.service.SendMessageBatch({ QueueUrl: url, Entries: [] }, context),
+          'EmptyBatchRequest',
+        );
         const eleven = Array.from({ length: 11 }, (_, i) => ({ Id: `e${i}`, MessageBody: 'x' }));
         await rejects(
-          service.SendMessageBatch({ QueueUrl: url, Entries: eleven }, context),
+          h.service.SendMessageBatch({ QueueUrl: url, Entries: eleven }, context),
           'TooManyEntriesInBatchRequest',
         );
         await rejects(
-          service.SendMessageBatch(
+          h.service.SendMessageBatch(
             {
               QueueUrl: url,
               Entries: [
@@ -686,19 +620,22 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           'BatchEntryIdsNotDistinct',
         );
         await rejects(
-          service.SendMessageBatch({ QueueUrl: url, Entries: [{ Id: 'bad id', MessageBody: 'x' }] }, context),
+          h.service.SendMessageBatch(
+            { QueueUrl: url, Entries: [{ Id: 'bad id', MessageBody: 'x' }] },
+            context,
+          ),
           'InvalidBatchEntryId',
         );
         const big = Array.from({ length: 2 }, (_, i) => ({ Id: `e${i}`, MessageBody: 'x'.repeat(600_000) }));
         await rejects(
-          service.SendMessageBatch({ QueueUrl: url, Entries: big }, context),
+          h.service.SendMessageBatch({ QueueUrl: url, Entries: big }, context),
           'BatchRequestTooLong',
         );
       });
 
       it('deletes and changes visibility in batches with per-entry failures', async () => {
         const url = await newQueue();
-        await service.SendMessageBatch(
+        await h.service.SendMessageBatch(
           {
             QueueUrl: url,
             Entries: Array.from({ length: 3 }, (_, i) => ({ Id: `e${i}`, MessageBody: `m${i}` })),
@@ -706,7 +643,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           context,
         );
         const messages = await receive(url);
-        const changed = await service.ChangeMessageVisibilityBatch({
+        const changed = await h.service.ChangeMessageVisibilityBatch({
           QueueUrl: url,
           Entries: [
             { Id: 'a', ReceiptHandle: messages[0]!.ReceiptHandle, VisibilityTimeout: 0 },
@@ -718,7 +655,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           ['a'],
         );
         assert.equal(changed.Failed[0]?.Code, 'ReceiptHandleIsInvalid');
-        const deleted = await service.DeleteMessageBatch({
+        const deleted = await h.service.DeleteMessageBatch({
           QueueUrl: url,
           Entries: messages.slice(1).map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle })),
         });
@@ -731,7 +668,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
       it('answers as soon as a message is sent', async () => {
         const url = await newQueue();
         const waiting = receive(url, { WaitTimeSeconds: 20 });
-        await clock.advance(3_000);
+        await h.clock.advance(3_000);
         await send(url, 'wake');
         const messages = await waiting;
         assert.equal(messages[0]?.Body, 'wake');
@@ -744,9 +681,9 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           done = true;
           return messages;
         });
-        await clock.advance(4_999);
+        await h.clock.advance(4_999);
         assert.equal(done, false);
-        await clock.advance(1);
+        await h.clock.advance(1);
         assert.deepEqual(await waiting, []);
       });
 
@@ -756,9 +693,9 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const waiting = receive(url).then(() => {
           done = true;
         });
-        await clock.advance(9_000);
+        await h.clock.advance(9_000);
         assert.equal(done, false);
-        await clock.advance(1_000);
+        await h.clock.advance(1_000);
         await waiting;
         assert.equal(done, true);
         assert.deepEqual(await receive(url, { WaitTimeSeconds: 0 }), []);
@@ -767,22 +704,22 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
       it('wakes when a delay ends or a visibility timeout expires', async () => {
         const url = await newQueue({ VisibilityTimeout: '7' });
         await send(url, 'later', { DelaySeconds: 4 });
-        const delayed: { messages?: Message[] } = {};
+        const delayed: { messages?: ReceivedMessage[] } = {};
         const waiting = receive(url, { WaitTimeSeconds: 20 }).then((messages) => {
           delayed.messages = messages;
         });
-        await clock.advance(3_999);
+        await h.clock.advance(3_999);
         assert.equal(delayed.messages === undefined, true);
-        await clock.advance(1);
+        await h.clock.advance(1);
         await waiting;
         assert.equal(delayed.messages?.[0]?.Body, 'later');
-        const redelivered: { messages?: Message[] } = {};
+        const redelivered: { messages?: ReceivedMessage[] } = {};
         const again = receive(url, { WaitTimeSeconds: 20 }).then((messages) => {
           redelivered.messages = messages;
         });
-        await clock.advance(6_999);
+        await h.clock.advance(6_999);
         assert.equal(redelivered.messages === undefined, true);
-        await clock.advance(1);
+        await h.clock.advance(1);
         await again;
         assert.equal(redelivered.messages?.[0]?.Attributes?.ApproximateReceiveCount, '2');
       });
@@ -792,8 +729,8 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         await send(url, 'x');
         const [message] = await receive(url);
         const waiting = receive(url, { WaitTimeSeconds: 20 });
-        await clock.advance(1_000);
-        await service.ChangeMessageVisibility({
+        await h.clock.advance(1_000);
+        await h.service.ChangeMessageVisibility({
           QueueUrl: url,
           ReceiptHandle: message!.ReceiptHandle,
           VisibilityTimeout: 0,
@@ -804,9 +741,9 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
       it('gives one message to one of many waiters, and the rest time out empty', async () => {
         const url = await newQueue();
         const waiters = Array.from({ length: 5 }, () => receive(url, { WaitTimeSeconds: 10 }));
-        await clock.advance(100);
+        await h.clock.advance(100);
         await send(url, 'single');
-        await clock.advance(10_000);
+        await h.clock.advance(10_000);
         const results = await Promise.all(waiters);
         assert.equal(results.flat().length, 1);
       });
@@ -814,14 +751,14 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
       it('frees the waiter when the client goes away', async () => {
         const url = await newQueue();
         const abort = new AbortController();
-        const waiting = service.ReceiveMessage(
+        const waiting = h.service.ReceiveMessage(
           { QueueUrl: url, WaitTimeSeconds: 20 },
           { ...context, signal: abort.signal },
         );
-        await clock.advance(1_000);
+        await h.clock.advance(1_000);
         abort.abort();
         assert.deepEqual(await waiting, {});
-        assert.equal(service.longPoll.hasWaiters(Number.NaN), false);
+        assert.equal(h.service.longPoll.hasWaiters(Number.NaN), false);
       });
     });
   });

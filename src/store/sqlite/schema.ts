@@ -45,4 +45,53 @@ export const MIGRATIONS: readonly string[] = [
     deleted_at INTEGER NOT NULL
   );
   `,
+  /* 2: FIFO groups and deduplication, receive attempts, fair-queue tenants */ `
+  ALTER TABLE messages ADD COLUMN group_id TEXT;
+  ALTER TABLE messages ADD COLUMN deduplication_id TEXT;
+  -- A FIFO group's messages in order, and a fair-queue tenant's in visibility order.
+  CREATE INDEX messages_by_group ON messages (queue_id, group_id, seq) WHERE group_id IS NOT NULL;
+  CREATE INDEX messages_by_tenant ON messages (queue_id, group_id, visible_at, seq) WHERE group_id IS NOT NULL;
+  -- Until when a group's received messages stay in flight.
+  CREATE INDEX messages_received_by_group ON messages (queue_id, group_id, visible_at)
+    WHERE group_id IS NOT NULL AND receive_count > 0;
+
+  -- One row per non-empty FIFO group: from when it can be received from, which is the later of its oldest
+  -- message's visibility and the end of its last received message's visibility.
+  CREATE TABLE fifo_groups (
+    queue_id     INTEGER NOT NULL,
+    group_id     TEXT NOT NULL,
+    available_at INTEGER NOT NULL,
+    PRIMARY KEY (queue_id, group_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX fifo_groups_by_availability ON fifo_groups (queue_id, available_at);
+
+  CREATE TABLE fifo_deduplication (
+    queue_id         INTEGER NOT NULL,
+    scope            TEXT NOT NULL,   -- the group id under DeduplicationScope=messageGroup, else ''
+    deduplication_id TEXT NOT NULL,
+    message_id       TEXT NOT NULL,
+    seq              INTEGER NOT NULL,
+    expires_at       INTEGER NOT NULL,
+    PRIMARY KEY (queue_id, scope, deduplication_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX fifo_deduplication_by_expiry ON fifo_deduplication (expires_at);
+
+  CREATE TABLE receive_attempts (
+    queue_id   INTEGER NOT NULL,
+    attempt_id TEXT NOT NULL,
+    claims     TEXT NOT NULL,   -- JSON [[seq, receipt token], ...]
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (queue_id, attempt_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX receive_attempts_by_expiry ON receive_attempts (expires_at);
+
+  -- Tenants of a fair (standard) queue, '' standing for messages without a group; least recently served first.
+  CREATE TABLE fair_tenants (
+    queue_id  INTEGER NOT NULL,
+    tenant    TEXT NOT NULL,
+    served_at INTEGER NOT NULL,
+    PRIMARY KEY (queue_id, tenant)
+  ) WITHOUT ROWID;
+  CREATE INDEX fair_tenants_by_service ON fair_tenants (queue_id, served_at);
+  `,
 ];

@@ -12,6 +12,7 @@ import type {
   QueueRecord,
   ReceiveRequest,
   ReceiveResult,
+  SentMessage,
   Store,
   StoredMessage,
 } from '../contract.ts';
@@ -78,7 +79,23 @@ interface MessageRow {
   receipt_token: string | null;
   delivery_started_at: number | null;
   dead_letter_source_arn: string | null;
+  group_id: string | null;
+  deduplication_id: string | null;
 }
+
+/** What one receive has claimed and moved so far, while it picks its messages. */
+interface ReceiveProgress {
+  request: ReceiveRequest;
+  claimed: StoredMessage[];
+  /** Rows looked at: a message claimed with a zero visibility timeout is still visible and must not be claimed twice. */
+  seen: Set<number>;
+  moved: number;
+}
+
+/** How many fair-queue tenants one receive looks at, least recently served first. */
+const TENANTS_PER_RECEIVE = 32;
+/** How many available FIFO groups one receive looks at. */
+const GROUPS_PER_RECEIVE = 32;
 
 /**
  * The embedded SQLite store. better-sqlite3 is synchronous, so writes are queued and run together in one
@@ -106,6 +123,10 @@ export class SqliteStore implements Store {
   /** Writes committed but waiting for an fsync started after their commit. */
   private awaitingSync: Array<{ done: () => void; fail: (error: unknown) => void }> = [];
   private syncing: Promise<void> | undefined;
+  /** Whether each queue id is FIFO; a queue's kind never changes. */
+  private readonly fifoById = new Map<number, boolean>();
+  /** Increases with every fair-queue tenant turn; tenants with the lowest last turn are served first. */
+  private tenantTurn: number;
 
   constructor(options: SqliteStoreOptions) {
     const file = options.dataDir === ':memory:' ? ':memory:' : join(ensureDir(options.dataDir), 'sluice.db');
@@ -133,6 +154,7 @@ export class SqliteStore implements Store {
     this.db.pragma('wal_autocheckpoint = 8192');
     migrate(this.db);
     this.statements = prepareStatements(this.db);
+    this.tenantTurn = (this.statements.lastTenantTurn.get() as { turn: number }).turn;
   }
 
   async createQueue(queue: NewQueue): Promise<QueueRecord> {
@@ -179,6 +201,10 @@ export class SqliteStore implements Store {
         tags: changes.tags ? JSON.stringify(changes.tags) : current.tags,
         now: changes.now,
       }) as QueueRow;
+      if (changes.waitingDelayMs !== undefined) {
+        this.statements.redelayWaiting.run(changes.waitingDelayMs, id);
+        this.rebuildGroups(id);
+      }
       this.queueCache.delete(current.name);
       return toQueue(row);
     });
@@ -189,7 +215,9 @@ export class SqliteStore implements Store {
       const current = this.statements.queueById.get(id) as QueueRow | undefined;
       if (!current) return;
       this.statements.deleteQueueMessages.run(id);
+      for (const statement of this.statements.forgetQueueState) statement.run(id);
       this.statements.deleteQueue.run(id);
+      this.fifoById.delete(id);
       this.statements.rememberDeletedQueue.run(current.name, now);
       this.queueCache.delete(current.name);
     });
@@ -200,24 +228,64 @@ export class SqliteStore implements Store {
     return row?.deleted_at;
   }
 
-  async sendMessages(queueId: number, messages: NewMessage[], onVisible?: () => void): Promise<void> {
-    await this.write('durable', onVisible, () => {
-      for (const message of messages) {
-        this.statements.insertMessage.run({
-          queue_id: queueId,
-          message_id: message.messageId,
-          body: message.body,
-          message_attributes: message.messageAttributes ? JSON.stringify(message.messageAttributes) : null,
-          system_attributes: message.systemAttributes ? JSON.stringify(message.systemAttributes) : null,
-          md5_of_body: message.md5OfBody,
-          md5_of_message_attributes: message.md5OfMessageAttributes ?? null,
-          md5_of_system_attributes: message.md5OfSystemAttributes ?? null,
-          sender_id: message.senderId,
-          sent_at: message.sentAt,
-          visible_at: message.visibleAt,
-          expires_at: message.expiresAt,
-        });
-      }
+  async sendMessages(
+    queueId: number,
+    messages: NewMessage[],
+    onVisible?: () => void,
+  ): Promise<SentMessage[]> {
+    return this.write('durable', onVisible, () => {
+      const fifo = this.isFifo(queueId);
+      let fair = !fifo && this.statements.anyTenant.get(queueId) !== undefined;
+      return messages.map((message) => {
+        const deduplication = message.deduplication;
+        if (deduplication) {
+          const original = this.statements.deduplicated.get(
+            queueId,
+            deduplication.scope,
+            deduplication.id,
+            message.sentAt,
+          ) as { message_id: string; seq: number } | undefined;
+          if (original) return { messageId: original.message_id, seq: original.seq, duplicate: true };
+        }
+        const seq = Number(
+          this.statements.insertMessage.run({
+            queue_id: queueId,
+            message_id: message.messageId,
+            body: message.body,
+            message_attributes: message.messageAttributes ? JSON.stringify(message.messageAttributes) : null,
+            system_attributes: message.systemAttributes ? JSON.stringify(message.systemAttributes) : null,
+            md5_of_body: message.md5OfBody,
+            md5_of_message_attributes: message.md5OfMessageAttributes ?? null,
+            md5_of_system_attributes: message.md5OfSystemAttributes ?? null,
+            sender_id: message.senderId,
+            sent_at: message.sentAt,
+            visible_at: message.visibleAt,
+            expires_at: message.expiresAt,
+            // In a fair queue, messages without a group are the tenant ''.
+            group_id: message.groupId ?? (fair ? '' : null),
+            deduplication_id: deduplication?.id ?? null,
+          }).lastInsertRowid,
+        );
+        if (deduplication) {
+          this.statements.rememberDeduplication.run(
+            queueId,
+            deduplication.scope,
+            deduplication.id,
+            message.messageId,
+            seq,
+            deduplication.expiresAt,
+          );
+        }
+        if (message.groupId !== undefined) {
+          // A FIFO group with messages already has its row, and its oldest message is not this one.
+          if (fifo) this.statements.insertGroupIfAbsent.run(queueId, message.groupId, message.visibleAt);
+          else {
+            this.noteTenant(queueId, message.groupId);
+            fair = true;
+          }
+        }
+        return { messageId: message.messageId, seq, duplicate: false };
+      });
     });
   }
 
@@ -225,51 +293,221 @@ export class SqliteStore implements Store {
     return this.write('redeliverable', () => {
       if (this.inFlightAtLeast(request.queueId, request.now, request.maxInFlight))
         return { messages: [], overLimit: true, movedToDeadLetter: 0 };
-      const claimed: StoredMessage[] = [];
-      const seen = new Set<number>();
-      let moved = 0;
-      // Dead-letter moves do not count towards `max`: after a pass that moved some, look again so the receive
-      // still returns the live messages behind them. `seen` keeps a message claimed with a zero visibility
-      // timeout (still visible) from being claimed twice in one receive.
-      for (let movedInPass = 1; movedInPass > 0 && claimed.length < request.max; ) {
-        movedInPass = 0;
-        const candidates = this.statements.selectVisible.all(
-          request.queueId,
-          request.now,
-          request.now,
-          request.max - claimed.length + seen.size,
-        ) as MessageRow[];
-        for (const row of candidates) {
-          if (seen.has(row.seq) || claimed.length >= request.max) continue;
-          seen.add(row.seq);
-          const deadLetter = request.deadLetter;
-          if (deadLetter && row.receive_count >= deadLetter.maxReceiveCount) {
-            this.statements.moveToDeadLetter.run({
-              seq: row.seq,
-              queue_id: deadLetter.queueId,
-              now: request.now,
-              source_arn: deadLetter.sourceArn,
-              reset_sent_at: deadLetter.resetSentAt ? 1 : 0,
-              expires_at: deadLetter.expiresAt,
-            });
-            movedInPass++;
-            continue;
-          }
-          const claim = {
-            visible_at: request.visibleUntil,
-            receive_count: row.receive_count + 1,
-            first_received_at: row.first_received_at ?? request.now,
-            receipt_token: request.newReceiptToken(),
-            delivery_started_at: request.now,
-          };
-          // The row is in hand already: write the claim without reading the row (and its body) back.
-          this.statements.claim.run({ seq: row.seq, ...claim });
-          claimed.push(toMessage({ ...row, ...claim }));
-        }
-        moved += movedInPass;
+      const fifo = this.isFifo(request.queueId);
+      if (fifo && request.attempt) {
+        const repeated = this.repeatAttempt(request);
+        if (repeated) return { messages: repeated, overLimit: false, movedToDeadLetter: 0 };
       }
-      return { messages: claimed, overLimit: false, movedToDeadLetter: moved };
+      const progress: ReceiveProgress = { request, claimed: [], seen: new Set(), moved: 0 };
+      if (fifo) this.claimFromGroups(progress);
+      else this.claimByTenant(progress);
+      if (fifo && request.attempt && progress.claimed.length > 0) {
+        const claims = progress.claimed.map((message) => [message.seq, message.receiptToken]);
+        this.statements.rememberAttempt.run(
+          request.queueId,
+          request.attempt.id,
+          JSON.stringify(claims),
+          request.attempt.expiresAt,
+        );
+      }
+      return { messages: progress.claimed, overLimit: false, movedToDeadLetter: progress.moved };
     });
+  }
+
+  /**
+   * Claims rows in the order `candidates` gives them until `target` messages are claimed. Dead-letter moves do
+   * not count towards it: after a pass that moved some, look again so the receive still returns the live
+   * messages behind them.
+   */
+  private claimInOrder(
+    progress: ReceiveProgress,
+    target: number,
+    candidates: (limit: number) => MessageRow[],
+  ) {
+    for (let movedInPass = 1; movedInPass > 0 && progress.claimed.length < target; ) {
+      movedInPass = 0;
+      for (const row of candidates(target - progress.claimed.length + progress.seen.size)) {
+        if (progress.seen.has(row.seq) || progress.claimed.length >= target) continue;
+        if (this.claimOrMove(progress, row) === 'moved') movedInPass++;
+      }
+    }
+  }
+
+  /** The one place a receive takes a message: it is claimed, or moved to the dead-letter queue. */
+  private claimOrMove(progress: ReceiveProgress, row: MessageRow): 'claimed' | 'moved' {
+    const { request } = progress;
+    progress.seen.add(row.seq);
+    const deadLetter = request.deadLetter;
+    if (deadLetter && row.receive_count >= deadLetter.maxReceiveCount) {
+      this.statements.moveToDeadLetter.run({
+        seq: row.seq,
+        queue_id: deadLetter.queueId,
+        now: request.now,
+        source_arn: deadLetter.sourceArn,
+        reset_sent_at: deadLetter.resetSentAt ? 1 : 0,
+        expires_at: deadLetter.expiresAt,
+      });
+      if (row.group_id !== null) {
+        if (this.isFifo(deadLetter.queueId)) this.refreshGroup(deadLetter.queueId, row.group_id);
+        else this.noteTenant(deadLetter.queueId, row.group_id);
+      }
+      progress.moved++;
+      return 'moved';
+    }
+    const claim = {
+      visible_at: request.visibleUntil,
+      receive_count: row.receive_count + 1,
+      first_received_at: row.first_received_at ?? request.now,
+      receipt_token: request.newReceiptToken(),
+      delivery_started_at: request.now,
+    };
+    // The row is in hand already: write the claim without reading the row (and its body) back.
+    this.statements.claim.run({ seq: row.seq, ...claim });
+    progress.claimed.push(toMessage({ ...row, ...claim }));
+    return 'claimed';
+  }
+
+  /**
+   * Standard queues. Without tenants, oldest visibility first. With tenants (fair queues), the least recently
+   * served tenants take turns, each up to an equal share of what is left to claim.
+   */
+  private claimByTenant(progress: ReceiveProgress): void {
+    const { request } = progress;
+    const oldest = (limit: number) =>
+      this.statements.selectVisible.all(request.queueId, request.now, request.now, limit) as MessageRow[];
+    const tenants = (
+      this.statements.leastRecentlyServedTenants.all(request.queueId, TENANTS_PER_RECEIVE) as Array<{
+        tenant: string;
+      }>
+    ).map((row) => row.tenant);
+    if (tenants.length === 1 && tenants[0] === '') this.statements.forgetTenant.run(request.queueId, '');
+    if (tenants.length <= 1) {
+      this.claimInOrder(progress, request.max, oldest);
+      return;
+    }
+    let turn = tenants;
+    while (turn.length > 0 && progress.claimed.length < request.max) {
+      const share = Math.ceil((request.max - progress.claimed.length) / turn.length);
+      const again: string[] = [];
+      for (const tenant of turn) {
+        if (progress.claimed.length >= request.max) break;
+        const before = progress.claimed.length;
+        const target = Math.min(request.max, before + share);
+        this.claimInOrder(
+          progress,
+          target,
+          (limit) =>
+            this.statements.selectVisibleOfTenant.all(
+              request.queueId,
+              tenant,
+              request.now,
+              request.now,
+              limit,
+            ) as MessageRow[],
+        );
+        this.statements.serveTenant.run(++this.tenantTurn, request.queueId, tenant);
+        const got = progress.claimed.length - before;
+        if (got === share) again.push(tenant);
+        else if (got === 0 && !this.statements.tenantHasMessages.get(request.queueId, tenant))
+          this.statements.forgetTenant.run(request.queueId, tenant);
+      }
+      turn = again;
+    }
+  }
+
+  /**
+   * FIFO queues: groups with nothing in flight, longest waiting first; from each, its messages in order from
+   * the oldest, up to the first one that is not visible (a later message never overtakes an earlier one).
+   */
+  private claimFromGroups(progress: ReceiveProgress): void {
+    const { request } = progress;
+    const groups = this.statements.availableGroups.all(
+      request.queueId,
+      request.now,
+      GROUPS_PER_RECEIVE,
+    ) as Array<{
+      group_id: string;
+    }>;
+    for (const { group_id: groupId } of groups) {
+      if (progress.claimed.length >= request.max) break;
+      const rows = this.statements.groupInOrder.all(
+        request.queueId,
+        groupId,
+        request.max - progress.claimed.length + 1,
+      ) as MessageRow[];
+      let claimedHere = 0;
+      for (const row of rows) {
+        if (progress.claimed.length >= request.max) break;
+        // Expired but not yet swept: gone for receivers, and not in the group's way.
+        if (row.expires_at <= request.now) continue;
+        if (row.visible_at > request.now) break;
+        if (this.claimOrMove(progress, row) === 'claimed') claimedHere++;
+      }
+      // The group stays blocked while what was just claimed is in flight.
+      if (claimedHere > 0)
+        this.statements.setGroupAvailableAt.run(request.visibleUntil, request.queueId, groupId);
+      else this.refreshGroup(request.queueId, groupId);
+    }
+  }
+
+  /** A retried FIFO receive: the messages its first attempt claimed that still carry their receipt tokens. */
+  private repeatAttempt(request: ReceiveRequest): StoredMessage[] | undefined {
+    const record = this.statements.attemptClaims.get(request.queueId, request.attempt!.id, request.now) as
+      | { claims: string }
+      | undefined;
+    if (!record) return undefined;
+    const rows = (JSON.parse(record.claims) as Array<[number, string]>)
+      .map(([seq, token]) => this.statements.messageWithToken.get(seq, request.queueId, token) as MessageRow)
+      .filter((row) => row !== undefined);
+    if (rows.length === 0) return undefined;
+    const groups = new Set<string>();
+    for (const row of rows) {
+      this.statements.setVisibleAt.run(request.visibleUntil, row.seq);
+      if (row.group_id !== null) groups.add(row.group_id);
+    }
+    for (const groupId of groups) this.refreshGroup(request.queueId, groupId);
+    return rows.map((row) => toMessage({ ...row, visible_at: request.visibleUntil }));
+  }
+
+  private isFifo(queueId: number): boolean {
+    let fifo = this.fifoById.get(queueId);
+    if (fifo === undefined) {
+      const row = this.statements.queueKind.get(queueId) as { fifo: number } | undefined;
+      fifo = row?.fifo === 1;
+      if (row) this.fifoById.set(queueId, fifo);
+    }
+    return fifo;
+  }
+
+  /**
+   * A fair queue's tenants, and '' for its messages without a group, once any message names a tenant; the
+   * queue's messages without a group join the tenant '' then.
+   */
+  private noteTenant(queueId: number, tenant: string): void {
+    this.statements.insertTenant.run(queueId, tenant);
+    if (this.statements.insertTenant.run(queueId, '').changes > 0)
+      this.statements.joinTenantless.run(queueId);
+  }
+
+  /**
+   * Recomputes when a FIFO group can next be received from: the later of its oldest message's visibility and
+   * the end of its received messages' visibility; an empty group loses its row.
+   */
+  private refreshGroup(queueId: number, groupId: string): void {
+    const head = this.statements.groupHead.get(queueId, groupId) as { visible_at: number } | undefined;
+    if (!head) {
+      this.statements.forgetGroup.run(queueId, groupId);
+      return;
+    }
+    const busy = this.statements.groupBusyUntil.get(queueId, groupId) as { until: number | null };
+    this.statements.upsertGroup.run(queueId, groupId, Math.max(head.visible_at, busy.until ?? 0));
+  }
+
+  /** After a change to many of a FIFO queue's messages at once (purge, new delay). */
+  private rebuildGroups(queueId: number): void {
+    if (!this.isFifo(queueId)) return;
+    this.statements.forgetGroups.run(queueId);
+    this.statements.rebuildGroups.run(queueId);
   }
 
   /**
@@ -283,16 +521,20 @@ export class SqliteStore implements Store {
   }
 
   async deleteMessage(queueId: number, seq: number, receiptToken: string): Promise<boolean> {
-    return this.write(
-      'redeliverable',
-      () => this.statements.deleteMessage.run(seq, queueId, receiptToken).changes > 0,
-    );
+    return this.write('redeliverable', () => {
+      const deleted = this.statements.deleteMessage.get(seq, queueId, receiptToken) as
+        | { group_id: string | null }
+        | undefined;
+      if (!deleted) return false;
+      if (deleted.group_id !== null && this.isFifo(queueId)) this.refreshGroup(queueId, deleted.group_id);
+      return true;
+    });
   }
 
   async changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome> {
     return this.write('redeliverable', () => {
       const row = this.statements.messageStateBySeq.get(request.seq, request.queueId) as
-        | Pick<MessageRow, 'receipt_token' | 'visible_at' | 'delivery_started_at'>
+        | Pick<MessageRow, 'receipt_token' | 'visible_at' | 'delivery_started_at' | 'group_id'>
         | undefined;
       if (!row) return 'missing';
       if (row.receipt_token !== request.receiptToken) return 'stale';
@@ -300,6 +542,8 @@ export class SqliteStore implements Store {
       if (request.visibleAt - (row.delivery_started_at ?? request.now) > request.maxDeliveryMs)
         return 'beyondLimit';
       this.statements.setVisibleAt.run(request.visibleAt, request.seq);
+      if (row.group_id !== null && this.isFifo(request.queueId))
+        this.refreshGroup(request.queueId, row.group_id);
       return 'changed';
     });
   }
@@ -309,6 +553,7 @@ export class SqliteStore implements Store {
       const row = this.statements.queueById.get(queueId) as QueueRow | undefined;
       if (!row || (row.last_purged_at !== null && now - row.last_purged_at < windowMs)) return false;
       this.statements.purgeMessages.run(queueId, now);
+      this.rebuildGroups(queueId);
       this.statements.setPurgedAt.run(now, queueId);
       this.queueCache.delete(row.name);
       return true;
@@ -330,7 +575,24 @@ export class SqliteStore implements Store {
   }
 
   async deleteExpired(now: number, limit: number): Promise<number> {
-    return this.write('redeliverable', () => this.statements.deleteExpired.run(now, limit).changes);
+    return this.write('redeliverable', () => {
+      const deleted = this.statements.deleteExpired.all(now, limit) as Array<{
+        queue_id: number;
+        group_id: string | null;
+      }>;
+      const groups = new Map<string, { queueId: number; groupId: string }>();
+      for (const row of deleted) {
+        if (row.group_id !== null && this.isFifo(row.queue_id))
+          groups.set(JSON.stringify([row.queue_id, row.group_id]), {
+            queueId: row.queue_id,
+            groupId: row.group_id,
+          });
+      }
+      for (const { queueId, groupId } of groups.values()) this.refreshGroup(queueId, groupId);
+      this.statements.forgetExpiredDeduplication.run(now);
+      this.statements.forgetExpiredAttempts.run(now);
+      return deleted.length;
+    });
   }
 
   async close(): Promise<void> {
@@ -467,9 +729,11 @@ function prepareStatements(db: Database.Database) {
     deletedQueue: db.prepare('SELECT deleted_at FROM deleted_queues WHERE name = ?'),
     insertMessage: db.prepare(
       `INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
-         md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at)
+         md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at, group_id,
+         deduplication_id)
        VALUES (@queue_id, @message_id, @body, @message_attributes, @system_attributes, @md5_of_body,
-         @md5_of_message_attributes, @md5_of_system_attributes, @sender_id, @sent_at, @visible_at, @expires_at)`,
+         @md5_of_message_attributes, @md5_of_system_attributes, @sender_id, @sent_at, @visible_at, @expires_at,
+         @group_id, @deduplication_id)`,
     ),
     countInvisible: db.prepare(
       'SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = ? AND visible_at > ? LIMIT ?)',
@@ -496,9 +760,11 @@ function prepareStatements(db: Database.Database) {
        WHERE seq = @seq`,
     ),
     messageStateBySeq: db.prepare(
-      'SELECT receipt_token, visible_at, delivery_started_at FROM messages WHERE seq = ? AND queue_id = ?',
+      'SELECT receipt_token, visible_at, delivery_started_at, group_id FROM messages WHERE seq = ? AND queue_id = ?',
     ),
-    deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt_token = ?'),
+    deleteMessage: db.prepare(
+      'DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt_token = ? RETURNING group_id',
+    ),
     setVisibleAt: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
     purgeMessages: db.prepare('DELETE FROM messages WHERE queue_id = ? AND sent_at <= ?'),
     setPurgedAt: db.prepare('UPDATE queues SET last_purged_at = ? WHERE id = ?'),
@@ -513,7 +779,90 @@ function prepareStatements(db: Database.Database) {
       'SELECT min(visible_at) AS at FROM messages WHERE queue_id = ? AND visible_at > ?',
     ),
     deleteExpired: db.prepare(
-      'DELETE FROM messages WHERE seq IN (SELECT seq FROM messages WHERE expires_at <= ? LIMIT ?)',
+      `DELETE FROM messages WHERE seq IN (SELECT seq FROM messages WHERE expires_at <= ? LIMIT ?)
+       RETURNING queue_id, group_id`,
+    ),
+    queueKind: db.prepare('SELECT fifo FROM queues WHERE id = ?'),
+    forgetQueueState: [
+      db.prepare('DELETE FROM fifo_groups WHERE queue_id = ?'),
+      db.prepare('DELETE FROM fifo_deduplication WHERE queue_id = ?'),
+      db.prepare('DELETE FROM receive_attempts WHERE queue_id = ?'),
+      db.prepare('DELETE FROM fair_tenants WHERE queue_id = ?'),
+    ],
+    // FIFO deduplication and receive attempts.
+    deduplicated: db.prepare(
+      `SELECT message_id, seq FROM fifo_deduplication
+       WHERE queue_id = ? AND scope = ? AND deduplication_id = ? AND expires_at > ?`,
+    ),
+    rememberDeduplication: db.prepare(
+      `INSERT OR REPLACE INTO fifo_deduplication (queue_id, scope, deduplication_id, message_id, seq, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    ),
+    forgetExpiredDeduplication: db.prepare('DELETE FROM fifo_deduplication WHERE expires_at <= ?'),
+    attemptClaims: db.prepare(
+      'SELECT claims FROM receive_attempts WHERE queue_id = ? AND attempt_id = ? AND expires_at > ?',
+    ),
+    rememberAttempt: db.prepare(
+      'INSERT OR REPLACE INTO receive_attempts (queue_id, attempt_id, claims, expires_at) VALUES (?, ?, ?, ?)',
+    ),
+    forgetExpiredAttempts: db.prepare('DELETE FROM receive_attempts WHERE expires_at <= ?'),
+    messageWithToken: db.prepare(
+      'SELECT * FROM messages WHERE seq = ? AND queue_id = ? AND receipt_token = ?',
+    ),
+    // FIFO groups.
+    insertGroupIfAbsent: db.prepare(
+      'INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+    ),
+    upsertGroup: db.prepare(
+      `INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES (?, ?, ?)
+       ON CONFLICT DO UPDATE SET available_at = excluded.available_at`,
+    ),
+    setGroupAvailableAt: db.prepare(
+      'UPDATE fifo_groups SET available_at = ? WHERE queue_id = ? AND group_id = ?',
+    ),
+    forgetGroup: db.prepare('DELETE FROM fifo_groups WHERE queue_id = ? AND group_id = ?'),
+    forgetGroups: db.prepare('DELETE FROM fifo_groups WHERE queue_id = ?'),
+    availableGroups: db.prepare(
+      `SELECT group_id FROM fifo_groups WHERE queue_id = ? AND available_at <= ?
+       ORDER BY available_at, group_id LIMIT ?`,
+    ),
+    groupInOrder: db.prepare(
+      'SELECT * FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT ?',
+    ),
+    groupHead: db.prepare(
+      'SELECT visible_at FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1',
+    ),
+    groupBusyUntil: db.prepare(
+      `SELECT max(visible_at) AS until FROM messages
+       WHERE queue_id = ? AND group_id = ? AND receive_count > 0`,
+    ),
+    rebuildGroups: db.prepare(
+      `INSERT INTO fifo_groups (queue_id, group_id, available_at)
+       SELECT m.queue_id, m.group_id, max(
+         (SELECT h.visible_at FROM messages h WHERE h.queue_id = m.queue_id AND h.group_id = m.group_id
+          ORDER BY h.seq LIMIT 1),
+         coalesce(max(CASE WHEN m.receive_count > 0 THEN m.visible_at END), 0))
+       FROM messages m WHERE m.queue_id = ? AND m.group_id IS NOT NULL GROUP BY m.group_id`,
+    ),
+    redelayWaiting: db.prepare(
+      'UPDATE messages SET visible_at = sent_at + ? WHERE queue_id = ? AND receive_count = 0',
+    ),
+    // Fair-queue tenants.
+    lastTenantTurn: db.prepare('SELECT coalesce(max(served_at), 0) AS turn FROM fair_tenants'),
+    insertTenant: db.prepare(
+      'INSERT INTO fair_tenants (queue_id, tenant, served_at) VALUES (?, ?, 0) ON CONFLICT DO NOTHING',
+    ),
+    anyTenant: db.prepare('SELECT 1 FROM fair_tenants WHERE queue_id = ? LIMIT 1'),
+    joinTenantless: db.prepare("UPDATE messages SET group_id = '' WHERE queue_id = ? AND group_id IS NULL"),
+    leastRecentlyServedTenants: db.prepare(
+      'SELECT tenant FROM fair_tenants WHERE queue_id = ? ORDER BY served_at, tenant LIMIT ?',
+    ),
+    serveTenant: db.prepare('UPDATE fair_tenants SET served_at = ? WHERE queue_id = ? AND tenant = ?'),
+    forgetTenant: db.prepare('DELETE FROM fair_tenants WHERE queue_id = ? AND tenant = ?'),
+    tenantHasMessages: db.prepare('SELECT 1 FROM messages WHERE queue_id = ? AND group_id = ? LIMIT 1'),
+    selectVisibleOfTenant: db.prepare(
+      `SELECT * FROM messages WHERE queue_id = ? AND group_id = ? AND visible_at <= ? AND expires_at > ?
+       ORDER BY visible_at, seq LIMIT ?`,
     ),
   };
 }
@@ -549,5 +898,8 @@ function toMessage(row: MessageRow): StoredMessage {
     receiptToken: row.receipt_token ?? undefined,
     deliveryStartedAt: row.delivery_started_at ?? undefined,
     deadLetterSourceArn: row.dead_letter_source_arn ?? undefined,
+    // '' is the tenant of a fair queue's messages sent without a group: they have none to show.
+    groupId: row.group_id || undefined,
+    deduplicationId: row.deduplication_id ?? undefined,
   };
 }

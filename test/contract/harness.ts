@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
+import { FakeClock } from '../../src/core/clock.ts';
+import { SqsError } from '../../src/core/errors.ts';
+import type { Input } from '../../src/core/input.ts';
+import { type RequestContext, SqsService } from '../../src/core/sqs-service.ts';
+import type { Store } from '../../src/store/contract.ts';
+
+/** How a contract suite opens a fresh store of one backend. */
+export interface StoreFactory {
+  open(): Promise<Store>;
+  /** Removes what open() created. */
+  destroy(): Promise<void>;
+}
+
+export const context: RequestContext = { baseUrl: 'http://127.0.0.1:9324', senderId: 'AKIDTEST' };
+
+export type ReceivedMessage = {
+  MessageId: string;
+  ReceiptHandle: string;
+  Body: string;
+  MD5OfBody: string;
+  Attributes?: Record<string, string>;
+  MessageAttributes?: Record<string, { DataType: string; StringValue?: string; BinaryValue?: string }>;
+  MD5OfMessageAttributes?: string;
+};
+
+/**
+ * A service on a store of the backend under test and a fake clock, opened before the suite's tests and
+ * closed after them, with the calls the suites make most. Read its fields inside tests only.
+ */
+export function useContractService(factory: () => StoreFactory) {
+  let made: StoreFactory;
+  let queueCounter = 0;
+  const harness = {
+    clock: undefined as unknown as FakeClock,
+    service: undefined as unknown as SqsService,
+    store: undefined as unknown as Store,
+    /** A new queue with a unique name; FIFO when `FifoQueue` is 'true'. */
+    async newQueue(attributes: Record<string, string> = {}): Promise<string> {
+      const name = `q${++queueCounter}${attributes.FifoQueue === 'true' ? '.fifo' : ''}`;
+      const { QueueUrl } = await harness.service.CreateQueue(
+        { QueueName: name, Attributes: attributes },
+        context,
+      );
+      return QueueUrl;
+    },
+    send: (QueueUrl: string, body: string, extra: Input = {}) =>
+      harness.service.SendMessage({ QueueUrl, MessageBody: body, ...extra }, context),
+    async receive(QueueUrl: string, extra: Input = {}): Promise<ReceivedMessage[]> {
+      const output = await harness.service.ReceiveMessage(
+        {
+          QueueUrl,
+          MaxNumberOfMessages: 10,
+          AttributeNames: ['All'],
+          MessageAttributeNames: ['All'],
+          ...extra,
+        },
+        context,
+      );
+      return (output.Messages ?? []) as ReceivedMessage[];
+    },
+    async counts(QueueUrl: string) {
+      const { Attributes } = (await harness.service.GetQueueAttributes({
+        QueueUrl,
+        AttributeNames: ['All'],
+      })) as {
+        Attributes: Record<string, string>;
+      };
+      return {
+        visible: Number(Attributes.ApproximateNumberOfMessages),
+        notVisible: Number(Attributes.ApproximateNumberOfMessagesNotVisible),
+        delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed),
+      };
+    },
+    async rejects(promise: Promise<unknown>, code: string, message?: RegExp): Promise<void> {
+      await assert.rejects(promise, (error: unknown) => {
+        assert.ok(error instanceof SqsError, `expected SqsError, got ${String(error)}`);
+        assert.equal(error.code, code);
+        if (message) assert.match(error.message, message);
+        return true;
+      });
+    },
+  };
+  before(async () => {
+    made = factory();
+    harness.store = await made.open();
+    harness.clock = new FakeClock();
+    harness.service = new SqsService({ store: harness.store, clock: harness.clock });
+  });
+  after(async () => {
+    harness.service.longPoll.closeAll();
+    await harness.store.close();
+    await made.destroy();
+  });
+  return harness;
+}
