@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type TestServer, useServer } from '../helpers/server.ts';
-import { AwsCli, walkthrough } from './clients/aws-cli.ts';
+import { AwsCli, fifoWalkthrough, walkthrough } from './clients/aws-cli.ts';
 import { availability, CLIS, hasBoto3, PYTHONS, run } from './clients/clients.ts';
 
 /**
@@ -39,21 +39,24 @@ describe('real SQS clients', { concurrency: true }, () => {
   describe('AWS CLI', { concurrency: true }, () => {
     for (const client of CLIS) {
       const { skip, missing } = availability(client, client.bin !== undefined);
-      test(`${client.label} (${client.protocol}): the SQS lesson walkthrough`, {
-        skip,
-        timeout: 90_000,
-      }, async () => {
-        assert.ok(!missing, missing);
-        const cli = new AwsCli(client.bin!, server.endpoint);
-        try {
-          await walkthrough(cli, client.protocol);
-        } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
-          throw new Error(`${message}\n--- ${client.label} transcript ---\n${cli.output()}`, {
-            cause: error,
-          });
-        }
-      });
+      const flows = {
+        'the SQS lesson walkthrough': (cli: AwsCli) => walkthrough(cli, client.protocol),
+        'a FIFO queue': fifoWalkthrough,
+      };
+      for (const [flow, drive] of Object.entries(flows)) {
+        test(`${client.label} (${client.protocol}): ${flow}`, { skip, timeout: 90_000 }, async () => {
+          assert.ok(!missing, missing);
+          const cli = new AwsCli(client.bin!, server.endpoint);
+          try {
+            await drive(cli);
+          } catch (error) {
+            const message = error instanceof Error ? error.message : String(error);
+            throw new Error(`${message}\n--- ${client.label} transcript ---\n${cli.output()}`, {
+              cause: error,
+            });
+          }
+        });
+      }
     }
   });
 });

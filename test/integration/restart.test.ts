@@ -4,6 +4,7 @@ import {
   CreateQueueCommand,
   DeleteMessageCommand,
   ReceiveMessageCommand,
+  SendMessageBatchCommand,
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
@@ -98,6 +99,62 @@ describe('durability across kill -9', () => {
       assert.equal(message?.Attributes?.ApproximateReceiveCount, '2');
       assert.ok(Date.now() - receivedAt >= 2_900, 'redelivered before its visibility deadline');
       await sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: message!.ReceiptHandle! }));
+      sqs.destroy();
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('keeps FIFO group order and blocking: an in-flight group stays blocked until its deadline, then resumes in order', async () => {
+    const first = await startServer();
+    dirs.push(first.dataDir);
+    let sqs = client(first.endpoint);
+    const { QueueUrl } = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: 'restart.fifo',
+        Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true', VisibilityTimeout: '5' },
+      }),
+    );
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl,
+        Entries: ['a1', 'a2', 'a3', 'b1'].map((body) => ({
+          Id: body,
+          MessageBody: body,
+          MessageGroupId: body[0],
+        })),
+      }),
+    );
+    const held = await sqs.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 1 }));
+    assert.equal(held.Messages?.[0]?.Body, 'a1');
+    const receivedAt = Date.now();
+    sqs.destroy();
+    await first.kill();
+
+    const second = await startServer({ dataDir: first.dataDir });
+    try {
+      sqs = client(second.endpoint);
+      const url = QueueUrl!.replace(first.endpoint, second.endpoint);
+      const now = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10 }));
+      assert.deepEqual(
+        now.Messages?.map((m) => m.Body),
+        ['b1'],
+        'group a is still blocked by its in-flight message',
+      );
+      const resumed = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: url,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 10,
+          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+        }),
+      );
+      assert.ok(Date.now() - receivedAt >= 4_900, 'group a was freed before its visibility deadline');
+      assert.deepEqual(
+        resumed.Messages?.map((m) => m.Body),
+        ['a1', 'a2', 'a3'],
+      );
+      assert.equal(resumed.Messages?.[0]?.Attributes?.ApproximateReceiveCount, '2');
       sqs.destroy();
     } finally {
       await second.stop();

@@ -255,3 +255,82 @@ export async function walkthrough(cli: AwsCli, expectedProtocol: Protocol): Prom
   }
   await cli.fails(['get-queue-url', '--queue-name', sourceName], NON_EXISTENT_QUEUE);
 }
+
+interface FifoSendOutput extends SendOutput {
+  SequenceNumber: string;
+}
+interface BatchSendOutput {
+  Successful: Array<{ Id: string; MessageId: string; SequenceNumber: string }>;
+  Failed?: Array<{ Id: string; Code: string }>;
+}
+
+/**
+ * A FIFO queue from the CLI: content-based deduplication, sequence numbers on single and batch sends,
+ * group order on receive, and the group blocked while its messages are in flight.
+ */
+export async function fifoWalkthrough(cli: AwsCli): Promise<void> {
+  const name = `lesson-orders-${runId()}.fifo`;
+  const { QueueUrl: url } = await cli.ok<QueueUrlOutput>([
+    'create-queue',
+    '--queue-name',
+    name,
+    '--attributes',
+    'FifoQueue=true,ContentBasedDeduplication=true',
+  ]);
+  try {
+    await cli.fails(['send-message', '--queue-url', url, '--message-body', 'no group'], 'MissingParameter');
+    const send = (body: string) =>
+      cli.ok<FifoSendOutput>([
+        'send-message',
+        '--queue-url',
+        url,
+        '--message-body',
+        body,
+        '--message-group-id',
+        'customer-1',
+      ]);
+    const first = await send('order placed');
+    assert.match(first.SequenceNumber, /^\d{20}$/);
+    const duplicate = await send('order placed');
+    assert.equal(duplicate.MessageId, first.MessageId, 'a duplicate within 5 minutes keeps its MessageId');
+    assert.equal(duplicate.SequenceNumber, first.SequenceNumber);
+    const batch = await cli.ok<BatchSendOutput>([
+      'send-message-batch',
+      '--queue-url',
+      url,
+      '--entries',
+      JSON.stringify([
+        { Id: 'paid', MessageBody: 'order paid', MessageGroupId: 'customer-1' },
+        { Id: 'shipped', MessageBody: 'order shipped', MessageGroupId: 'customer-1' },
+      ]),
+    ]);
+    const numbers = [first.SequenceNumber, ...batch.Successful.map((entry) => entry.SequenceNumber)];
+    assert.deepEqual(
+      numbers.map(BigInt),
+      numbers.map(BigInt).sort((a, b) => (a < b ? -1 : 1)),
+    );
+    assert.equal(new Set(numbers).size, 3, 'sequence numbers are distinct');
+
+    const received = await cli.ok<ReceiveOutput>([
+      'receive-message',
+      '--queue-url',
+      url,
+      '--max-number-of-messages',
+      '10',
+      '--attribute-names',
+      'All',
+    ]);
+    const messages = received.Messages ?? [];
+    assert.deepEqual(
+      messages.map((message) => message.Body),
+      ['order placed', 'order paid', 'order shipped'],
+    );
+    assert.equal(messages[0]?.Attributes?.MessageGroupId, 'customer-1');
+    assert.equal(messages[0]?.Attributes?.SequenceNumber, first.SequenceNumber);
+    assert.match(messages[0]?.Attributes?.MessageDeduplicationId ?? '', /^[0-9a-f]{64}$/);
+    const blocked = await cli.ok<ReceiveOutput>(['receive-message', '--queue-url', url]);
+    assert.equal(blocked.Messages, undefined, 'the group is in flight');
+  } finally {
+    await cli.call(['delete-queue', '--queue-url', url]);
+  }
+}

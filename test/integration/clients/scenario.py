@@ -373,6 +373,58 @@ class Scenario:
         check(latency < 1.5, 'long poll answered %.2f s after the send (should be at once)' % latency)
         self.sqs.delete_message(QueueUrl=self.url, ReceiptHandle=messages[0]['ReceiptHandle'])
 
+    def fifo(self):
+        """FIFO queue: group order, blocking, deduplication, sequence numbers, receive attempts."""
+        name = self.prefix + '-orders.fifo'
+        url = self.sqs.create_queue(QueueName=name, Attributes={'FifoQueue': 'true'})['QueueUrl']
+        self.created.append(url)
+        expect_error('SendMessage(no group)', 'MissingParameter', self.sqs.send_message,
+                     QueueUrl=url, MessageBody='x', MessageDeduplicationId='d0')
+        expect_error('SendMessage(no dedup id)', 'InvalidParameterValue', self.sqs.send_message,
+                     QueueUrl=url, MessageBody='x', MessageGroupId='g')
+        expect_error('SendMessage(per-message delay)', 'InvalidParameterValue', self.sqs.send_message,
+                     QueueUrl=url, MessageBody='x', MessageGroupId='g', MessageDeduplicationId='d0',
+                     DelaySeconds=5)
+        first = self.sqs.send_message(QueueUrl=url, MessageBody='one', MessageGroupId='g1',
+                                      MessageDeduplicationId='d1')
+        check(first['SequenceNumber'].isdigit(), 'SequenceNumber %r' % first.get('SequenceNumber'))
+        again = self.sqs.send_message(QueueUrl=url, MessageBody='one again', MessageGroupId='g1',
+                                      MessageDeduplicationId='d1')
+        equal(again['MessageId'], first['MessageId'], 'MessageId of a deduplicated send')
+        equal(again['SequenceNumber'], first['SequenceNumber'], 'SequenceNumber of a deduplicated send')
+        batch = self.sqs.send_message_batch(QueueUrl=url, Entries=[
+            {'Id': 'b%d' % i, 'MessageBody': 'b%d' % i, 'MessageGroupId': 'g1', 'MessageDeduplicationId': 'db%d' % i}
+            for i in range(3)
+        ] + [{'Id': 'bad', 'MessageBody': 'no group', 'MessageDeduplicationId': 'dbad'}])
+        equal(sorted(e['Id'] for e in batch['Successful']), ['b0', 'b1', 'b2'], 'batch successes')
+        equal([e['Code'] for e in batch.get('Failed', [])], ['MissingParameter'], 'batch failure codes')
+        numbers = [int(first['SequenceNumber'])] + [int(e['SequenceNumber']) for e in sorted(batch['Successful'], key=lambda e: e['Id'])]
+        equal(numbers, sorted(set(numbers)), 'sequence numbers strictly increasing')
+        self.sqs.send_message(QueueUrl=url, MessageBody='other', MessageGroupId='g2', MessageDeduplicationId='d2')
+
+        got = self.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=['All'],
+                                       ReceiveRequestAttemptId='attempt-1')['Messages']
+        by_group = {}
+        for m in got:
+            by_group.setdefault(m['Attributes']['MessageGroupId'], []).append(m)
+        equal([m['Body'] for m in by_group.get('g1', [])], ['one', 'b0', 'b1', 'b2'], 'group g1 order')
+        equal([m['Body'] for m in by_group.get('g2', [])], ['other'], 'group g2')
+        head = by_group['g1'][0]['Attributes']
+        equal(head['MessageDeduplicationId'], 'd1', 'MessageDeduplicationId attribute')
+        equal(head['SequenceNumber'], first['SequenceNumber'], 'SequenceNumber attribute')
+        retried = self.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10,
+                                           ReceiveRequestAttemptId='attempt-1')['Messages']
+        equal(sorted(m['ReceiptHandle'] for m in retried), sorted(m['ReceiptHandle'] for m in got),
+              'receipt handles of a retried receive attempt')
+        # Both groups are in flight: a new attempt gets nothing until a group is freed.
+        self.sqs.send_message(QueueUrl=url, MessageBody='later', MessageGroupId='g1', MessageDeduplicationId='d3')
+        blocked = self.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, ReceiveRequestAttemptId='attempt-2')
+        equal(blocked.get('Messages', []), [], 'receive while every group is in flight')
+        self.sqs.delete_message_batch(QueueUrl=url, Entries=[
+            {'Id': str(i), 'ReceiptHandle': m['ReceiptHandle']} for i, m in enumerate(got)])
+        freed = self.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)['Messages']
+        equal([m['Body'] for m in freed], ['later'], 'the next message of the freed group')
+
     def purge_and_delete(self):
         self.sqs.send_message(QueueUrl=self.url, MessageBody='to be purged')
         self.sqs.purge_queue(QueueUrl=self.url)
@@ -400,6 +452,7 @@ class Scenario:
         'delete',
         'missing_queue',
         'long_poll',
+        'fifo',
         'purge_and_delete',
     )
 
