@@ -15,6 +15,8 @@ export interface Options {
   /** Mixed scenario duration, seconds. */
   duration: number;
   backlog: number;
+  /** Fair-queue scenario: messages the busy tenant has waiting before the quiet tenant sends. */
+  fairBacklog: number;
   longPoll: number;
   settleMs: number;
   million: boolean;
@@ -40,6 +42,8 @@ export const USAGE = `usage: npm run bench -- [flags]
   --consumers C           concurrent consumers for consume and mixed (default 16)
   --duration S            mixed scenario duration, seconds (default 10, --quick 3)
   --backlog N             mixed: producers pause above N sent-but-unreceived messages (default 500)
+  --fair-backlog N        fair queue: busy-tenant messages waiting before the quiet tenant's 100
+                          (default 20000, --quick 2000)
   --long-poll N           long-poll wake iterations (default 200, --quick 50)
   --settle MS             long-poll: wait before sending, so the receive is parked (default 30)
   --phase-timeout S       time limit for each produce/consume phase, seconds (default 60)
@@ -71,6 +75,7 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
     consumers: 16,
     duration: quick ? 3 : 10,
     backlog: 500,
+    fairBacklog: quick ? 2_000 : 20_000,
     longPoll: quick ? 50 : 200,
     settleMs: 30,
     million: false,
@@ -127,6 +132,9 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
         break;
       case '--backlog':
         options.backlog = positiveInt(flag, value());
+        break;
+      case '--fair-backlog':
+        options.fairBacklog = positiveInt(flag, value());
         break;
       case '--long-poll':
         options.longPoll = positiveInt(flag, value());

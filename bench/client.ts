@@ -34,6 +34,8 @@ export interface BatchResult {
 export interface SendEntry {
   Id: string;
   MessageBody: string;
+  MessageGroupId?: string;
+  MessageDeduplicationId?: string;
 }
 
 export interface DeleteEntry {

@@ -1,5 +1,6 @@
 import type { Options } from './args.ts';
 import type { CpuUse } from './cpu.ts';
+import type { FairnessResult, FifoComparison, QueueRun } from './fifo-and-fair.ts';
 import type { RssReading } from './rss.ts';
 import type {
   ConsumeResult,
@@ -29,6 +30,8 @@ export interface TargetResult {
   consume?: ConsumeResult;
   mixed?: MixedResult;
   longPoll?: LongPollResult;
+  fifo?: FifoComparison;
+  fair?: FairnessResult;
   rssAfter: Partial<Record<'start' | 'produce' | 'consume' | 'mixed' | 'longPoll', number>>;
   /** Scenario name -> CPU of client and server during it (percent of one core). */
   cpu: Record<string, CpuUse>;
@@ -85,12 +88,27 @@ function lostDup(x: Tally | undefined): string | null {
   return `${x.lost} / ${x.duplicates}${extra.length ? ` (${extra.join(', ')})` : ''}`;
 }
 
+function quietText(run: FairnessResult['fair']): string {
+  return run.served ? fmt(run.deliveriesUntilServed) : `not served in ${fmt(run.deliveriesUntilServed)}`;
+}
+
+function queueRunErrors(run: QueueRun): number {
+  return (
+    run.produce.requestErrors +
+    run.produce.failedEntries +
+    run.consume.requestErrors +
+    run.consume.deleteFailed
+  );
+}
+
 function totalErrors(r: TargetResult): number {
   return (
     (r.produce ? r.produce.requestErrors + r.produce.failedEntries : 0) +
     (r.consume ? r.consume.requestErrors + r.consume.deleteFailed : 0) +
     (r.mixed?.requestErrors ?? 0) +
     (r.longPoll ? r.longPoll.requestErrors + r.longPoll.misses + r.longPoll.stale : 0) +
+    (r.fifo ? queueRunErrors(r.fifo.standard) + queueRunErrors(r.fifo.fifo) : 0) +
+    (r.fair ? r.fair.fair.requestErrors + r.fair.unkeyed.requestErrors : 0) +
     Object.keys(r.errors).length
   );
 }
@@ -135,6 +153,36 @@ const ROWS: Row[] = [
     better: null,
     value: () => null,
     text: (r) => (r.longPoll ? `${r.longPoll.ok} / ${r.longPoll.misses + r.longPoll.stale}` : null),
+  },
+  {
+    label: 'standard e2e msg/s (produce, then 4 consumers)',
+    better: 'higher',
+    value: (r) => r.fifo?.standard.endToEndPerSec ?? null,
+  },
+  {
+    label: 'FIFO e2e msg/s (100 groups, 4 consumers)',
+    better: 'higher',
+    value: (r) => r.fifo?.fifo.endToEndPerSec ?? null,
+  },
+  { label: 'FIFO / standard (same server)', better: null, value: (r) => r.fifo?.ratio ?? null },
+  {
+    label: 'FIFO lost / duplicates',
+    better: null,
+    value: () => null,
+    text: (r) => lostDup(r.fifo?.fifo.consume),
+  },
+  {
+    label: 'fair: deliveries until quiet tenant served',
+    better: null,
+    value: () => null,
+    text: (r) => (r.fair ? `${quietText(r.fair.fair)} (unkeyed ${quietText(r.fair.unkeyed)})` : null),
+  },
+  {
+    label: 'fair: ms until quiet tenant served',
+    better: null,
+    value: () => null,
+    text: (r) =>
+      r.fair ? `${fmt(r.fair.fair.msUntilServed)} (unkeyed ${fmt(r.fair.unkeyed.msUntilServed)})` : null,
   },
   { label: 'peak RSS MiB (VmHWM)', better: 'lower', value: (r) => r.peakHwmMiB ?? null },
   {
@@ -236,6 +284,30 @@ export function evaluate(results: readonly TargetResult[], options: Options): Ev
         p99 === undefined
           ? (r.startError ?? r.errors.longPoll ?? 'no result')
           : `p99 ${round(p99, 2)} ms over ${lp?.ok} wakes, ${(lp?.misses ?? 0) + (lp?.stale ?? 0)} misses`,
+    });
+    const fifo = r.fifo;
+    evaluations.push({
+      goal: "FIFO end-to-end >= 0.5x standard on the same server, and above SQS's 3,000 msg/s FIFO cap",
+      target: r.name,
+      verdict:
+        !ran || !fifo ? 'NOT RUN' : fifo.ratio >= 0.5 && fifo.fifo.endToEndPerSec > 3_000 ? 'PASS' : 'MISS',
+      value: fifo
+        ? `${fmt(fifo.fifo.endToEndPerSec)} msg/s = ${fmt(fifo.ratio)}x standard (${fmt(fifo.standard.endToEndPerSec)})`
+        : (r.errors.fifo ?? r.startError ?? 'no result'),
+    });
+    const fair = r.fair;
+    evaluations.push({
+      goal: `fair queue: quiet tenant's ${fair?.quiet ?? 100} served within 300 deliveries`,
+      target: r.name,
+      verdict:
+        !ran || !fair
+          ? 'NOT RUN'
+          : fair.fair.served && fair.fair.deliveriesUntilServed <= 300
+            ? 'PASS'
+            : 'MISS',
+      value: fair
+        ? `${quietText(fair.fair)} deliveries, ${fmt(fair.fair.msUntilServed)} ms; unkeyed ${quietText(fair.unkeyed)}`
+        : (r.errors.fair ?? r.startError ?? 'no result'),
     });
     const m = r.million;
     const rss = m?.rssAfter?.rssMiB;

@@ -9,6 +9,7 @@ import { dirname } from 'node:path';
 import { type Options, parseArgs, USAGE } from './args.ts';
 import { makeClient } from './client.ts';
 import { cpuMeter } from './cpu.ts';
+import { fairness, fifoComparison } from './fifo-and-fair.ts';
 import { evaluate, type MillionOutcome, renderEvaluation, renderTable, type TargetResult } from './report.ts';
 import { RssSampler } from './rss.ts';
 import { consume, createQueue, longPoll, million, mixed, produce } from './scenarios.ts';
@@ -23,6 +24,9 @@ import {
 } from './targets.ts';
 
 const started = now();
+
+/** The quiet tenant of the fair-queue scenario sends this many messages (as in the test). */
+const FAIR_QUIET_MESSAGES = 100;
 
 function log(message: string): void {
   const s = ((now() - started) / 1000).toFixed(1).padStart(6);
@@ -151,6 +155,14 @@ async function runTarget(name: TargetName, options: Options): Promise<TargetResu
           return longPoll(ctx, queueUrl, options.longPoll, options.settleMs, 120_000);
         });
         result.rssAfter.longPoll = rssNow();
+        if (name !== BASELINE && name !== 'null') {
+          result.fifo = await scenario(result, 'fifo', tlog, () =>
+            fifoComparison(ctx, messages, options.producers, phaseMs),
+          );
+          result.fair = await scenario(result, 'fair', tlog, () =>
+            fairness(ctx, options.fairBacklog, FAIR_QUIET_MESSAGES, options.producers, phaseMs),
+          );
+        }
         const final = sampler.read();
         if (final) result.peakHwmMiB = round(final.hwmMiB, 1);
         result.maxSampledMiB = round(sampler.maxSampledMiB(), 1);

@@ -12,7 +12,7 @@ const BATCH = 10;
 const PROGRESS_MS = 2_000;
 
 /** Counts failed requests and keeps the first message, so errors are reported and not hidden. */
-class Errors {
+export class Errors {
   count = 0;
   first: string | undefined;
   add(err: unknown): void {
@@ -45,9 +45,15 @@ export function parseBody(body: string | undefined): { seq: number; sentAt: numb
   return Number.isInteger(seq) && Number.isFinite(sentAt) ? { seq, sentAt } : null;
 }
 
-export function createQueue(client: QueueClient, scenario: string): Promise<string> {
-  const name = `bench-${scenario}-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
-  return client.createQueue(name, { VisibilityTimeout: '120' });
+/** A fresh queue with a unique name; a FIFO queue when `FifoQueue` is 'true'. */
+export function createQueue(
+  client: QueueClient,
+  scenario: string,
+  attributes: Record<string, string> = {},
+): Promise<string> {
+  const fifo = attributes.FifoQueue === 'true' ? '.fifo' : '';
+  const name = `bench-${scenario}-${Date.now()}-${Math.floor(Math.random() * 1e6)}${fifo}`;
+  return client.createQueue(name, { VisibilityTimeout: '120', ...attributes });
 }
 
 /** Runs fn while printing status() every PROGRESS_MS. */
@@ -66,7 +72,7 @@ function elapsedS(t0: number): string {
 }
 
 /** One ReceiveMessage of up to 10 with a 1 s wait; an error is counted and answered with a short pause. */
-async function receiveOrBackOff(
+export async function receiveOrBackOff(
   client: QueueClient,
   queueUrl: string,
   errors: Errors,
@@ -80,7 +86,7 @@ async function receiveOrBackOff(
   }
 }
 
-async function deleteAll(
+export async function deleteAll(
   client: QueueClient,
   queueUrl: string,
   messages: readonly ReceivedMessage[],
@@ -115,6 +121,15 @@ export interface ProduceResult {
   timedOut: boolean;
 }
 
+/**
+ * How produce() keys its messages: a message group (a FIFO group or a fair queue's tenant) and, for FIFO
+ * queues, a deduplication id.
+ */
+export interface Keys {
+  groupOf(seq: number): string;
+  deduplicate: boolean;
+}
+
 /** Sends n 1 KiB messages with SendMessageBatch (10 per batch) from `producers` concurrent loops. */
 export async function produce(
   ctx: Ctx,
@@ -122,6 +137,7 @@ export async function produce(
   n: number,
   producers: number,
   timeLimitMs: number,
+  keys?: Keys,
 ): Promise<{ result: ProduceResult; acked: Uint8Array }> {
   const acked = new Uint8Array(n);
   const errors = new Errors();
@@ -141,8 +157,12 @@ export async function produce(
       next = Math.min(n, first + BATCH);
       const entries: SendEntry[] = [];
       const sentAt = now();
-      for (let seq = first; seq < next; seq++)
-        entries.push({ Id: `m${seq}`, MessageBody: makeBody(seq, sentAt) });
+      for (let seq = first; seq < next; seq++) {
+        const entry: SendEntry = { Id: `m${seq}`, MessageBody: makeBody(seq, sentAt) };
+        if (keys) entry.MessageGroupId = keys.groupOf(seq);
+        if (keys?.deduplicate) entry.MessageDeduplicationId = String(seq);
+        entries.push(entry);
+      }
       try {
         const res = await ctx.client.sendMessageBatch(queueUrl, entries);
         for (const ok of res.Successful) {
