@@ -24,6 +24,9 @@ export const ACTION_NAMES = [
   'DeleteMessageBatch',
   'ChangeMessageVisibility',
   'ChangeMessageVisibilityBatch',
+  'StartMessageMoveTask',
+  'ListMessageMoveTasks',
+  'CancelMessageMoveTask',
 ] as const;
 
 export type ActionName = (typeof ACTION_NAMES)[number];

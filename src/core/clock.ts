@@ -9,8 +9,11 @@ export interface Timer {
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
-  /** Runs `fn` once `ms` milliseconds from now have passed on this clock. */
-  setTimer(ms: number, fn: () => void): Timer;
+  /**
+   * Runs `fn` once `ms` milliseconds from now have passed on this clock. When `fn` returns a promise (work
+   * the timer starts, like a move task's step), a FakeClock lets it finish before time moves on.
+   */
+  setTimer(ms: number, fn: () => unknown): Timer;
 }
 
 export const systemClock: Clock = {
@@ -24,7 +27,7 @@ export const systemClock: Clock = {
 interface PendingTimer {
   at: number;
   order: number;
-  fn: () => void;
+  fn: () => unknown;
   cancelled: boolean;
 }
 
@@ -42,7 +45,7 @@ export class FakeClock implements Clock {
     return this.current;
   }
 
-  setTimer(ms: number, fn: () => void): Timer {
+  setTimer(ms: number, fn: () => unknown): Timer {
     const timer: PendingTimer = {
       at: this.current + Math.max(0, ms),
       order: this.order++,
@@ -57,7 +60,10 @@ export class FakeClock implements Clock {
     };
   }
 
-  /** Moves time forward by `ms`, firing due timers in order; awaits pending promise work between timers. */
+  /**
+   * Moves time forward by `ms`, firing due timers in order; awaits pending promise work between timers, and
+   * the promise a timer's callback returns.
+   */
   async advance(ms: number): Promise<void> {
     const target = this.current + ms;
     for (;;) {
@@ -69,7 +75,8 @@ export class FakeClock implements Clock {
       if (!due) break;
       this.current = Math.max(this.current, due.at);
       due.cancelled = true;
-      due.fn();
+      const started = due.fn();
+      if (started instanceof Promise) await started.catch(() => {});
     }
     this.current = target;
     await settle();

@@ -133,6 +133,7 @@ export const errors = {
     ),
   overLimit: (message: string) => new SqsError('OverLimit', message),
   unsupported: (message: string) => new SqsError('UnsupportedOperation', message),
+  resourceNotFound: (message: string) => new SqsError('ResourceNotFound', message),
   invalidAddress: (message: string) => new SqsError('InvalidAddress', message),
   requestTooLarge: (max: number) =>
     new SqsError('RequestTooLarge', `The request body is larger than the server accepts (${max} bytes).`),

@@ -34,3 +34,48 @@ export function parseRedrivePolicy(text: string): RedrivePolicy {
   }
   return { deadLetterTargetArn, maxReceiveCount: count };
 }
+
+export type RedriveAllowPolicy =
+  | { redrivePermission: 'allowAll' | 'denyAll' }
+  | { redrivePermission: 'byQueue'; sourceQueueArns: string[] };
+
+const MAX_ALLOWED_SOURCES = 10;
+
+/** Parses a RedriveAllowPolicy attribute value, with SQS's rules: byQueue names 1-10 sources, the others none. */
+export function parseRedriveAllowPolicy(text: string): RedriveAllowPolicy {
+  const invalid = (reason: string) => errors.invalidAttributeValue('RedriveAllowPolicy', reason);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalid('Redrive allow policy is not a valid JSON map.');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw invalid('Redrive allow policy is not a valid JSON map.');
+  const { redrivePermission, sourceQueueArns } = parsed as Record<string, unknown>;
+  if (redrivePermission === 'allowAll' || redrivePermission === 'denyAll') {
+    if (sourceQueueArns !== undefined)
+      throw invalid(`sourceQueueArns may only be given when redrivePermission is byQueue.`);
+    return { redrivePermission };
+  }
+  if (redrivePermission !== 'byQueue')
+    throw invalid('Value for redrivePermission must be one of allowAll, denyAll or byQueue.');
+  if (
+    !Array.isArray(sourceQueueArns) ||
+    sourceQueueArns.length === 0 ||
+    sourceQueueArns.some((arn) => typeof arn !== 'string' || arn === '')
+  ) {
+    throw invalid('sourceQueueArns must be a list of queue ARNs when redrivePermission is byQueue.');
+  }
+  if (sourceQueueArns.length > MAX_ALLOWED_SOURCES)
+    throw invalid(`sourceQueueArns can contain at most ${MAX_ALLOWED_SOURCES} queue ARNs.`);
+  return { redrivePermission, sourceQueueArns: sourceQueueArns as string[] };
+}
+
+/** Whether a queue with this RedriveAllowPolicy (absent: allowAll) may be the DLQ of `sourceArn`. */
+export function allowsRedriveFrom(policyText: string | undefined, sourceArn: string): boolean {
+  if (!policyText) return true;
+  const policy = parseRedriveAllowPolicy(policyText);
+  if (policy.redrivePermission === 'byQueue') return policy.sourceQueueArns.includes(sourceArn);
+  return policy.redrivePermission === 'allowAll';
+}

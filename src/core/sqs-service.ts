@@ -29,6 +29,7 @@ import {
   selectMessageAttributes,
   validateMessageAttributes,
 } from './message-attributes.ts';
+import { type MoveTaskEvents, type MoveTaskSettings, MoveTasks } from './move-tasks.ts';
 import {
   COMPUTED_ATTRIBUTE_NAMES,
   defaultAttributes,
@@ -38,7 +39,7 @@ import {
   validateSettableAttributes,
 } from './queue-attributes.ts';
 import { decodeReceiptHandle, encodeReceiptHandle, newReceiptToken } from './receipt-handle.ts';
-import { parseRedrivePolicy } from './redrive-policy.ts';
+import { allowsRedriveFrom, parseRedriveAllowPolicy, parseRedrivePolicy } from './redrive-policy.ts';
 
 export interface ServiceOptions {
   store: Store;
@@ -47,6 +48,10 @@ export interface ServiceOptions {
   accountId?: string;
   /** Default us-east-1. */
   region?: string;
+  moveTasks?: MoveTaskSettings;
+  moveTaskEvents?: MoveTaskEvents;
+  /** Told of settings SQS accepts but that are likely mistakes (a DLQ that keeps messages less long). */
+  warn?: (details: Record<string, unknown>, message: string) => void;
 }
 
 /** What the transport knows about the request that the rules need. */
@@ -83,6 +88,8 @@ export class SqsService {
   readonly accountId: string;
   readonly region: string;
   readonly longPoll: LongPoll;
+  readonly moveTasks: MoveTasks;
+  private readonly warn: NonNullable<ServiceOptions['warn']>;
 
   constructor(options: ServiceOptions) {
     this.store = options.store;
@@ -90,10 +97,40 @@ export class SqsService {
     this.accountId = options.accountId ?? '000000000000';
     this.region = options.region ?? 'us-east-1';
     this.longPoll = new LongPoll(this.clock);
+    this.moveTasks = new MoveTasks(this, options.moveTasks, options.moveTaskEvents);
+    this.warn = options.warn ?? (() => {});
   }
 
   queueArn(name: string): string {
     return `arn:aws:sqs:${this.region}:${this.accountId}:${name}`;
+  }
+
+  /** The queue an ARN of this server's account and region names, if it exists. */
+  async queueByArn(arn: string): Promise<QueueRecord | undefined> {
+    const prefix = `arn:aws:sqs:${this.region}:${this.accountId}:`;
+    return arn.startsWith(prefix) ? this.store.getQueue(arn.slice(prefix.length)) : undefined;
+  }
+
+  /** Every queue, in name order, a page at a time. */
+  async *allQueues(): AsyncGenerator<QueueRecord> {
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.store.listQueues({ afterName: after, limit: 500 });
+      yield* page;
+      if (page.length < 500) return;
+      after = page.at(-1)!.name;
+    }
+  }
+
+  /** The queues whose RedrivePolicy names `deadLetterArn`, in name order. */
+  async deadLetterSources(deadLetterArn: string, afterName?: string): Promise<QueueRecord[]> {
+    const sources: QueueRecord[] = [];
+    for await (const queue of this.allQueues()) {
+      if (afterName !== undefined && queue.name <= afterName) continue;
+      const policy = queue.attributes.RedrivePolicy;
+      if (policy && parseRedrivePolicy(policy).deadLetterTargetArn === deadLetterArn) sources.push(queue);
+    }
+    return sources;
   }
 
   queueUrl(context: RequestContext, name: string): string {
@@ -120,7 +157,7 @@ export class SqsService {
     }
     validateTags(tags);
     const attributes = await this.checkPolicies(
-      name,
+      { name, fifo, attributes: defaultAttributes(fifo) },
       validateSettableAttributes(given, { fifo, creating: true }),
     );
     if (fifo) checkFifoThroughputSettings({ ...defaultAttributes(true), ...attributes });
@@ -202,7 +239,7 @@ export class SqsService {
     const given = optionalStringMap(input, 'Attributes');
     if (given === undefined) throw errors.missingParameter('Attributes');
     const changes = await this.checkPolicies(
-      queue.name,
+      queue,
       validateSettableAttributes(given, { fifo: queue.fifo, creating: false }),
     );
     const attributes = { ...queue.attributes, ...changes };
@@ -315,29 +352,30 @@ export class SqsService {
     const queue = await this.resolveQueue(input);
     const maxResults = optionalInteger(input, 'MaxResults', 1, LIMITS.maxListQueuesResults);
     const token = optionalString(input, 'NextToken');
-    const arn = this.queueArn(queue.name);
-    const sources: string[] = [];
-    let after = token === undefined ? undefined : decodeListToken(token);
-    const limit = maxResults ?? LIMITS.maxListQueuesResults;
-    let more = false;
-    for (;;) {
-      const pageOfQueues = await this.store.listQueues({ afterName: after, limit: 500 });
-      for (const candidate of pageOfQueues) {
-        const policy = candidate.attributes.RedrivePolicy;
-        if (policy && parseRedrivePolicy(policy).deadLetterTargetArn === arn) {
-          if (sources.length === limit) more = true;
-          else sources.push(candidate.name);
-        }
-        if (more) break;
-      }
-      if (more || pageOfQueues.length < 500) break;
-      after = pageOfQueues.at(-1)!.name;
-    }
+    const after = token === undefined ? undefined : decodeListToken(token);
+    const sources = await this.deadLetterSources(this.queueArn(queue.name), after);
+    const page = sources.slice(0, maxResults ?? LIMITS.maxListQueuesResults);
     const output: { queueUrls: string[]; NextToken?: string } = {
-      queueUrls: sources.map((name) => this.queueUrl(context, name)),
+      queueUrls: page.map((source) => this.queueUrl(context, source.name)),
     };
-    if (more && maxResults !== undefined) output.NextToken = encodeListToken(sources.at(-1)!);
+    // SQS pages only when MaxResults is given.
+    if (maxResults !== undefined && sources.length > page.length)
+      output.NextToken = encodeListToken(page.at(-1)!.name);
     return output;
+  }
+
+  // ---- Message move tasks (DLQ redrive): src/core/move-tasks.ts ------------------------------------
+
+  StartMessageMoveTask(input: Input) {
+    return this.moveTasks.StartMessageMoveTask(input);
+  }
+
+  ListMessageMoveTasks(input: Input) {
+    return this.moveTasks.ListMessageMoveTasks(input);
+  }
+
+  CancelMessageMoveTask(input: Input) {
+    return this.moveTasks.CancelMessageMoveTask(input);
   }
 
   // ---- Messages -----------------------------------------------------------------------------------
@@ -732,35 +770,60 @@ export class SqsService {
     const target = await this.store.getQueue(deadLetterTargetArn.split(':').at(-1)!);
     // A DLQ deleted after the policy was set: SQS keeps redelivering to the source; so do we.
     if (!target) return undefined;
-    const now = this.clock.now();
     return {
       queueId: target.id,
       maxReceiveCount,
       sourceArn: this.queueArn(queue.name),
       resetSentAt: target.fifo,
-      expiresAt: now + integerAttribute(target.attributes, 'MessageRetentionPeriod') * 1000,
+      retentionMs: integerAttribute(target.attributes, 'MessageRetentionPeriod') * 1000,
     };
   }
 
   /**
-   * RedrivePolicy must name an existing queue of ours; the other policies must be JSON objects. Returns the
-   * attributes with RedrivePolicy in SQS's canonical form (maxReceiveCount a number, whatever was sent).
+   * RedrivePolicy must name an existing queue of ours, of the same type, whose RedriveAllowPolicy lets this
+   * queue use it; the other policies must be JSON objects. Returns the changes with RedrivePolicy in SQS's
+   * canonical form (maxReceiveCount a number, whatever was sent).
    */
-  private async checkPolicies(queueName: string, attributes: QueueAttributes): Promise<QueueAttributes> {
-    for (const name of ['Policy', 'RedriveAllowPolicy'] as const) {
-      const value = attributes[name];
-      if (value) readJsonObject(name, value);
-    }
-    const redrive = attributes.RedrivePolicy;
-    if (!redrive) return attributes;
+  private async checkPolicies(
+    queue: Pick<QueueRecord, 'name' | 'fifo' | 'attributes'>,
+    changes: QueueAttributes,
+  ): Promise<QueueAttributes> {
+    if (changes.Policy) readJsonObject('Policy', changes.Policy);
+    if (changes.RedriveAllowPolicy) parseRedriveAllowPolicy(changes.RedriveAllowPolicy);
+    const redrive = changes.RedrivePolicy;
+    if (!redrive) return changes;
     const policy = parseRedrivePolicy(redrive);
-    const prefix = `arn:aws:sqs:${this.region}:${this.accountId}:`;
     const arn = policy.deadLetterTargetArn;
-    const targetName = arn.startsWith(prefix) ? arn.slice(prefix.length) : undefined;
-    if (!targetName || targetName === queueName || !(await this.store.getQueue(targetName))) {
+    const target = await this.queueByArn(arn);
+    if (!target || target.name === queue.name) {
       throw errors.invalidAttributeValue('RedrivePolicy', `Dead letter target does not exist: ${arn}`);
     }
-    return { ...attributes, RedrivePolicy: JSON.stringify(policy) };
+    if (target.fifo !== queue.fifo) {
+      throw errors.invalidAttributeValue(
+        'RedrivePolicy',
+        `Dead-letter queue must be of the same type as the source queue: ${queue.fifo ? 'FIFO' : 'standard'}.`,
+      );
+    }
+    const sourceArn = this.queueArn(queue.name);
+    if (!allowsRedriveFrom(target.attributes.RedriveAllowPolicy, sourceArn)) {
+      throw errors.invalidAttributeValue(
+        'RedrivePolicy',
+        `The dead-letter queue's RedriveAllowPolicy does not allow ${sourceArn} to use it.`,
+      );
+    }
+    // The retention trap: a standard message keeps its send time in the DLQ, so a DLQ that keeps messages no
+    // longer than the source can drop one as soon as it arrives. SQS accepts this; Sluice says so.
+    const sourceRetention = integerAttribute({ ...queue.attributes, ...changes }, 'MessageRetentionPeriod');
+    const targetRetention = integerAttribute(target.attributes, 'MessageRetentionPeriod');
+    if (!queue.fifo && targetRetention <= sourceRetention) {
+      this.warn(
+        { queue: queue.name, deadLetterQueue: target.name, sourceRetention, targetRetention },
+        `dead-letter queue ${target.name} keeps messages ${targetRetention} s, not longer than ${queue.name}'s ` +
+          `${sourceRetention} s: a message keeps its original send time when moved, so it may expire in the ` +
+          'DLQ as soon as it arrives; give the DLQ a longer MessageRetentionPeriod',
+      );
+    }
+    return { ...changes, RedrivePolicy: JSON.stringify(policy) };
   }
 }
 

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import type { AlarmSettings } from '../core/dlq-alarms.ts';
 import { SqsError } from '../core/errors.ts';
+import type { MoveTaskSettings } from '../core/move-tasks.ts';
 import type { RequestContext, SqsService } from '../core/sqs-service.ts';
 
 /**
@@ -16,6 +18,12 @@ import type { RequestContext, SqsService } from '../core/sqs-service.ts';
  *
  * Queues are applied in file order (a DLQ before the queues that name it). Attribute values may be
  * strings or numbers. An existing queue gets the listed attributes and tags set; nothing is removed.
+ *
+ * "redrive" sets how move tasks started without MaxNumberOfMessagesPerSecond run, "alarms" the DLQ alarms
+ * (README, "Dead-letter queues"):
+ *   "redrive": { "defaultRate": 100, "backlogLimit": 1000 },
+ *   "alarms": { "threshold": 0, "periodSeconds": 10, "webhooks": ["http://127.0.0.1:8080/hook"],
+ *               "queues": { "scratch-dlq": { "silenced": true }, "orders-dlq": { "threshold": 10 } } }
  */
 export interface ConfigFile {
   queues?: Array<{
@@ -23,6 +31,8 @@ export interface ConfigFile {
     attributes?: Record<string, string | number>;
     tags?: Record<string, string>;
   }>;
+  redrive?: Partial<MoveTaskSettings>;
+  alarms?: Partial<AlarmSettings> & { webhooks?: string[] };
 }
 
 export function readConfigFile(path: string): ConfigFile {
@@ -43,6 +53,24 @@ export function readConfigFile(path: string): ConfigFile {
     if (!queue || typeof queue.name !== 'string')
       throw new Error(`config file ${path}: queues[${index}] needs a "name"`);
   }
+  const numbers = (section: string, value: unknown, keys: string[]) => {
+    if (value === undefined) return;
+    if (!value || typeof value !== 'object' || Array.isArray(value))
+      throw new Error(`config file ${path}: "${section}" must be an object`);
+    for (const key of keys) {
+      const field = (value as Record<string, unknown>)[key];
+      if (field !== undefined && (typeof field !== 'number' || !(field >= 0)))
+        throw new Error(`config file ${path}: "${section}.${key}" must be a non-negative number`);
+    }
+  };
+  numbers('redrive', config.redrive, ['defaultRate', 'backlogLimit']);
+  numbers('alarms', config.alarms, ['threshold', 'periodSeconds']);
+  const webhooks = config.alarms?.webhooks;
+  if (
+    webhooks !== undefined &&
+    (!Array.isArray(webhooks) || webhooks.some((url) => !/^https?:\/\//.test(url)))
+  )
+    throw new Error(`config file ${path}: "alarms.webhooks" must be a list of http(s) URLs`);
   return config;
 }
 

@@ -21,6 +21,8 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Largest request body accepted; form encoding can triple a 1 MiB message, so the default leaves room. */
   maxRequestBytes?: number;
+  /** Read-only pages served on GET besides the SQS API (/metrics, /alarms), by path. */
+  pages?: Record<string, () => { contentType: string; body: string }>;
 }
 
 type Protocol = 'json' | 'query';
@@ -80,6 +82,12 @@ async function handle(
 
   if (request.method === 'GET' && url.pathname === '/health') {
     reply(200, { 'content-type': 'application/json' }, '{"status":"ok"}');
+    return;
+  }
+  const page = request.method === 'GET' ? options.pages?.[url.pathname] : undefined;
+  if (page) {
+    const { contentType, body } = page();
+    reply(200, { 'content-type': contentType }, body);
     return;
   }
   let body: string;

@@ -1,5 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { type Clock, systemClock } from '../core/clock.ts';
+import { ALARM_DEFAULTS, type AlarmSettings, DlqAlarms } from '../core/dlq-alarms.ts';
+import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts';
 import { startRetentionSweeper } from '../core/retention.ts';
 import { SqsService } from '../core/sqs-service.ts';
 import type { Store } from '../store/contract.ts';
@@ -7,6 +9,8 @@ import { type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
 import { createHttpServer } from './http-server.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
+import { alarmMetrics } from './metrics.ts';
+import { webhookNotifier } from './webhooks.ts';
 
 /** How long a shutdown waits for requests under way before cutting their connections. */
 const SHUTDOWN_DRAIN_MS = 10_000;
@@ -28,12 +32,17 @@ export interface SluiceOptions {
   /** Use this store instead of opening SQLite in dataDir (tests, other backends). */
   store?: Store;
   logger?: Logger;
+  /** Move tasks started without MaxNumberOfMessagesPerSecond (the config file's "redrive" can set these too). */
+  redrive?: Partial<MoveTaskSettings>;
+  /** DLQ alarms (the config file's "alarms" can set these too). */
+  alarms?: Partial<AlarmSettings> & { webhooks?: string[] };
 }
 
 export interface RunningSluice {
   /** http://host:port */
   readonly endpoint: string;
   readonly service: SqsService;
+  readonly alarms: DlqAlarms;
   /** Stops accepting requests, ends long polls, lets requests under way finish, closes the store. */
   close(): Promise<void>;
 }
@@ -41,37 +50,78 @@ export interface RunningSluice {
 export async function startSluice(options: SluiceOptions = {}): Promise<RunningSluice> {
   const logger = options.logger ?? createLogger(options.logLevel);
   const dataDir = options.dataDir ?? './sluice-data';
+  const config = options.configFile ? readConfigFile(options.configFile) : {};
+  const clock = options.clock ?? systemClock;
   const store = options.store ?? new SqliteStore({ dataDir, durability: options.durability ?? 'durable' });
   const service = new SqsService({
     store,
-    clock: options.clock ?? systemClock,
+    clock,
     accountId: options.accountId,
     region: options.region,
+    moveTasks: { ...MOVE_TASK_DEFAULTS, ...config.redrive, ...options.redrive },
+    moveTaskEvents: {
+      onChange: (task, event) =>
+        logger.info(
+          {
+            task: task.handle,
+            source: task.sourceArn,
+            status: task.status,
+            moved: task.moved,
+            reason: task.failureReason,
+          },
+          `move task ${event}`,
+        ),
+      onError: (error) => logger.error({ err: error }, 'move task step failed'),
+    },
+    warn: (details, message) => logger.warn(details, message),
   });
+  const alarmSettings = { ...ALARM_DEFAULTS, ...config.alarms, ...options.alarms };
+  const webhooks = [...(config.alarms?.webhooks ?? []), ...(options.alarms?.webhooks ?? [])];
+  const deliver = webhookNotifier({ urls: webhooks, clock, logger });
+  const alarms = new DlqAlarms(
+    service,
+    alarmSettings,
+    (notification) => {
+      logger.warn({ alarm: notification }, `DLQ alarm ${notification.event}: ${notification.message}`);
+      deliver(notification);
+    },
+    (error) => logger.error({ err: error }, 'DLQ alarm check failed'),
+  );
   const host = options.host ?? '127.0.0.1';
-  const server = createHttpServer({ service, logger, maxRequestBytes: options.maxRequestBytes });
+  const server = createHttpServer({
+    service,
+    logger,
+    maxRequestBytes: options.maxRequestBytes,
+    pages: {
+      '/metrics': () => ({ contentType: 'text/plain; version=0.0.4', body: alarmMetrics(alarms.states()) }),
+      '/alarms': () => ({
+        contentType: 'application/json',
+        body: JSON.stringify({ alarms: alarms.states() }),
+      }),
+    },
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 9324, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   const endpoint = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  if (options.configFile) {
-    await applyConfig(service, readConfigFile(options.configFile), {
-      baseUrl: endpoint,
-      senderId: service.accountId,
-    });
-  }
+  await applyConfig(service, config, { baseUrl: endpoint, senderId: service.accountId });
   const sweeper = startRetentionSweeper(service, (error) =>
     logger.error({ err: error }, 'retention sweep failed'),
   );
+  await service.moveTasks.resume();
+  alarms.start();
   let closing: Promise<void> | undefined;
   return {
     endpoint,
     service,
+    alarms,
     close() {
       closing ??= (async () => {
         sweeper.stop();
+        await alarms.stop();
+        await service.moveTasks.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         service.longPoll.closeAll();
         // Keep-alive connections become idle as their last answers go out; close each as soon as it does,

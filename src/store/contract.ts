@@ -53,6 +53,32 @@ export interface Store {
   nextVisibleAt(queueId: number, now: number): Promise<number | undefined>;
   /** Deletes up to `limit` expired messages, and forgets expired deduplication and attempt ids; returns how many messages. */
   deleteExpired(now: number, limit: number): Promise<number>;
+  /** When the queue's next message to expire does so (retention), if it has any. */
+  nextExpiryAt(queueId: number, now: number): Promise<number | undefined>;
+
+  /**
+   * Records a new move task, unless the source already has one RUNNING or CANCELLING (checked and recorded
+   * atomically): then returns undefined. `upToSeq` is the source's highest message seq at the start.
+   */
+  createMoveTask(task: NewMoveTask): Promise<MoveTaskRecord | undefined>;
+  /** The source's tasks, most recently started first. */
+  listMoveTasks(sourceArn: string, limit: number): Promise<MoveTaskRecord[]>;
+  /** Tasks RUNNING or CANCELLING, of every source (resumed at start). */
+  activeMoveTasks(): Promise<MoveTaskRecord[]>;
+  getMoveTask(handle: string): Promise<MoveTaskRecord | undefined>;
+  /** Sets a task's status (and its end time, when final); only a task still RUNNING or CANCELLING changes. */
+  setMoveTaskStatus(handle: string, change: MoveTaskChange): Promise<MoveTaskRecord | undefined>;
+  /**
+   * Moves up to `max` of the source's visible messages with seq up to the task's `upToSeq`, lowest seq first
+   * (on a FIFO source, only from groups with nothing in flight), each into the queue `route` names for its
+   * DeadLetterQueueSourceArn, as a new message: `newMessageId()`, receive count 0, sent at `now`. Each move
+   * deletes the source row and adds the destination row in one transaction with the task's moved count, so a
+   * message is in exactly one queue at every instant and a restarted task never moves one twice. Stops at
+   * the first message `route` has no destination for, and names its origin in `unroutable`.
+   */
+  moveMessages(request: MoveRequest): Promise<MoveOutcome>;
+  /** The seq of the queue's newest message, 0 if it has none. */
+  lastSeq(queueId: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -136,7 +162,8 @@ export interface ReceiveRequest {
     sourceArn: string;
     /** FIFO DLQs restart the retention clock; standard ones keep the original send time. */
     resetSentAt: boolean;
-    expiresAt: number;
+    /** The DLQ's retention period: the message expires that long after its (kept or restarted) send time. */
+    retentionMs: number;
   };
 }
 
@@ -157,6 +184,60 @@ export interface ChangeVisibilityRequest {
 }
 
 export type ChangeVisibilityOutcome = 'changed' | 'notInFlight' | 'stale' | 'missing' | 'beyondLimit';
+
+export type MoveTaskStatus = 'RUNNING' | 'COMPLETED' | 'CANCELLING' | 'CANCELLED' | 'FAILED';
+
+export interface NewMoveTask {
+  handle: string;
+  sourceArn: string;
+  sourceQueueId: number;
+  destinationArn: string | undefined;
+  /** As given to StartMessageMoveTask; without it the server's default rate and backlog pause apply. */
+  maxPerSecond: number | undefined;
+  toMove: number;
+  upToSeq: number;
+  startedAt: number;
+}
+
+export interface MoveTaskRecord extends NewMoveTask {
+  status: MoveTaskStatus;
+  moved: number;
+  failureReason: string | undefined;
+  endedAt: number | undefined;
+}
+
+export interface MoveTaskChange {
+  status: MoveTaskStatus;
+  failureReason?: string;
+  now: number;
+}
+
+export interface MoveDestination {
+  queueId: number;
+  fifo: boolean;
+  visibleAt: number;
+  expiresAt: number;
+}
+
+export interface MoveRequest {
+  handle: string;
+  now: number;
+  max: number;
+  /** Where a message goes, by the queue it was dead-lettered from (undefined when it was sent to the DLQ). */
+  route: (deadLetterSourceArn: string | undefined) => MoveDestination | undefined;
+  newMessageId: () => string;
+}
+
+export interface MoveOutcome {
+  moved: number;
+  /** Destination queue ids that received messages. */
+  destinations: number[];
+  /** Whether movable messages of the task may be left after this batch. */
+  more: boolean;
+  /** The batch stopped at a message `route` had no destination for; its DeadLetterQueueSourceArn. */
+  unroutable: { origin: string | undefined } | undefined;
+  task: MoveTaskRecord | undefined;
+}
 
 export interface MessageCounts {
   visible: number;

@@ -3,11 +3,12 @@ import { after, before } from 'node:test';
 import { FakeClock } from '../../src/core/clock.ts';
 import { SqsError } from '../../src/core/errors.ts';
 import type { Input } from '../../src/core/input.ts';
-import { type RequestContext, SqsService } from '../../src/core/sqs-service.ts';
+import { type RequestContext, type ServiceOptions, SqsService } from '../../src/core/sqs-service.ts';
 import type { Store } from '../../src/store/contract.ts';
 
 /** How a contract suite opens a fresh store of one backend. */
 export interface StoreFactory {
+  /** Opens the backend's store; opened again after a close, it holds what the first one left (restarts). */
   open(): Promise<Store>;
   /** Removes what open() created. */
   destroy(): Promise<void>;
@@ -29,7 +30,10 @@ export type ReceivedMessage = {
  * A service on a store of the backend under test and a fake clock, opened before the suite's tests and
  * closed after them, with the calls the suites make most. Read its fields inside tests only.
  */
-export function useContractService(factory: () => StoreFactory) {
+export function useContractService(
+  factory: () => StoreFactory,
+  options: Omit<ServiceOptions, 'store' | 'clock'> = {},
+) {
   let made: StoreFactory;
   let queueCounter = 0;
   const harness = {
@@ -73,6 +77,16 @@ export function useContractService(factory: () => StoreFactory) {
         delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed),
       };
     },
+    arn: (url: string) => `arn:aws:sqs:us-east-1:000000000000:${url.split('/').at(-1)}`,
+    /** Stops the service and closes the store, then opens both again on the same data (a server restart). */
+    async restart(): Promise<void> {
+      await harness.service.moveTasks.stop();
+      harness.service.longPoll.closeAll();
+      await harness.store.close();
+      harness.store = await made.open();
+      harness.service = new SqsService({ ...options, store: harness.store, clock: harness.clock });
+      await harness.service.moveTasks.resume();
+    },
     async rejects(promise: Promise<unknown>, code: string, message?: RegExp): Promise<void> {
       await assert.rejects(promise, (error: unknown) => {
         assert.ok(error instanceof SqsError, `expected SqsError, got ${String(error)}`);
@@ -86,9 +100,10 @@ export function useContractService(factory: () => StoreFactory) {
     made = factory();
     harness.store = await made.open();
     harness.clock = new FakeClock();
-    harness.service = new SqsService({ store: harness.store, clock: harness.clock });
+    harness.service = new SqsService({ ...options, store: harness.store, clock: harness.clock });
   });
   after(async () => {
+    await harness.service.moveTasks.stop();
     harness.service.longPoll.closeAll();
     await harness.store.close();
     await made.destroy();

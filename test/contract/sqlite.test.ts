@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { dlqSemanticsSuite } from './dlq-semantics.ts';
 import { fifoSemanticsSuite } from './fifo-semantics.ts';
 import type { StoreFactory } from './harness.ts';
 import { sqsSemanticsSuite } from './sqs-semantics.ts';
@@ -16,3 +17,4 @@ const sqliteFile = (): StoreFactory => {
 };
 sqsSemanticsSuite('SQLite', sqliteFile);
 fifoSemanticsSuite('SQLite', sqliteFile);
+dlqSemanticsSuite('SQLite', sqliteFile);

@@ -94,4 +94,23 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX fair_tenants_by_service ON fair_tenants (queue_id, served_at);
   `,
+  /* 3: message move tasks (DLQ redrive) */ `
+  CREATE TABLE move_tasks (
+    handle          TEXT PRIMARY KEY,
+    source_arn      TEXT NOT NULL,
+    source_queue_id INTEGER NOT NULL,
+    destination_arn TEXT,
+    max_per_second  INTEGER,
+    status          TEXT NOT NULL,
+    moved           INTEGER NOT NULL DEFAULT 0,
+    to_move         INTEGER NOT NULL,
+    up_to_seq       INTEGER NOT NULL,  -- the source's newest message when the task started
+    started_at      INTEGER NOT NULL,
+    ended_at        INTEGER,
+    failure_reason  TEXT
+  ) WITHOUT ROWID;
+  CREATE INDEX move_tasks_by_source ON move_tasks (source_arn, started_at);
+  -- At most one active task per source, enforced by the database.
+  CREATE UNIQUE INDEX move_tasks_one_active ON move_tasks (source_arn) WHERE status IN ('RUNNING', 'CANCELLING');
+  `,
 ];

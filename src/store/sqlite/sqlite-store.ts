@@ -6,7 +6,13 @@ import type {
   ChangeVisibilityOutcome,
   ChangeVisibilityRequest,
   MessageCounts,
+  MoveOutcome,
+  MoveRequest,
+  MoveTaskChange,
+  MoveTaskRecord,
+  MoveTaskStatus,
   NewMessage,
+  NewMoveTask,
   NewQueue,
   QueueChanges,
   QueueRecord,
@@ -58,6 +64,21 @@ interface QueueRow {
   created_at: number;
   last_modified_at: number;
   last_purged_at: number | null;
+}
+
+interface MoveTaskRow {
+  handle: string;
+  source_arn: string;
+  source_queue_id: number;
+  destination_arn: string | null;
+  max_per_second: number | null;
+  status: MoveTaskStatus;
+  moved: number;
+  to_move: number;
+  up_to_seq: number;
+  started_at: number;
+  ended_at: number | null;
+  failure_reason: string | null;
 }
 
 interface MessageRow {
@@ -345,7 +366,7 @@ export class SqliteStore implements Store {
         now: request.now,
         source_arn: deadLetter.sourceArn,
         reset_sent_at: deadLetter.resetSentAt ? 1 : 0,
-        expires_at: deadLetter.expiresAt,
+        retention_ms: deadLetter.retentionMs,
       });
       if (row.group_id !== null) {
         if (this.isFifo(deadLetter.queueId)) this.refreshGroup(deadLetter.queueId, row.group_id);
@@ -595,6 +616,113 @@ export class SqliteStore implements Store {
     });
   }
 
+  async nextExpiryAt(queueId: number, now: number): Promise<number | undefined> {
+    const row = this.statements.nextExpiryAt.get(queueId, now) as { at: number | null };
+    return row.at ?? undefined;
+  }
+
+  async createMoveTask(task: NewMoveTask): Promise<MoveTaskRecord | undefined> {
+    return this.write('durable', () => {
+      const row = this.statements.insertMoveTask.get({
+        handle: task.handle,
+        source_arn: task.sourceArn,
+        source_queue_id: task.sourceQueueId,
+        destination_arn: task.destinationArn ?? null,
+        max_per_second: task.maxPerSecond ?? null,
+        to_move: task.toMove,
+        up_to_seq: task.upToSeq,
+        started_at: task.startedAt,
+      }) as MoveTaskRow | undefined;
+      return row && toMoveTask(row);
+    });
+  }
+
+  async listMoveTasks(sourceArn: string, limit: number): Promise<MoveTaskRecord[]> {
+    return (this.statements.moveTasksOfSource.all(sourceArn, limit) as MoveTaskRow[]).map(toMoveTask);
+  }
+
+  async activeMoveTasks(): Promise<MoveTaskRecord[]> {
+    return (this.statements.activeMoveTasks.all() as MoveTaskRow[]).map(toMoveTask);
+  }
+
+  async getMoveTask(handle: string): Promise<MoveTaskRecord | undefined> {
+    const row = this.statements.moveTaskByHandle.get(handle) as MoveTaskRow | undefined;
+    return row && toMoveTask(row);
+  }
+
+  async setMoveTaskStatus(handle: string, change: MoveTaskChange): Promise<MoveTaskRecord | undefined> {
+    return this.write('durable', () => {
+      const row = this.statements.setMoveTaskStatus.get({
+        handle,
+        status: change.status,
+        failure_reason: change.failureReason ?? null,
+        now: change.now,
+      }) as MoveTaskRow | undefined;
+      return row && toMoveTask(row);
+    });
+  }
+
+  async moveMessages(request: MoveRequest): Promise<MoveOutcome> {
+    return this.write('durable', () => {
+      const task = this.statements.moveTaskByHandle.get(request.handle) as MoveTaskRow | undefined;
+      const outcome: MoveOutcome = {
+        moved: 0,
+        destinations: [],
+        more: false,
+        unroutable: undefined,
+        task: task && toMoveTask(task),
+      };
+      if (task?.status !== 'RUNNING') return outcome;
+      const sourceId = task.source_queue_id;
+      const sourceFifo = this.isFifo(sourceId);
+      const candidates = (sourceFifo ? this.statements.movableOfFifo : this.statements.movable).all({
+        queue_id: sourceId,
+        up_to_seq: task.up_to_seq,
+        now: request.now,
+        limit: request.max + 1,
+      }) as MessageRow[];
+      const destinations = new Set<number>();
+      for (const row of candidates.slice(0, request.max)) {
+        const origin = row.dead_letter_source_arn ?? undefined;
+        const destination = request.route(origin);
+        if (!destination) {
+          outcome.unroutable = { origin };
+          break;
+        }
+        // '' is a fair queue's tenant for messages without a group: not a group to carry over.
+        const groupId = row.group_id || null;
+        const fair = !destination.fifo && this.statements.anyTenant.get(destination.queueId) !== undefined;
+        this.statements.insertMoved.run({
+          seq: row.seq,
+          queue_id: destination.queueId,
+          message_id: request.newMessageId(),
+          now: request.now,
+          visible_at: destination.visibleAt,
+          expires_at: destination.expiresAt,
+          group_id: groupId ?? (fair ? '' : null),
+        });
+        this.statements.deleteBySeq.run(row.seq);
+        if (row.group_id !== null && sourceFifo) this.refreshGroup(sourceId, row.group_id);
+        if (groupId !== null) {
+          if (destination.fifo)
+            this.statements.insertGroupIfAbsent.run(destination.queueId, groupId, destination.visibleAt);
+          else this.noteTenant(destination.queueId, groupId);
+        }
+        destinations.add(destination.queueId);
+        outcome.moved++;
+      }
+      const updated = this.statements.addMoved.get(outcome.moved, request.handle) as MoveTaskRow;
+      outcome.task = toMoveTask(updated);
+      outcome.destinations = [...destinations];
+      outcome.more = outcome.unroutable !== undefined || candidates.length > request.max;
+      return outcome;
+    });
+  }
+
+  async lastSeq(queueId: number): Promise<number> {
+    return (this.statements.lastSeq.get(queueId) as { seq: number }).seq;
+  }
+
   async close(): Promise<void> {
     if (this.pending.length > 0) this.flush();
     while (this.syncing) await this.syncing;
@@ -756,7 +884,7 @@ function prepareStatements(db: Database.Database) {
       `UPDATE messages SET queue_id = @queue_id, visible_at = @now, receipt_token = NULL, delivery_started_at = NULL,
          dead_letter_source_arn = @source_arn,
          sent_at = CASE WHEN @reset_sent_at = 1 THEN @now ELSE sent_at END,
-         expires_at = CASE WHEN @reset_sent_at = 1 THEN @expires_at ELSE expires_at END
+         expires_at = CASE WHEN @reset_sent_at = 1 THEN @now ELSE sent_at END + @retention_ms
        WHERE seq = @seq`,
     ),
     messageStateBySeq: db.prepare(
@@ -783,6 +911,53 @@ function prepareStatements(db: Database.Database) {
        RETURNING queue_id, group_id`,
     ),
     queueKind: db.prepare('SELECT fifo FROM queues WHERE id = ?'),
+    nextExpiryAt: db.prepare(
+      'SELECT min(expires_at) AS at FROM messages WHERE queue_id = ? AND expires_at > ?',
+    ),
+    lastSeq: db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM messages WHERE queue_id = ?'),
+    // Move tasks.
+    insertMoveTask: db.prepare(
+      `INSERT INTO move_tasks (handle, source_arn, source_queue_id, destination_arn, max_per_second, status,
+         to_move, up_to_seq, started_at)
+       VALUES (@handle, @source_arn, @source_queue_id, @destination_arn, @max_per_second, 'RUNNING', @to_move,
+         @up_to_seq, @started_at)
+       ON CONFLICT DO NOTHING RETURNING *`,
+    ),
+    moveTasksOfSource: db.prepare(
+      'SELECT * FROM move_tasks WHERE source_arn = ? ORDER BY started_at DESC, handle DESC LIMIT ?',
+    ),
+    activeMoveTasks: db.prepare(
+      "SELECT * FROM move_tasks WHERE status IN ('RUNNING', 'CANCELLING') ORDER BY started_at",
+    ),
+    moveTaskByHandle: db.prepare('SELECT * FROM move_tasks WHERE handle = ?'),
+    setMoveTaskStatus: db.prepare(
+      `UPDATE move_tasks SET status = @status, failure_reason = @failure_reason,
+         ended_at = CASE WHEN @status IN ('RUNNING', 'CANCELLING') THEN NULL ELSE @now END
+       WHERE handle = @handle AND status IN ('RUNNING', 'CANCELLING') RETURNING *`,
+    ),
+    addMoved: db.prepare('UPDATE move_tasks SET moved = moved + ? WHERE handle = ? RETURNING *'),
+    movable: db.prepare(
+      `SELECT * FROM messages WHERE queue_id = @queue_id AND seq <= @up_to_seq AND visible_at <= @now
+         AND expires_at > @now
+       ORDER BY seq LIMIT @limit`,
+    ),
+    movableOfFifo: db.prepare(
+      `SELECT * FROM messages m WHERE queue_id = @queue_id AND seq <= @up_to_seq AND visible_at <= @now
+         AND expires_at > @now
+         AND NOT EXISTS (SELECT 1 FROM fifo_groups g WHERE g.queue_id = m.queue_id AND g.group_id = m.group_id
+           AND g.available_at > @now)
+       ORDER BY seq LIMIT @limit`,
+    ),
+    insertMoved: db.prepare(
+      `INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
+         md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at, group_id,
+         deduplication_id)
+       SELECT @queue_id, @message_id, body, message_attributes, system_attributes, md5_of_body,
+         md5_of_message_attributes, md5_of_system_attributes, sender_id, @now, @visible_at, @expires_at, @group_id,
+         deduplication_id
+       FROM messages WHERE seq = @seq`,
+    ),
+    deleteBySeq: db.prepare('DELETE FROM messages WHERE seq = ?'),
     forgetQueueState: [
       db.prepare('DELETE FROM fifo_groups WHERE queue_id = ?'),
       db.prepare('DELETE FROM fifo_deduplication WHERE queue_id = ?'),
@@ -876,6 +1051,23 @@ function toQueue(row: QueueRow): QueueRecord {
     tags: JSON.parse(row.tags) as Record<string, string>,
     createdAt: row.created_at,
     lastModifiedAt: row.last_modified_at,
+  };
+}
+
+function toMoveTask(row: MoveTaskRow): MoveTaskRecord {
+  return {
+    handle: row.handle,
+    sourceArn: row.source_arn,
+    sourceQueueId: row.source_queue_id,
+    destinationArn: row.destination_arn ?? undefined,
+    maxPerSecond: row.max_per_second ?? undefined,
+    status: row.status,
+    moved: row.moved,
+    toMove: row.to_move,
+    upToSeq: row.up_to_seq,
+    startedAt: row.started_at,
+    endedAt: row.ended_at ?? undefined,
+    failureReason: row.failure_reason ?? undefined,
   };
 }
 
