@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startSluice } from '../server/sluice-server.ts';
+import { REDRIVE_HELP, redrive, UsageError } from './redrive.ts';
 
 const MAIN_HELP = `sluice — an Amazon SQS-compatible message queue server
 
 Usage:
   sluice serve [options]     start the server (see: sluice serve --help)
+  sluice redrive [options]   move messages out of a dead-letter queue at a rate (see: sluice redrive --help)
   sluice --help              this text
   sluice --version           print the version
 
@@ -130,6 +132,8 @@ async function main(argv: string[]): Promise<void> {
   switch (command) {
     case 'serve':
       return serve(rest);
+    case 'redrive':
+      return runRedrive(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -141,6 +145,21 @@ async function main(argv: string[]): Promise<void> {
       return;
     default:
       fail(`unknown command "${command}"\n\n${MAIN_HELP}`);
+  }
+}
+
+async function runRedrive(args: string[]): Promise<void> {
+  try {
+    // Exit now: the SDK's idle keep-alive sockets would otherwise hold the process a while.
+    process.exit(await redrive(args));
+  } catch (error) {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
+      fail(`${(error as Error).message}\n\n${REDRIVE_HELP}`);
+    const name = (error as { name?: string }).name;
+    process.stderr.write(
+      `sluice redrive: ${name && name !== 'Error' ? `${name}: ` : ''}${(error as Error).message}\n`,
+    );
+    process.exit(1);
   }
 }
 

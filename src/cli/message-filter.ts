@@ -1,0 +1,71 @@
+/**
+ * `sluice redrive --filter`: which DLQ messages to move. A filter is `SUBJECT=VALUE` (equal) or
+ * `SUBJECT~REGEX` (matches), where SUBJECT is
+ *   attr.NAME        a message attribute's string value (String, Number and their custom types)
+ *   body.PATH        a field of a JSON body, PATH in dots (`body.customer.tier`, `body.items.0.sku`)
+ *   body             the whole body as text
+ * Several filters must all match. A message whose body is not JSON matches no `body.PATH` filter.
+ */
+export interface MessageFilter {
+  text: string;
+  subject: { kind: 'attribute'; name: string } | { kind: 'body'; path: string[] };
+  test: (value: string) => boolean;
+}
+
+export interface FilterableMessage {
+  Body?: string;
+  MessageAttributes?: Record<string, { StringValue?: string; DataType?: string }>;
+}
+
+export function parseFilter(text: string): MessageFilter {
+  const match = /^([^=~]+)([=~])(.*)$/s.exec(text);
+  if (!match)
+    throw new Error(`filter "${text}" must look like attr.NAME=VALUE, body.PATH=VALUE or body~REGEX`);
+  const [, subjectText, operator, value] = match as unknown as [string, string, string, string];
+  let test: (candidate: string) => boolean;
+  if (operator === '=') test = (candidate) => candidate === value;
+  else {
+    let pattern: RegExp;
+    try {
+      pattern = new RegExp(value);
+    } catch (error) {
+      throw new Error(`filter "${text}": ${(error as Error).message}`);
+    }
+    test = (candidate) => pattern.test(candidate);
+  }
+  if (subjectText.startsWith('attr.') && subjectText.length > 5)
+    return { text, subject: { kind: 'attribute', name: subjectText.slice(5) }, test };
+  if (subjectText === 'body') return { text, subject: { kind: 'body', path: [] }, test };
+  if (subjectText.startsWith('body.') && subjectText.length > 5)
+    return { text, subject: { kind: 'body', path: subjectText.slice(5).split('.') }, test };
+  throw new Error(`filter "${text}": the subject must be attr.NAME, body or body.PATH`);
+}
+
+export function matchesAll(filters: readonly MessageFilter[], message: FilterableMessage): boolean {
+  let json: unknown;
+  let parsed = false;
+  return filters.every((filter) => {
+    const { subject } = filter;
+    if (subject.kind === 'attribute') {
+      const value = message.MessageAttributes?.[subject.name]?.StringValue;
+      return value !== undefined && filter.test(value);
+    }
+    const body = message.Body ?? '';
+    if (subject.path.length === 0) return filter.test(body);
+    if (!parsed) {
+      parsed = true;
+      try {
+        json = JSON.parse(body);
+      } catch {
+        json = undefined;
+      }
+    }
+    let value: unknown = json;
+    for (const key of subject.path) {
+      if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return false;
+      value = (value as Record<string, unknown>)[key];
+    }
+    if (value === null || value === undefined) return false;
+    return filter.test(typeof value === 'object' ? JSON.stringify(value) : String(value));
+  });
+}
