@@ -146,9 +146,9 @@ async function runMoveTask(
   const where = destination ? `to ${destination.arn}` : 'back to their source queues';
   process.stderr.write(`move task started: ${source.arn} ${where}${rate ? ` at ${rate} msg/s` : ''}\n`);
   const progress = new ProgressLine(process.stderr, 'moved');
-  let cancel: Promise<unknown> | undefined;
+  // The loop below keeps following the task until the server reports it CANCELLED.
   const release = onInterrupt(() => {
-    cancel ??= sqs.send(new CancelMessageMoveTaskCommand({ TaskHandle })).catch((error: unknown) => {
+    sqs.send(new CancelMessageMoveTaskCommand({ TaskHandle })).catch((error: unknown) => {
       process.stderr.write(`cancel failed: ${(error as Error).message}\n`);
     });
   });

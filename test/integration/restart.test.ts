@@ -3,10 +3,13 @@ import { after, describe, it } from 'node:test';
 import {
   CreateQueueCommand,
   DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ListMessageMoveTasksCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
   SendMessageCommand,
   SQSClient,
+  StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { removeDataDir, startServer } from '../helpers/server.ts';
 
@@ -159,5 +162,96 @@ describe('durability across kill -9', () => {
     } finally {
       await second.stop();
     }
+  });
+
+  it('loses and doubles nothing when killed during a move task, and resumes the task after the restart', async () => {
+    let server = await startServer();
+    dirs.push(server.dataDir);
+    let sqs = client(server.endpoint);
+    const arn = (name: string) => `arn:aws:sqs:us-east-1:000000000000:${name}`;
+    const urlOf = (name: string) => `${server.endpoint}/000000000000/${name}`;
+    await sqs.send(new CreateQueueCommand({ QueueName: 'kill-dlq' }));
+    await sqs.send(new CreateQueueCommand({ QueueName: 'kill-target' }));
+    await sqs.send(
+      new CreateQueueCommand({
+        QueueName: 'kill-source',
+        Attributes: {
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn('kill-dlq'), maxReceiveCount: 1 }),
+        },
+      }),
+    );
+    const total = 1500;
+    for (let i = 0; i < total; i += 10) {
+      await sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: urlOf('kill-source'),
+          Entries: Array.from({ length: 10 }, (_, j) => ({ Id: String(j), MessageBody: `k${i + j}` })),
+        }),
+      );
+    }
+    for (let got = 1; got > 0; ) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: urlOf('kill-source'),
+          MaxNumberOfMessages: 10,
+          VisibilityTimeout: 0,
+        }),
+      );
+      got = Messages.length;
+    }
+    await sqs.send(
+      new StartMessageMoveTaskCommand({
+        SourceArn: arn('kill-dlq'),
+        DestinationArn: arn('kill-target'),
+        MaxNumberOfMessagesPerSecond: 500,
+      }),
+    );
+    const visible = async (name: string) =>
+      Number(
+        (
+          await sqs.send(
+            new GetQueueAttributesCommand({
+              QueueUrl: urlOf(name),
+              AttributeNames: ['ApproximateNumberOfMessages'],
+            }),
+          )
+        ).Attributes?.ApproximateNumberOfMessages,
+      );
+    // Kill it twice while the task is moving messages.
+    for (let kill = 0; kill < 2; kill++) {
+      while ((await visible('kill-target')) < (kill + 1) * 300) await new Promise((r) => setTimeout(r, 20));
+      sqs.destroy();
+      await server.kill();
+      server = await startServer({ dataDir: server.dataDir });
+      sqs = client(server.endpoint);
+      const counted = (await visible('kill-dlq')) + (await visible('kill-target'));
+      assert.equal(counted, total, `after kill ${kill + 1}: every message in exactly one of the two queues`);
+    }
+    let status = '';
+    for (let i = 0; i < 300 && status !== 'COMPLETED'; i++) {
+      const { Results = [] } = await sqs.send(
+        new ListMessageMoveTasksCommand({ SourceArn: arn('kill-dlq') }),
+      );
+      status = Results[0]?.Status ?? '';
+      if (status !== 'COMPLETED') await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(status, 'COMPLETED', 'the task resumed after the restarts and finished');
+    const bodies: string[] = [];
+    for (;;) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: urlOf('kill-target'),
+          MaxNumberOfMessages: 10,
+          VisibilityTimeout: 300,
+        }),
+      );
+      if (Messages.length === 0) break;
+      bodies.push(...Messages.map((m) => m.Body!));
+    }
+    assert.equal(bodies.length, total, 'nothing doubled');
+    assert.equal(new Set(bodies).size, total, 'nothing lost');
+    assert.equal(await visible('kill-dlq'), 0);
+    sqs.destroy();
+    await server.stop();
   });
 });
