@@ -32,6 +32,10 @@ Options:
   --account ID        12-digit account id in queue URLs and ARNs (default 000000000000)
   --log-level LEVEL   fatal | error | warn | info | debug | trace | silent (default info)
   --max-request-bytes N  largest request body accepted (default 5242880)
+  --redrive-rate N    messages/s of move tasks started without MaxNumberOfMessagesPerSecond (default 100)
+  --redrive-backlog N such tasks pause while a destination has N or more visible messages
+                      (default 1000; 0 never pauses)
+  --alarm-webhook URL POST DLQ alarm notifications as JSON to URL (repeatable)
   -h, --help          this text
 
 SIGTERM or SIGINT stops accepting requests, answers long polls, and closes the database cleanly.`;
@@ -62,6 +66,16 @@ function integer(name: string, value: string | undefined, min: number, max: numb
   return number;
 }
 
+/** `{ [key]: value }` when a value was given, so that it does not override a config-file setting with undefined. */
+function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, V>);
+}
+
+function webhookUrl(value: string): string {
+  if (!/^https?:\/\/./.test(value)) fail(`--alarm-webhook must be an http(s) URL, got "${value}"`);
+  return value;
+}
+
 async function serve(args: string[]): Promise<void> {
   let parsed: ReturnType<typeof parseServeArgs>;
   try {
@@ -90,6 +104,11 @@ async function serve(args: string[]): Promise<void> {
       accountId: account,
       logLevel: oneOf('log-level', values['log-level'], LOG_LEVELS),
       maxRequestBytes: integer('max-request-bytes', values['max-request-bytes'], 65_536, 1 << 30),
+      redrive: {
+        ...optional('defaultRate', integer('redrive-rate', values['redrive-rate'], 1, 500)),
+        ...optional('backlogLimit', integer('redrive-backlog', values['redrive-backlog'], 0, 1e9)),
+      },
+      alarms: { webhooks: (values['alarm-webhook'] ?? []).map(webhookUrl) },
     });
   } catch (error) {
     fail(`cannot start: ${(error as Error).message}`);
@@ -122,6 +141,9 @@ function parseServeArgs(args: string[]) {
       account: { type: 'string' },
       'log-level': { type: 'string' },
       'max-request-bytes': { type: 'string' },
+      'redrive-rate': { type: 'string' },
+      'redrive-backlog': { type: 'string' },
+      'alarm-webhook': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   });

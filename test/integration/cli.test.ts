@@ -24,6 +24,9 @@ describe('sluice command line', () => {
       '--account',
       '--log-level',
       '--max-request-bytes',
+      '--redrive-rate',
+      '--redrive-backlog',
+      '--alarm-webhook',
     ]) {
       assert.match(stdout, new RegExp(`${option} `), `serve --help does not mention ${option}`);
     }
