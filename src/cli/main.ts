@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startSluice } from '../server/sluice-server.ts';
-import { REDRIVE_HELP, redrive, UsageError } from './redrive.ts';
+import { integerFlag, UsageError } from './flags.ts';
+import { REDRIVE_HELP, redrive } from './redrive.ts';
 
 const MAIN_HELP = `sluice — an Amazon SQS-compatible message queue server
 
@@ -59,11 +60,11 @@ function oneOf<T extends string>(
 }
 
 function integer(name: string, value: string | undefined, min: number, max: number): number | undefined {
-  if (value === undefined) return undefined;
-  const number = Number(value);
-  if (!/^\d+$/.test(value) || number < min || number > max)
-    fail(`--${name} must be an integer from ${min} to ${max}`);
-  return number;
+  try {
+    return integerFlag(name, value, min, max);
+  } catch (error) {
+    fail((error as Error).message);
+  }
 }
 
 /** `{ [key]: value }` when a value was given, so that it does not override a config-file setting with undefined. */

@@ -14,6 +14,7 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
+import { integerFlag, UsageError } from './flags.ts';
 import { type MessageFilter, matchesAll, parseFilter } from './message-filter.ts';
 import { ProgressLine } from './progress.ts';
 
@@ -75,8 +76,8 @@ export async function redrive(args: string[]): Promise<number> {
     return 0;
   }
   if (!values.source) throw new UsageError('--source is required');
-  const rate = optionalInteger('rate', values.rate, 1, 500);
-  const hold = optionalInteger('hold', values.hold, 10, 43_200) ?? 300;
+  const rate = integerFlag('rate', values.rate, 1, 500);
+  const hold = integerFlag('hold', values.hold, 10, 43_200) ?? 300;
   const filters = (values.filter ?? []).map((text) => {
     try {
       return parseFilter(text);
@@ -105,16 +106,6 @@ export async function redrive(args: string[]): Promise<number> {
     hold,
     rate: rate ?? MOVE_TASK_DEFAULTS.defaultRate,
   });
-}
-
-export class UsageError extends Error {}
-
-function optionalInteger(name: string, value: string | undefined, min: number, max: number) {
-  if (value === undefined) return undefined;
-  const number = Number(value);
-  if (!/^\d+$/.test(value) || number < min || number > max)
-    throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
-  return number;
 }
 
 /** Ctrl-C once: stop gracefully; twice: leave at once. */

@@ -1,4 +1,5 @@
 import { errors } from './errors.ts';
+import { parseJsonObject } from './input.ts';
 
 export interface RedrivePolicy {
   deadLetterTargetArn: string;
@@ -11,15 +12,9 @@ export interface RedrivePolicy {
  */
 export function parseRedrivePolicy(text: string): RedrivePolicy {
   const invalid = (reason: string) => errors.invalidAttributeValue('RedrivePolicy', reason);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw invalid('Redrive policy is not a valid JSON map.');
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
-    throw invalid('Redrive policy is not a valid JSON map.');
-  const { deadLetterTargetArn, maxReceiveCount } = parsed as Record<string, unknown>;
+  const parsed = parseJsonObject(text);
+  if (!parsed) throw invalid('Redrive policy is not a valid JSON map.');
+  const { deadLetterTargetArn, maxReceiveCount } = parsed;
   if (typeof deadLetterTargetArn !== 'string' || deadLetterTargetArn === '') {
     throw invalid('Redrive policy does not contain mandatory attribute: deadLetterTargetArn.');
   }
@@ -44,15 +39,9 @@ const MAX_ALLOWED_SOURCES = 10;
 /** Parses a RedriveAllowPolicy attribute value, with SQS's rules: byQueue names 1-10 sources, the others none. */
 export function parseRedriveAllowPolicy(text: string): RedriveAllowPolicy {
   const invalid = (reason: string) => errors.invalidAttributeValue('RedriveAllowPolicy', reason);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw invalid('Redrive allow policy is not a valid JSON map.');
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
-    throw invalid('Redrive allow policy is not a valid JSON map.');
-  const { redrivePermission, sourceQueueArns } = parsed as Record<string, unknown>;
+  const parsed = parseJsonObject(text);
+  if (!parsed) throw invalid('Redrive allow policy is not a valid JSON map.');
+  const { redrivePermission, sourceQueueArns } = parsed;
   if (redrivePermission === 'allowAll' || redrivePermission === 'denyAll') {
     if (sourceQueueArns !== undefined)
       throw invalid(`sourceQueueArns may only be given when redrivePermission is byQueue.`);
