@@ -30,6 +30,7 @@ import {
   validateMessageAttributes,
 } from './message-attributes.ts';
 import { type MoveTaskEvents, type MoveTaskSettings, MoveTasks } from './move-tasks.ts';
+import { QueueActivity } from './queue-activity.ts';
 import {
   COMPUTED_ATTRIBUTE_NAMES,
   defaultAttributes,
@@ -89,6 +90,8 @@ export class SqsService {
   readonly region: string;
   readonly longPoll: LongPoll;
   readonly moveTasks: MoveTasks;
+  /** Counts of sends, receives and deletes per queue, for /metrics and the history. */
+  readonly activity = new QueueActivity();
   private readonly warn: NonNullable<ServiceOptions['warn']>;
 
   constructor(options: ServiceOptions) {
@@ -264,6 +267,7 @@ export class SqsService {
   async DeleteQueue(input: Input) {
     const queue = await this.resolveQueue(input);
     await this.store.deleteQueue(queue.id, this.clock.now());
+    this.activity.forget(queue.name);
     return {};
   }
 
@@ -386,6 +390,7 @@ export class SqsService {
     const [sent] = await this.store.sendMessages(queue.id, [message.stored], () =>
       this.wakeReceivers(queue, [message.stored.visibleAt]),
     );
+    this.activity.sent(queue.name, [message.size]);
     return message.output(sent!);
   }
 
@@ -414,6 +419,10 @@ export class SqsService {
               stored.map((message) => message.visibleAt),
             ),
           );
+    this.activity.sent(
+      queue.name,
+      accepted.map(({ message }) => message.size),
+    );
     const successful = accepted.map(({ id, message }, index) => ({
       Id: id,
       ...message.output(sent[index]!),
@@ -488,6 +497,7 @@ export class SqsService {
       );
       if (failure) throw failure;
     }
+    this.activity.received(queue.name, received.length);
     if (received.length === 0) return {};
     return {
       Messages: received.map((message) =>
@@ -500,17 +510,19 @@ export class SqsService {
     const queue = await this.resolveQueue(input);
     const deleted = await this.deleteOne(queue, requiredString(input, 'ReceiptHandle'));
     if (deleted) this.groupMayBeFree(queue);
+    this.activity.deleted(queue.name, deleted ? 1 : 0);
     return {};
   }
 
   async DeleteMessageBatch(input: Input) {
     const queue = await this.resolveQueue(input);
     const entries = batchEntries(input, 'DeleteMessageBatchRequestEntry');
-    let deleted = false;
+    let deleted = 0;
     const output = await this.runBatch(entries, async (entry) => {
-      if (await this.deleteOne(queue, requiredString(entry, 'ReceiptHandle'))) deleted = true;
+      if (await this.deleteOne(queue, requiredString(entry, 'ReceiptHandle'))) deleted++;
     });
-    if (deleted) this.groupMayBeFree(queue);
+    if (deleted > 0) this.groupMayBeFree(queue);
+    this.activity.deleted(queue.name, deleted);
     return output;
   }
 
@@ -625,7 +637,7 @@ export class SqsService {
       groupId,
       deduplication: deduplication && { ...deduplication, expiresAt: now + DEDUPLICATION_WINDOW_MS },
     };
-    return { stored, output };
+    return { stored, output, size };
   }
 
   /** A FIFO group blocked by a message just deleted may be receivable now: let a waiting receive look. */

@@ -21,8 +21,17 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Largest request body accepted; form encoding can triple a 1 MiB message, so the default leaves room. */
   maxRequestBytes?: number;
-  /** Read-only pages served on GET besides the SQS API (/metrics, /alarms), by path. */
-  pages?: Record<string, () => { contentType: string; body: string }>;
+  /** Read-only pages served on GET besides the SQS API (/metrics, /alarms, /api/*, /console), by path. */
+  pages?: Record<string, (url: URL) => Page | Promise<Page>>;
+  /** Told of every SQS API request answered: its action, HTTP status and duration. */
+  observeRequest?: (action: string, status: number, seconds: number) => void;
+}
+
+export interface Page {
+  /** Default 200. */
+  status?: number;
+  contentType: string;
+  body: string | Buffer;
 }
 
 type Protocol = 'json' | 'query';
@@ -60,15 +69,19 @@ async function handle(
   const url = new URL(request.url ?? '/', 'http://localhost');
   const protocol: Protocol = isJsonRequest(request.headers) ? 'json' : 'query';
   let action = 'unknown';
-  const reply = (status: number, headers: Record<string, string>, body: string) => {
+  const reply = (status: number, headers: Record<string, string>, body: string | Buffer, api = true) => {
     response.writeHead(status, {
       ...headers,
       'x-amzn-requestid': requestId,
       'content-length': Buffer.byteLength(body),
     });
     response.end(body);
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    options.logger.debug({ requestId, action, protocol, status, ms: Math.round(ms * 100) / 100 }, 'request');
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    if (api) options.observeRequest?.(action, status, seconds);
+    options.logger.debug(
+      { requestId, action, protocol, path: url.pathname, status, ms: Math.round(seconds * 1e5) / 100 },
+      'request',
+    );
   };
   const fail = (error: SqsError) => {
     if (protocol === 'json') {
@@ -81,13 +94,13 @@ async function handle(
   };
 
   if (request.method === 'GET' && url.pathname === '/health') {
-    reply(200, { 'content-type': 'application/json' }, '{"status":"ok"}');
+    reply(200, { 'content-type': 'application/json' }, '{"status":"ok"}', false);
     return;
   }
   const page = request.method === 'GET' ? options.pages?.[url.pathname] : undefined;
   if (page) {
-    const { contentType, body } = page();
-    reply(200, { 'content-type': contentType }, body);
+    const { status, contentType, body } = await page(url);
+    reply(status ?? 200, { 'content-type': contentType }, body, false);
     return;
   }
   let body: string;

@@ -1,21 +1,148 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { isActionName } from '../core/actions.ts';
 import type { AlarmState } from '../core/dlq-alarms.ts';
+import type { ActivityTotals } from '../core/queue-activity.ts';
+import { ageSeconds } from '../core/queue-history.ts';
+import type { SqsService } from '../core/sqs-service.ts';
 
-/** Prometheus text format for the DLQ alarms: one gauge of alarm state and one of visible messages per DLQ. */
-export function alarmMetrics(states: AlarmState[]): string {
-  const lines = [
-    '# HELP sluice_dlq_alarm 1 while the dead-letter queue holds more visible messages than its threshold.',
-    '# TYPE sluice_dlq_alarm gauge',
-    ...states.map(
-      (s) =>
-        `sluice_dlq_alarm{queue="${label(s.queue)}",silenced="${s.silenced}"} ${s.state === 'ALARM' ? 1 : 0}`,
-    ),
-    '# HELP sluice_dlq_visible_messages Visible messages in the dead-letter queue at its last check.',
-    '# TYPE sluice_dlq_visible_messages gauge',
-    ...states.map((s) => `sluice_dlq_visible_messages{queue="${label(s.queue)}"} ${s.visible}`),
-  ];
-  return `${lines.join('\n')}\n`;
+/** Request latency buckets in seconds: fast actions in the low ms, long polls up to 20 s. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20];
+/** SentMessageSize buckets in bytes, up to SQS's 1 MiB message. */
+const SIZE_BUCKETS = [64, 256, 1024, 4096, 16_384, 65_536, 262_144, 1_048_576];
+
+export interface ServerMetrics {
+  /** Prometheus text exposition of every metric. */
+  render(): Promise<string>;
+  readonly contentType: string;
+  /** Called by the HTTP front once per answered SQS request. */
+  observeRequest(action: string, status: number, seconds: number): void;
 }
 
-function label(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+/**
+ * /metrics: per queue, CloudWatch's SQS metrics under their CloudWatch names (prefixed `sluice_`, with a
+ * `queue` label), read from the store at scrape time; request counts and latencies per action; and the DLQ
+ * alarm states.
+ */
+export function createServerMetrics(service: SqsService, alarmStates: () => AlarmState[]): ServerMetrics {
+  const registry = new Registry();
+  const queueGauge = (name: string, help: string, pick: (c: QueueCounts) => number) =>
+    new Gauge({
+      name: `sluice_${name}`,
+      help,
+      labelNames: ['queue'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [queue, counts] of latest) this.set({ queue }, pick(counts));
+      },
+    });
+  const activityCounter = (name: string, help: string, pick: (t: ActivityTotals) => number) =>
+    new Counter({
+      name: `sluice_${name}`,
+      help,
+      labelNames: ['queue'],
+      registers: [registry],
+      collect() {
+        // The totals live in the core's QueueActivity; a scrape copies them in.
+        this.reset();
+        for (const queue of latest.keys()) this.inc({ queue }, pick(service.activity.totals(queue)));
+      },
+    });
+
+  // The store is read once per scrape, before prom-client collects; the collectors only copy from it.
+  let latest = new Map<string, QueueCounts>();
+
+  queueGauge('ApproximateNumberOfMessagesVisible', 'Messages available for retrieval.', (c) => c.visible);
+  queueGauge('ApproximateNumberOfMessagesNotVisible', 'Messages in flight.', (c) => c.notVisible);
+  queueGauge('ApproximateNumberOfMessagesDelayed', 'Messages delayed, not yet visible.', (c) => c.delayed);
+  queueGauge(
+    'ApproximateAgeOfOldestMessage',
+    'Age in seconds of the oldest message in the queue (0 when empty).',
+    (c) => c.oldestAgeSeconds,
+  );
+  activityCounter('NumberOfMessagesSent', 'Messages added to the queue.', (t) => t.sent);
+  activityCounter('NumberOfMessagesReceived', 'Messages returned by ReceiveMessage.', (t) => t.received);
+  activityCounter('NumberOfMessagesDeleted', 'Messages deleted.', (t) => t.deleted);
+  activityCounter(
+    'NumberOfEmptyReceives',
+    'ReceiveMessage calls that returned no message.',
+    (t) => t.emptyReceives,
+  );
+  const sentSize = new Histogram({
+    name: 'sluice_SentMessageSize',
+    help: 'Size in bytes of messages sent (body and message attributes).',
+    labelNames: ['queue'],
+    buckets: SIZE_BUCKETS,
+    registers: [registry],
+  });
+  service.activity.onSent((queue, _event, sizes) => {
+    for (const size of sizes) sentSize.observe({ queue }, size);
+  });
+
+  const requests = new Counter({
+    name: 'sluice_requests_total',
+    help: 'SQS API requests answered, by action and HTTP status.',
+    labelNames: ['action', 'status'],
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'sluice_request_duration_seconds',
+    help: 'Time to answer SQS API requests, by action (long polls included).',
+    labelNames: ['action'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+
+  new Gauge({
+    name: 'sluice_dlq_alarm',
+    help: '1 while the dead-letter queue holds more visible messages than its threshold.',
+    labelNames: ['queue', 'silenced'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of alarmStates())
+        this.set({ queue: s.queue, silenced: String(s.silenced) }, s.state === 'ALARM' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'sluice_dlq_visible_messages',
+    help: 'Visible messages in the dead-letter queue at its last check.',
+    labelNames: ['queue'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of alarmStates()) this.set({ queue: s.queue }, s.visible);
+    },
+  });
+
+  return {
+    contentType: registry.contentType,
+    async render() {
+      latest = await readCounts(service);
+      return registry.metrics();
+    },
+    observeRequest(action, status, seconds) {
+      // A client can name any action; only real ones become label values, so the series stay bounded.
+      const known = isActionName(action) ? action : 'unknown';
+      requests.inc({ action: known, status: String(status) });
+      latency.observe({ action: known }, seconds);
+    },
+  };
+}
+
+interface QueueCounts {
+  visible: number;
+  notVisible: number;
+  delayed: number;
+  oldestAgeSeconds: number;
+}
+
+async function readCounts(service: SqsService): Promise<Map<string, QueueCounts>> {
+  const now = service.clock.now();
+  const counts = new Map<string, QueueCounts>();
+  for await (const queue of service.allQueues()) {
+    const c = await service.store.countMessages(queue.id, now);
+    counts.set(queue.name, { ...c, oldestAgeSeconds: ageSeconds(c.oldestSentAt, now) });
+  }
+  return counts;
 }

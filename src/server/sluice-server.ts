@@ -2,14 +2,16 @@ import type { AddressInfo } from 'node:net';
 import { type Clock, systemClock } from '../core/clock.ts';
 import { ALARM_DEFAULTS, type AlarmSettings, DlqAlarms } from '../core/dlq-alarms.ts';
 import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts';
+import { QueueSampler } from '../core/queue-history.ts';
 import { startRetentionSweeper } from '../core/retention.ts';
 import { SqsService } from '../core/sqs-service.ts';
 import type { Store } from '../store/contract.ts';
 import { type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
+import { consoleApi, consolePages } from './console-api.ts';
 import { createHttpServer } from './http-server.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
-import { alarmMetrics } from './metrics.ts';
+import { createServerMetrics } from './metrics.ts';
 import { webhookNotifier } from './webhooks.ts';
 
 /** How long a shutdown waits for requests under way before cutting their connections. */
@@ -43,6 +45,8 @@ export interface RunningSluice {
   readonly endpoint: string;
   readonly service: SqsService;
   readonly alarms: DlqAlarms;
+  /** Takes the history samples; tests call sample() to take one now. */
+  readonly sampler: QueueSampler;
   /** Stops accepting requests, ends long polls, lets requests under way finish, closes the store. */
   close(): Promise<void>;
 }
@@ -88,16 +92,21 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     (error) => logger.error({ err: error }, 'DLQ alarm check failed'),
   );
   const host = options.host ?? '127.0.0.1';
+  const metrics = createServerMetrics(service, () => alarms.states());
+  const sampler = new QueueSampler(service, (error) => logger.error({ err: error }, 'history sample failed'));
   const server = createHttpServer({
     service,
     logger,
     maxRequestBytes: options.maxRequestBytes,
+    observeRequest: metrics.observeRequest,
     pages: {
-      '/metrics': () => ({ contentType: 'text/plain; version=0.0.4', body: alarmMetrics(alarms.states()) }),
+      '/metrics': async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
       '/alarms': () => ({
         contentType: 'application/json',
         body: JSON.stringify({ alarms: alarms.states() }),
       }),
+      ...consoleApi(service, () => alarms.states()),
+      ...consolePages(),
     },
   });
   await new Promise<void>((resolve, reject) => {
@@ -112,14 +121,17 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   );
   await service.moveTasks.resume();
   alarms.start();
+  sampler.start();
   let closing: Promise<void> | undefined;
   return {
     endpoint,
     service,
     alarms,
+    sampler,
     close() {
       closing ??= (async () => {
         sweeper.stop();
+        await sampler.stop();
         await alarms.stop();
         await service.moveTasks.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -79,6 +79,13 @@ export interface Store {
   moveMessages(request: MoveRequest): Promise<MoveOutcome>;
   /** The seq of the queue's newest message, 0 if it has none. */
   lastSeq(queueId: number): Promise<number>;
+
+  /** Adds one history sample per queue (the console's charts and `sluice stats`); not needed for delivery. */
+  recordQueueSamples(samples: QueueSample[]): Promise<void>;
+  /** The queue's samples taken at or after `since`, oldest first. */
+  queueSamples(queue: string, since: number): Promise<QueueSample[]>;
+  /** Forgets samples taken before `time`; returns how many. */
+  deleteQueueSamplesBefore(time: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -243,4 +250,23 @@ export interface MessageCounts {
   visible: number;
   notVisible: number;
   delayed: number;
+  /** The send time of the oldest unexpired message, any state (CloudWatch's ApproximateAgeOfOldestMessage). */
+  oldestSentAt: number | undefined;
+}
+
+/** A queue's state at `at`, and what happened to it in the `periodMs` before. */
+export interface QueueSample {
+  queue: string;
+  at: number;
+  periodMs: number;
+  visible: number;
+  notVisible: number;
+  delayed: number;
+  /** Seconds; 0 when the queue was empty. */
+  oldestAgeSeconds: number;
+  sent: number;
+  received: number;
+  deleted: number;
+  emptyReceives: number;
+  sentBytes: number;
 }

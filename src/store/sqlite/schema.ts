@@ -113,4 +113,22 @@ export const MIGRATIONS: readonly string[] = [
   -- At most one active task per source, enforced by the database.
   CREATE UNIQUE INDEX move_tasks_one_active ON move_tasks (source_arn) WHERE status IN ('RUNNING', 'CANCELLING');
   `,
+  /* 4: history samples of each queue, every 10 s for 24 h (console charts, sluice stats) */ `
+  CREATE TABLE queue_samples (
+    queue          TEXT NOT NULL,   -- by name, so a sample outlives nothing but stays readable after a delete
+    at             INTEGER NOT NULL,
+    period_ms      INTEGER NOT NULL,
+    visible        INTEGER NOT NULL,
+    not_visible    INTEGER NOT NULL,
+    delayed        INTEGER NOT NULL,
+    oldest_age_s   INTEGER NOT NULL,
+    sent           INTEGER NOT NULL,
+    received       INTEGER NOT NULL,
+    deleted        INTEGER NOT NULL,
+    empty_receives INTEGER NOT NULL,
+    sent_bytes     INTEGER NOT NULL,
+    PRIMARY KEY (queue, at)
+  ) WITHOUT ROWID;
+  CREATE INDEX queue_samples_by_time ON queue_samples (at);
+  `,
 ];

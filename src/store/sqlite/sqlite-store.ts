@@ -16,6 +16,7 @@ import type {
   NewQueue,
   QueueChanges,
   QueueRecord,
+  QueueSample,
   ReceiveRequest,
   ReceiveResult,
   SentMessage,
@@ -586,8 +587,14 @@ export class SqliteStore implements Store {
       visible: number | null;
       not_visible: number | null;
       delayed: number | null;
+      oldest_sent_at: number | null;
     };
-    return { visible: row.visible ?? 0, notVisible: row.not_visible ?? 0, delayed: row.delayed ?? 0 };
+    return {
+      visible: row.visible ?? 0,
+      notVisible: row.not_visible ?? 0,
+      delayed: row.delayed ?? 0,
+      oldestSentAt: row.oldest_sent_at ?? undefined,
+    };
   }
 
   async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {
@@ -723,6 +730,22 @@ export class SqliteStore implements Store {
     return (this.statements.lastSeq.get(queueId) as { seq: number }).seq;
   }
 
+  async recordQueueSamples(samples: QueueSample[]): Promise<void> {
+    if (samples.length === 0) return;
+    // History only: losing the last samples in a power cut loses no message.
+    await this.write('redeliverable', () => {
+      for (const sample of samples) this.statements.insertSample.run(sampleRow(sample));
+    });
+  }
+
+  async queueSamples(queue: string, since: number): Promise<QueueSample[]> {
+    return (this.statements.samplesOfQueue.all(queue, since) as SampleRow[]).map(toSample);
+  }
+
+  async deleteQueueSamplesBefore(time: number): Promise<number> {
+    return this.write('redeliverable', () => this.statements.deleteSamplesBefore.run(time).changes);
+  }
+
   async close(): Promise<void> {
     if (this.pending.length > 0) this.flush();
     while (this.syncing) await this.syncing;
@@ -808,6 +831,55 @@ export class SqliteStore implements Store {
     }
     this.syncing = undefined;
   }
+}
+
+interface SampleRow {
+  queue: string;
+  at: number;
+  period_ms: number;
+  visible: number;
+  not_visible: number;
+  delayed: number;
+  oldest_age_s: number;
+  sent: number;
+  received: number;
+  deleted: number;
+  empty_receives: number;
+  sent_bytes: number;
+}
+
+function sampleRow(sample: QueueSample): SampleRow {
+  return {
+    queue: sample.queue,
+    at: sample.at,
+    period_ms: sample.periodMs,
+    visible: sample.visible,
+    not_visible: sample.notVisible,
+    delayed: sample.delayed,
+    oldest_age_s: sample.oldestAgeSeconds,
+    sent: sample.sent,
+    received: sample.received,
+    deleted: sample.deleted,
+    empty_receives: sample.emptyReceives,
+    sent_bytes: sample.sentBytes,
+  };
+}
+
+function toSample(row: SampleRow): QueueSample {
+  return {
+    queue: row.queue,
+    at: row.at,
+    periodMs: row.period_ms,
+    visible: row.visible,
+    notVisible: row.not_visible,
+    delayed: row.delayed,
+    oldestAgeSeconds: row.oldest_age_s,
+    sent: row.sent,
+    received: row.received,
+    deleted: row.deleted,
+    emptyReceives: row.empty_receives,
+    sentBytes: row.sent_bytes,
+  };
 }
 
 const fdatasyncAsync = promisify(fdatasync);
@@ -900,7 +972,8 @@ function prepareStatements(db: Database.Database) {
       `SELECT
          sum(CASE WHEN visible_at <= @now THEN 1 ELSE 0 END) AS visible,
          sum(CASE WHEN visible_at > @now AND receive_count > 0 THEN 1 ELSE 0 END) AS not_visible,
-         sum(CASE WHEN visible_at > @now AND receive_count = 0 THEN 1 ELSE 0 END) AS delayed
+         sum(CASE WHEN visible_at > @now AND receive_count = 0 THEN 1 ELSE 0 END) AS delayed,
+         min(sent_at) AS oldest_sent_at
        FROM messages WHERE queue_id = @queue_id AND expires_at > @now`,
     ),
     nextVisibleAt: db.prepare(
@@ -915,6 +988,15 @@ function prepareStatements(db: Database.Database) {
       'SELECT min(expires_at) AS at FROM messages WHERE queue_id = ? AND expires_at > ?',
     ),
     lastSeq: db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM messages WHERE queue_id = ?'),
+    // History samples.
+    insertSample: db.prepare(
+      `INSERT OR REPLACE INTO queue_samples (queue, at, period_ms, visible, not_visible, delayed, oldest_age_s,
+         sent, received, deleted, empty_receives, sent_bytes)
+       VALUES (@queue, @at, @period_ms, @visible, @not_visible, @delayed, @oldest_age_s,
+         @sent, @received, @deleted, @empty_receives, @sent_bytes)`,
+    ),
+    samplesOfQueue: db.prepare('SELECT * FROM queue_samples WHERE queue = ? AND at >= ? ORDER BY at'),
+    deleteSamplesBefore: db.prepare('DELETE FROM queue_samples WHERE at < ?'),
     // Move tasks.
     insertMoveTask: db.prepare(
       `INSERT INTO move_tasks (handle, source_arn, source_queue_id, destination_arn, max_per_second, status,

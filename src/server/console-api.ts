@@ -1,0 +1,108 @@
+import { readFileSync } from 'node:fs';
+import type { AlarmState } from '../core/dlq-alarms.ts';
+import {
+  ageSeconds,
+  bucketSamples,
+  HISTORY_RANGES,
+  type HistoryRange,
+  queueHistory,
+} from '../core/queue-history.ts';
+import { parseRedrivePolicy } from '../core/redrive-policy.ts';
+import type { SqsService } from '../core/sqs-service.ts';
+import type { Page } from './http-server.ts';
+
+/** Points in each queue's sparkline on the overview: one per minute of the last hour. */
+const SPARKLINE_BUCKET_MS = 60_000;
+
+export interface QueueOverview {
+  name: string;
+  arn: string;
+  fifo: boolean;
+  visible: number;
+  notVisible: number;
+  delayed: number;
+  oldestAgeSeconds: number;
+  /** Name of the queue its RedrivePolicy sends to. */
+  deadLetterQueue: string | undefined;
+  /** Names of the queues whose RedrivePolicy sends here. */
+  deadLetterSources: string[];
+  alarm: { state: 'OK' | 'ALARM'; silenced: boolean; since: number | undefined } | undefined;
+  /** Visible messages, one point per minute of the last hour, oldest first. */
+  sparkline: number[];
+}
+
+/** Every queue with its counts, DLQ links, alarm and last hour of depth: the console's queue list. */
+export async function overview(service: SqsService, alarms: AlarmState[]): Promise<QueueOverview[]> {
+  const now = service.clock.now();
+  const queues: QueueOverview[] = [];
+  const sources = new Map<string, string[]>();
+  for await (const queue of service.allQueues()) {
+    const policy = queue.attributes.RedrivePolicy;
+    const deadLetterQueue = policy
+      ? parseRedrivePolicy(policy).deadLetterTargetArn.split(':').at(-1)
+      : undefined;
+    if (deadLetterQueue) sources.set(deadLetterQueue, [...(sources.get(deadLetterQueue) ?? []), queue.name]);
+    const counts = await service.store.countMessages(queue.id, now);
+    const alarm = alarms.find((a) => a.queue === queue.name);
+    const samples = await service.store.queueSamples(queue.name, now - HISTORY_RANGES['1h']);
+    queues.push({
+      name: queue.name,
+      arn: service.queueArn(queue.name),
+      fifo: queue.fifo,
+      visible: counts.visible,
+      notVisible: counts.notVisible,
+      delayed: counts.delayed,
+      oldestAgeSeconds: ageSeconds(counts.oldestSentAt, now),
+      deadLetterQueue,
+      deadLetterSources: [],
+      alarm: alarm && { state: alarm.state, silenced: alarm.silenced, since: alarm.since },
+      sparkline: bucketSamples(samples, SPARKLINE_BUCKET_MS).map((s) => s.visible),
+    });
+  }
+  for (const queue of queues) queue.deadLetterSources = sources.get(queue.name) ?? [];
+  return queues;
+}
+
+function json(value: unknown, status = 200): Page {
+  return { status, contentType: 'application/json', body: JSON.stringify(value) };
+}
+
+/** GET /api/overview and /api/history?queue=NAME&range=1h|24h. */
+export function consoleApi(
+  service: SqsService,
+  alarmStates: () => AlarmState[],
+): Record<string, (url: URL) => Promise<Page>> {
+  return {
+    '/api/overview': async () =>
+      json({
+        now: service.clock.now(),
+        accountId: service.accountId,
+        queues: await overview(service, alarmStates()),
+      }),
+    '/api/history': async (url) => {
+      const queue = url.searchParams.get('queue');
+      const range = url.searchParams.get('range') ?? '1h';
+      if (!queue) return json({ error: 'queue is required' }, 400);
+      if (!(range in HISTORY_RANGES)) return json({ error: 'range must be 1h or 24h' }, 400);
+      const samples = await queueHistory(service, queue, range as HistoryRange);
+      return json({ queue, range, now: service.clock.now(), samples });
+    },
+  };
+}
+
+const CONSOLE_FILES: Record<string, { file: string; contentType: string }> = {
+  '/console': { file: 'index.html', contentType: 'text/html; charset=utf-8' },
+  '/console/': { file: 'index.html', contentType: 'text/html; charset=utf-8' },
+  '/console/console.js': { file: 'console.js', contentType: 'text/javascript; charset=utf-8' },
+  '/console/console.css': { file: 'console.css', contentType: 'text/css; charset=utf-8' },
+};
+
+/** The console's committed static files (src/console), read once at start: there is no build step. */
+export function consolePages(): Record<string, () => Page> {
+  const pages: Record<string, () => Page> = {};
+  for (const [path, { file, contentType }] of Object.entries(CONSOLE_FILES)) {
+    const body = readFileSync(new URL(`../console/${file}`, import.meta.url));
+    pages[path] = () => ({ contentType, body });
+  }
+  return pages;
+}
