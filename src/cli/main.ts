@@ -3,12 +3,14 @@ import { parseArgs } from 'node:util';
 import { startSluice } from '../server/sluice-server.ts';
 import { integerFlag, UsageError } from './flags.ts';
 import { REDRIVE_HELP, redrive } from './redrive.ts';
+import { STATS_HELP, stats } from './stats.ts';
 
 const MAIN_HELP = `sluice — an Amazon SQS-compatible message queue server
 
 Usage:
   sluice serve [options]     start the server (see: sluice serve --help)
   sluice redrive [options]   move messages out of a dead-letter queue at a rate (see: sluice redrive --help)
+  sluice stats QUEUE         a queue's recent history from a running server (see: sluice stats --help)
   sluice --help              this text
   sluice --version           print the version
 
@@ -157,6 +159,8 @@ async function main(argv: string[]): Promise<void> {
       return serve(rest);
     case 'redrive':
       return runRedrive(rest);
+    case 'stats':
+      return runStats(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -183,6 +187,17 @@ async function runRedrive(args: string[]): Promise<void> {
       `sluice redrive: ${name && name !== 'Error' ? `${name}: ` : ''}${(error as Error).message}\n`,
     );
     process.exit(1);
+  }
+}
+
+async function runStats(args: string[]): Promise<void> {
+  try {
+    process.exitCode = await stats(args, (text) => process.stdout.write(text));
+  } catch (error) {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
+      fail(`${(error as Error).message}\n\n${STATS_HELP}`);
+    process.stderr.write(`sluice stats: ${(error as Error).message}\n`);
+    process.exitCode = 1;
   }
 }
 

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  HISTORY_RETENTION_MS,
+  QueueSampler,
+  queueHistory,
+  SAMPLE_PERIOD_MS,
+} from '../../src/core/queue-history.ts';
+import { context, type StoreFactory, useContractService } from './harness.ts';
+
+/** The activity counters, the 10 s history samples and their 24 h retention, for one store backend. */
+export function historySemanticsSuite(backend: string, factory: () => StoreFactory): void {
+  describe(`Queue history on ${backend}`, () => {
+    const h = useContractService(factory);
+    const nameOf = (url: string) => url.split('/').at(-1)!;
+    const sampler = () => new QueueSampler(h.service);
+
+    it('samples counts, the oldest message age, and what was sent, received and deleted since the last sample', async () => {
+      const url = await h.newQueue({ VisibilityTimeout: '60' });
+      const s = sampler();
+      const start = h.clock.now();
+      await s.sample();
+      await h.send(url, 'abc');
+      await h.send(url, 'de', { DelaySeconds: 30 });
+      await h.service.SendMessageBatch(
+        {
+          QueueUrl: url,
+          Entries: [
+            { Id: 'a', MessageBody: 'fghij' },
+            { Id: 'b', MessageBody: 'k', MessageAttributes: { n: { DataType: 'Number', StringValue: '7' } } },
+          ],
+        },
+        context,
+      );
+      await h.clock.advance(4000);
+      const [first] = await h.receive(url, { MaxNumberOfMessages: 1 });
+      await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
+      await h.receive(url, { MaxNumberOfMessages: 10, VisibilityTimeout: 60 });
+      await h.receive(url);
+      await h.clock.advance(SAMPLE_PERIOD_MS - 4000);
+      await s.sample();
+
+      const samples = await h.store.queueSamples(nameOf(url), start);
+      assert.equal(samples.length, 2);
+      assert.deepEqual(samples[1], {
+        queue: nameOf(url),
+        at: start + SAMPLE_PERIOD_MS,
+        periodMs: SAMPLE_PERIOD_MS,
+        visible: 0,
+        notVisible: 2,
+        delayed: 1,
+        oldestAgeSeconds: 10,
+        sent: 4,
+        received: 3,
+        deleted: 1,
+        // The last receive found only the delayed message and in-flight ones.
+        emptyReceives: 1,
+        // Bodies and message attributes (name, type and value), as SQS counts a message's size.
+        sentBytes: 3 + 2 + 5 + 1 + ('n'.length + 'Number'.length + '7'.length),
+      });
+      assert.equal(samples[0]!.sent, 0);
+
+      // The next sample counts only what happened after this one.
+      await h.clock.advance(2 * SAMPLE_PERIOD_MS);
+      await s.sample();
+      const third = (await h.store.queueSamples(nameOf(url), start + 2 * SAMPLE_PERIOD_MS))[0]!;
+      assert.equal(third.periodMs, 2 * SAMPLE_PERIOD_MS);
+      assert.deepEqual([third.sent, third.received, third.deleted, third.emptyReceives], [0, 0, 0, 0]);
+      assert.equal(third.delayed, 0, 'the 30 s delay has run out');
+      assert.equal(third.visible, 1);
+      assert.equal(third.oldestAgeSeconds, 30);
+    });
+
+    it('drops samples older than 24 hours, and keeps the rest across a restart', async () => {
+      const url = await h.newQueue();
+      const s = sampler();
+      const start = h.clock.now();
+      await s.sample();
+      await h.clock.advance(HISTORY_RETENTION_MS / 2);
+      await s.sample();
+      await h.restart();
+      assert.equal((await h.store.queueSamples(nameOf(url), start)).length, 2);
+      await h.clock.advance(HISTORY_RETENTION_MS / 2 + 1);
+      await new QueueSampler(h.service).sample();
+      const left = await h.store.queueSamples(nameOf(url), 0);
+      assert.deepEqual(
+        left.map((x) => x.at - start),
+        [HISTORY_RETENTION_MS / 2, HISTORY_RETENTION_MS + 1],
+      );
+      // Every queue's samples go, not only this one's.
+      assert.ok((await h.store.deleteQueueSamplesBefore(h.clock.now() + 1)) >= left.length);
+      assert.deepEqual(await h.store.queueSamples(nameOf(url), 0), []);
+      assert.equal(await h.store.deleteQueueSamplesBefore(h.clock.now() + 1), 0);
+    });
+
+    it('a deleted queue starts from zero when its name is used again', async () => {
+      const url = await h.newQueue();
+      await h.send(url, 'x');
+      await h.service.DeleteQueue({ QueueUrl: url });
+      assert.equal(h.service.activity.totals(nameOf(url)).sent, 0);
+    });
+
+    it('serves 24 hours as 4-minute buckets: last counts, summed activity', async () => {
+      const url = await h.newQueue();
+      const s = sampler();
+      for (let i = 0; i < 30; i++) {
+        await h.send(url, 'm');
+        await h.clock.advance(SAMPLE_PERIOD_MS);
+        await s.sample();
+      }
+      const hour = await queueHistory(h.service, nameOf(url), '1h');
+      assert.equal(hour.length, 30);
+      const day = await queueHistory(h.service, nameOf(url), '24h');
+      assert.ok(day.length >= 2 && day.length <= 3, `${day.length} buckets for 5 minutes`);
+      assert.equal(
+        day.reduce((sum, b) => sum + b.sent, 0),
+        30,
+      );
+      assert.equal(day.at(-1)!.visible, 30);
+    });
+  });
+}

@@ -1,0 +1,178 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import {
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { FakeClock, type RunningSluice, startSluice } from '../../src/index.ts';
+
+const run = promisify(execFile);
+const SLUICE = new URL('../../bin/sluice.js', import.meta.url).pathname;
+
+/** The value of one Prometheus sample line, e.g. `sluice_NumberOfMessagesSent{queue="a"}`. */
+function metric(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+/**
+ * /metrics, /api/history and `sluice stats` against a really started server on a fake clock, driven by the
+ * AWS SDK: every figure is checked against what the test did.
+ */
+describe('metrics and history', { concurrency: false }, () => {
+  const clock = new FakeClock(Date.UTC(2026, 11, 1, 12));
+  let sluice: RunningSluice;
+  let dataDir: string;
+  let sqs: SQSClient;
+  let url: string;
+
+  before(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'sluice-metrics-'));
+    sluice = await startSluice({ port: 0, dataDir, clock, logLevel: 'silent' });
+    sqs = new SQSClient({
+      endpoint: sluice.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+    url = (await sqs.send(new CreateQueueCommand({ QueueName: 'metered' }))).QueueUrl!;
+    for (const body of ['a', 'bb', 'c'.repeat(300)])
+      await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body }));
+    await clock.advance(5000);
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 2, VisibilityTimeout: 60 }),
+    );
+    assert.equal(Messages.length, 2);
+    await sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: Messages[0]!.ReceiptHandle }));
+    await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 1 }));
+    await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 1 }));
+    // The sampler runs every 10 s of server time.
+    await clock.advance(5000);
+  });
+  after(async () => {
+    sqs?.destroy();
+    await sluice?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('exposes CloudWatch-named queue metrics, request counts and latencies at /metrics', async () => {
+    const response = await fetch(`${sluice.endpoint}/metrics`);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/plain/);
+    const text = await response.text();
+    const q = '{queue="metered"}';
+    assert.equal(metric(text, `sluice_ApproximateNumberOfMessagesVisible${q}`), 0);
+    assert.equal(metric(text, `sluice_ApproximateNumberOfMessagesNotVisible${q}`), 2);
+    assert.equal(metric(text, `sluice_ApproximateNumberOfMessagesDelayed${q}`), 0);
+    assert.equal(metric(text, `sluice_ApproximateAgeOfOldestMessage${q}`), 10);
+    assert.equal(metric(text, `sluice_NumberOfMessagesSent${q}`), 3);
+    assert.equal(metric(text, `sluice_NumberOfMessagesReceived${q}`), 3);
+    assert.equal(metric(text, `sluice_NumberOfMessagesDeleted${q}`), 1);
+    assert.equal(metric(text, `sluice_NumberOfEmptyReceives${q}`), 1);
+    assert.equal(metric(text, `sluice_SentMessageSize_sum${q}`), 303);
+    assert.equal(metric(text, `sluice_SentMessageSize_count${q}`), 3);
+    assert.equal(metric(text, 'sluice_SentMessageSize_bucket{le="64",queue="metered"}'), 2);
+    assert.equal(metric(text, 'sluice_requests_total{action="SendMessage",status="200"}'), 3);
+    assert.equal(metric(text, 'sluice_requests_total{action="ReceiveMessage",status="200"}'), 3);
+    assert.equal(metric(text, 'sluice_request_duration_seconds_count{action="ReceiveMessage"}'), 3);
+    assert.match(text, /# TYPE sluice_request_duration_seconds histogram/);
+    assert.match(text, /# TYPE sluice_dlq_alarm gauge/);
+  });
+
+  it('counts unknown actions under one label, so a client cannot add series at will', async () => {
+    for (const action of ['Nope1', 'Nope2']) {
+      const response = await fetch(`${sluice.endpoint}/`, {
+        method: 'POST',
+        headers: { 'x-amz-target': `AmazonSQS.${action}`, 'content-type': 'application/x-amz-json-1.0' },
+        body: '{}',
+      });
+      assert.equal(response.status, 400);
+    }
+    const text = await (await fetch(`${sluice.endpoint}/metrics`)).text();
+    assert.equal(metric(text, 'sluice_requests_total{action="unknown",status="400"}'), 2);
+    assert.doesNotMatch(text, /Nope1/);
+  });
+
+  it('serves the 10 s samples at /api/history and refuses bad parameters', async () => {
+    const history = (await (await fetch(`${sluice.endpoint}/api/history?queue=metered&range=1h`)).json()) as {
+      samples: Array<{
+        sent: number;
+        received: number;
+        deleted: number;
+        emptyReceives: number;
+        notVisible: number;
+      }>;
+    };
+    assert.equal(history.samples.length, 1);
+    assert.deepEqual(
+      [history.samples[0]!.sent, history.samples[0]!.received, history.samples[0]!.deleted],
+      [3, 3, 1],
+    );
+    assert.equal(history.samples[0]!.notVisible, 2);
+    for (const query of ['range=1h', 'queue=metered&range=7d']) {
+      const response = await fetch(`${sluice.endpoint}/api/history?${query}`);
+      assert.equal(response.status, 400, query);
+    }
+    const overview = (await (await fetch(`${sluice.endpoint}/api/overview`)).json()) as {
+      queues: Array<{ name: string; notVisible: number; sparkline: number[] }>;
+    };
+    const metered = overview.queues.find((x) => x.name === 'metered');
+    assert.deepEqual(metered && { notVisible: metered.notVisible, sparkline: metered.sparkline }, {
+      notVisible: 2,
+      sparkline: [0],
+    });
+  });
+
+  it('prints the history with `sluice stats QUEUE`', async () => {
+    await clock.advance(10_000);
+    const { stdout } = await run(process.execPath, [
+      SLUICE,
+      'stats',
+      'metered',
+      '--endpoint',
+      sluice.endpoint,
+    ]);
+    const lines = stdout.trim().split('\n');
+    assert.equal(lines.length, 3, stdout);
+    assert.match(
+      lines[0]!,
+      /time \(UTC\)\s+visible\s+in flight\s+delayed\s+oldest s\s+sent\s+received\s+deleted\s+empty rcv/,
+    );
+    assert.match(lines[1]!, /^2026-12-01 12:00:10\s+0\s+2\s+0\s+10\s+3\s+3\s+1\s+1$/);
+    assert.match(lines[2]!, /^2026-12-01 12:00:20\s+0\s+2\s+0\s+20\s+0\s+0\s+0\s+0$/);
+
+    const last = await run(process.execPath, [
+      SLUICE,
+      'stats',
+      'metered',
+      '--last',
+      '1',
+      '--json',
+      '--endpoint',
+      sluice.endpoint,
+    ]);
+    assert.equal((JSON.parse(last.stdout) as unknown[]).length, 1);
+
+    await assert.rejects(
+      run(process.execPath, [SLUICE, 'stats', 'missing', '--endpoint', sluice.endpoint]),
+      (error: { code?: number; stderr?: string }) => {
+        assert.equal(error.code, 1);
+        assert.match(error.stderr ?? '', /no queue named "missing"/);
+        return true;
+      },
+    );
+    await assert.rejects(
+      run(process.execPath, [SLUICE, 'stats', 'metered', '--range', '2h']),
+      (error: { code?: number }) => {
+        assert.equal(error.code, 2);
+        return true;
+      },
+    );
+  });
+});
