@@ -12,6 +12,7 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
+import pino from 'pino';
 import { FakeClock, type RunningSluice, startSluice } from '../../src/index.ts';
 
 const run = promisify(execFile);
@@ -174,5 +175,49 @@ describe('metrics and history', { concurrency: false }, () => {
         return true;
       },
     );
+  });
+
+  it('logs each request as JSON with the request id the client was given, at the level asked for', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(line) });
+    const logged = await startSluice({ port: 0, dataDir: ':memory:', clock, logger });
+    try {
+      const response = await fetch(`${logged.endpoint}/`, {
+        method: 'POST',
+        headers: { 'x-amz-target': 'AmazonSQS.ListQueues', 'content-type': 'application/x-amz-json-1.0' },
+        body: '{}',
+      });
+      const requestId = response.headers.get('x-amzn-requestid');
+      assert.ok(requestId);
+      const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+      const entry = entries.find((e) => e.requestId === requestId);
+      assert.ok(entry, 'the request was logged with its id');
+      assert.deepEqual(
+        { msg: entry.msg, action: entry.action, status: entry.status, level: entry.level },
+        { msg: 'request', action: 'ListQueues', status: 200, level: 20 },
+      );
+      assert.equal(typeof entry.ms, 'number');
+    } finally {
+      await logged.close();
+    }
+    // At the default level (info) request lines are not written.
+    const quiet: string[] = [];
+    const info = await startSluice({
+      port: 0,
+      dataDir: ':memory:',
+      clock,
+      logger: pino({ level: 'info' }, { write: (line: string) => quiet.push(line) }),
+    });
+    try {
+      await fetch(`${info.endpoint}/health`);
+      await fetch(`${info.endpoint}/`, {
+        method: 'POST',
+        headers: { 'x-amz-target': 'AmazonSQS.ListQueues' },
+        body: '{}',
+      });
+      assert.equal(quiet.filter((line) => line.includes('"msg":"request"')).length, 0);
+    } finally {
+      await info.close();
+    }
   });
 });
