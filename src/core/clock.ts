@@ -24,6 +24,48 @@ export const systemClock: Clock = {
   },
 };
 
+export interface PeriodicJob {
+  /** No new run starts; resolves once a run under way has finished. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `run` after `firstDelayMs`, then again `periodMs` after each run ends (runs never overlap). A failed
+ * run goes to `onError` and the job carries on. The timer callback returns the run, so a FakeClock waits
+ * for it before moving on.
+ */
+export function repeatEvery(
+  clock: Clock,
+  firstDelayMs: number,
+  periodMs: number,
+  run: () => Promise<void>,
+  onError: (error: unknown) => void,
+): PeriodicJob {
+  let timer: Timer | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const schedule = (delayMs: number) => {
+    if (stopped) return;
+    timer = clock.setTimer(delayMs, () => {
+      running = run()
+        .catch(onError)
+        .finally(() => {
+          running = undefined;
+          schedule(periodMs);
+        });
+      return running;
+    });
+  };
+  schedule(firstDelayMs);
+  return {
+    async stop() {
+      stopped = true;
+      timer?.cancel();
+      await running;
+    },
+  };
+}
+
 interface PendingTimer {
   at: number;
   order: number;

@@ -1,4 +1,4 @@
-import type { Timer } from './clock.ts';
+import { type PeriodicJob, repeatEvery } from './clock.ts';
 import { parseRedrivePolicy } from './redrive-policy.ts';
 import type { SqsService } from './sqs-service.ts';
 
@@ -58,9 +58,7 @@ interface Watch extends AlarmState {
 
 export class DlqAlarms {
   private readonly watches = new Map<string, Watch>();
-  private timer: Timer | undefined;
-  private stopped = false;
-  private checking: Promise<void> | undefined;
+  private job: PeriodicJob | undefined;
 
   constructor(
     private readonly service: SqsService,
@@ -73,13 +71,17 @@ export class DlqAlarms {
   }
 
   start(): void {
-    this.schedule(0);
+    this.job = repeatEvery(
+      this.service.clock,
+      0,
+      this.settings.periodSeconds * 1000,
+      () => this.check(),
+      this.onError,
+    );
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.timer?.cancel();
-    await this.checking;
+    await this.job?.stop();
   }
 
   /** The watched DLQs, by name. */
@@ -172,18 +174,5 @@ export class DlqAlarms {
     }
     // A queue that is no longer any queue's DLQ is no longer watched.
     for (const name of this.watches.keys()) if (!watched.has(name)) this.watches.delete(name);
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    this.timer = this.service.clock.setTimer(delayMs, () => {
-      this.checking = this.check()
-        .catch(this.onError)
-        .finally(() => {
-          this.checking = undefined;
-          this.schedule(this.settings.periodSeconds * 1000);
-        });
-      return this.checking;
-    });
   }
 }

@@ -11,6 +11,15 @@ export interface ActivityTotals {
   sentBytes: number;
 }
 
+/** Nothing happened yet. */
+export const NO_ACTIVITY: Readonly<ActivityTotals> = {
+  sent: 0,
+  received: 0,
+  deleted: 0,
+  emptyReceives: 0,
+  sentBytes: 0,
+};
+
 export type ActivityListener = (queue: string, event: 'sent', sizes: readonly number[]) => void;
 
 export class QueueActivity {
@@ -53,7 +62,7 @@ export class QueueActivity {
   private of(queue: string): ActivityTotals {
     let totals = this.byQueue.get(queue);
     if (!totals) {
-      totals = { sent: 0, received: 0, deleted: 0, emptyReceives: 0, sentBytes: 0 };
+      totals = { ...NO_ACTIVITY };
       this.byQueue.set(queue, totals);
     }
     return totals;

@@ -1,6 +1,6 @@
 import type { QueueSample } from '../store/contract.ts';
-import type { Timer } from './clock.ts';
-import type { ActivityTotals } from './queue-activity.ts';
+import { type PeriodicJob, repeatEvery } from './clock.ts';
+import { type ActivityTotals, NO_ACTIVITY } from './queue-activity.ts';
 import type { SqsService } from './sqs-service.ts';
 
 /** One sample per queue this often, kept this long (the console's 1 h and 24 h charts). */
@@ -15,9 +15,7 @@ export type HistoryRange = keyof typeof HISTORY_RANGES;
  * sent, received and deleted since the previous sample. Samples older than the retention are dropped.
  */
 export class QueueSampler {
-  private timer: Timer | undefined;
-  private stopped = false;
-  private sampling: Promise<void> | undefined;
+  private job: PeriodicJob | undefined;
   /** Activity totals at the previous sample, per queue. */
   private readonly previous = new Map<string, ActivityTotals>();
   private lastAt: number | undefined;
@@ -28,13 +26,17 @@ export class QueueSampler {
   ) {}
 
   start(): void {
-    this.schedule();
+    this.job = repeatEvery(
+      this.service.clock,
+      SAMPLE_PERIOD_MS,
+      SAMPLE_PERIOD_MS,
+      () => this.sample(),
+      this.onError,
+    );
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.timer?.cancel();
-    await this.sampling;
+    await this.job?.stop();
   }
 
   async sample(): Promise<void> {
@@ -47,13 +49,7 @@ export class QueueSampler {
       seen.add(queue.name);
       const counts = await this.service.store.countMessages(queue.id, now);
       const totals = this.service.activity.totals(queue.name);
-      const before = this.previous.get(queue.name) ?? {
-        sent: 0,
-        received: 0,
-        deleted: 0,
-        emptyReceives: 0,
-        sentBytes: 0,
-      };
+      const before = this.previous.get(queue.name) ?? NO_ACTIVITY;
       this.previous.set(queue.name, totals);
       samples.push({
         queue: queue.name,
@@ -73,19 +69,6 @@ export class QueueSampler {
     for (const name of this.previous.keys()) if (!seen.has(name)) this.previous.delete(name);
     await this.service.store.recordQueueSamples(samples);
     await this.service.store.deleteQueueSamplesBefore(now - HISTORY_RETENTION_MS);
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = this.service.clock.setTimer(SAMPLE_PERIOD_MS, () => {
-      this.sampling = this.sample()
-        .catch(this.onError)
-        .finally(() => {
-          this.sampling = undefined;
-          this.schedule();
-        });
-      return this.sampling;
-    });
   }
 }
 

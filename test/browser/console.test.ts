@@ -98,6 +98,12 @@ describe('web console', { concurrency: false }, () => {
       maxReceiveCount: 2,
     });
 
+    // A DLQ that keeps messages only a day: a standard DLQ keeps their original send time, so the page warns.
+    await sluice.service.SetQueueAttributes({
+      QueueUrl: `${sluice.endpoint}/000000000000/orders-dlq`,
+      Attributes: { MessageRetentionPeriod: '86400' },
+    });
+
     // The filter narrows the list by name.
     await page.getByLabel('Filter by name').fill('dlq');
     await page.locator('tr[data-queue="orders"]').waitFor({ state: 'detached' });
@@ -153,6 +159,9 @@ describe('web console', { concurrency: false }, () => {
     await page.getByRole('heading', { name: /^orders-dlq/ }).waitFor();
     await page.locator('#alarm-banner', { hasText: 'Alarm: 3 messages in this dead-letter queue' }).waitFor();
     await page.locator('#links', { hasText: 'Dead-letter queue of: orders' }).waitFor();
+    await page
+      .locator('#retention-warning', { hasText: /oldest message here expires in 2[34]\.\d h/ })
+      .waitFor();
     await page.locator('#alarm-history summary').click();
     await page.locator('#alarm-history li', { hasText: 'raised' }).waitFor();
     await sluice.sampler.sample();
