@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { dispatch } from '../core/actions.ts';
 import { errors, SqsError } from '../core/errors.ts';
 import type { Input } from '../core/input.ts';
@@ -14,6 +15,7 @@ import {
 import { checkJsonInput } from '../protocol/model.ts';
 import { decodeQueryRequest } from '../protocol/query.ts';
 import { renderQueryError, renderQueryResponse } from '../protocol/xml.ts';
+import type { AccessKey, Authenticator } from './auth/access.ts';
 import type { Logger } from './logger.ts';
 
 export interface HttpServerOptions {
@@ -23,7 +25,13 @@ export interface HttpServerOptions {
   maxRequestBytes?: number;
   /** Read-only pages served on GET besides the SQS API (/metrics, /alarms), by path. */
   pages?: Record<string, () => { contentType: string; body: string }>;
+  /** With credentials configured: every SQS request must be signed by a known key allowed to make it. */
+  auth?: Authenticator;
+  /** PEM certificate chain and private key: serve HTTPS instead of HTTP. */
+  tls?: { cert: string; key: string };
 }
+
+export type SluiceHttpServer = Server | HttpsServer;
 
 type Protocol = 'json' | 'query';
 
@@ -33,15 +41,16 @@ const XML_CONTENT_TYPE = 'text/xml';
  * The HTTP front: reads a request, lets the matching protocol adapter decode it, runs the action in the
  * core, and has the adapter render the result. Nothing here knows a queue rule.
  */
-export function createHttpServer(options: HttpServerOptions): Server {
+export function createHttpServer(options: HttpServerOptions): SluiceHttpServer {
   const maxRequestBytes = options.maxRequestBytes ?? 5 * 1024 * 1024;
-  const server = createServer((request, response) => {
+  const listener = (request: IncomingMessage, response: ServerResponse) => {
     handle(options, maxRequestBytes, request, response).catch((error: unknown) => {
       options.logger.error({ err: error }, 'request handling failed');
       if (!response.headersSent) response.writeHead(500).end();
       else response.destroy();
     });
-  });
+  };
+  const server = options.tls ? createHttpsServer(options.tls, listener) : createServer(listener);
   // Long polls hold a response for up to 20 s; these bound only how long a client may take to send.
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
@@ -102,6 +111,12 @@ async function handle(
     throw error;
   }
   try {
+    const caller: AccessKey | undefined = options.auth?.authenticate({
+      method: request.method ?? 'GET',
+      target: request.url ?? '/',
+      rawHeaders: request.rawHeaders,
+      body,
+    });
     let input: Input;
     if (protocol === 'json') {
       const decoded = decodeJsonRequest(String(request.headers['x-amz-target']), body);
@@ -120,13 +135,14 @@ async function handle(
       action = decoded.action;
       input = decoded.input;
     }
+    if (caller) options.auth?.authorize(caller, action, input);
     const abort = new AbortController();
     response.once('close', () => {
       if (!response.writableFinished) abort.abort();
     });
     const context: RequestContext = {
       baseUrl: baseUrlOf(request),
-      senderId: senderIdOf(request) ?? options.service.accountId,
+      senderId: caller?.accessKeyId ?? senderIdOf(request) ?? options.service.accountId,
       signal: abort.signal,
     };
     const output = await dispatch(options.service, action, input, context);
@@ -196,7 +212,8 @@ function baseUrlOf(request: IncomingMessage): string {
   const host = request.headers.host;
   const address = request.socket.localAddress ?? '127.0.0.1';
   const fallback = `${address.includes(':') ? `[${address}]` : address}:${request.socket.localPort}`;
-  return `http://${host && /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? host : fallback}`;
+  const scheme = 'encrypted' in request.socket ? 'https' : 'http';
+  return `${scheme}://${host && /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? host : fallback}`;
 }
 
 /** SigV4 `Credential=<access key id>/...`; SQS reports the caller in SenderId. */

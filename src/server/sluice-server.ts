@@ -6,6 +6,7 @@ import { startRetentionSweeper } from '../core/retention.ts';
 import { SqsService } from '../core/sqs-service.ts';
 import type { Store } from '../store/contract.ts';
 import { type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { type AccessKey, createAuthenticator } from './auth/access.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
 import { createHttpServer } from './http-server.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
@@ -36,6 +37,12 @@ export interface SluiceOptions {
   redrive?: Partial<MoveTaskSettings>;
   /** DLQ alarms (the config file's "alarms" can set these too). */
   alarms?: Partial<AlarmSettings> & { webhooks?: string[] };
+  /** Access keys; with any (here or in the config file), every request must be SigV4-signed by one. */
+  credentials?: AccessKey[];
+  /** Allow a non-loopback host without credentials (an open queue on the network). */
+  insecure?: boolean;
+  /** PEM certificate chain and key: serve HTTPS. */
+  tls?: { cert: string; key: string };
 }
 
 export interface RunningSluice {
@@ -45,6 +52,11 @@ export interface RunningSluice {
   readonly alarms: DlqAlarms;
   /** Stops accepting requests, ends long polls, lets requests under way finish, closes the store. */
   close(): Promise<void>;
+}
+
+/** Addresses only this machine can reach; anything else exposes the server. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 export async function startSluice(options: SluiceOptions = {}): Promise<RunningSluice> {
@@ -88,10 +100,27 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     (error) => logger.error({ err: error }, 'DLQ alarm check failed'),
   );
   const host = options.host ?? '127.0.0.1';
+  const keys = [...(config.credentials ?? []), ...(options.credentials ?? [])];
+  if (keys.length === 0 && !isLoopback(host)) {
+    if (!options.insecure) {
+      throw new Error(
+        `refusing to listen on ${host} without credentials: configure access keys (--credentials, or "credentials" in the config file), or pass --insecure to expose an open queue`,
+      );
+    }
+    logger.warn(
+      { host },
+      `listening on ${host} without credentials: anyone who can reach it can use every queue`,
+    );
+  }
   const server = createHttpServer({
     service,
     logger,
     maxRequestBytes: options.maxRequestBytes,
+    tls: options.tls,
+    auth:
+      keys.length > 0
+        ? createAuthenticator({ keys, region: service.region, accountId: service.accountId, clock })
+        : undefined,
     pages: {
       '/metrics': () => ({ contentType: 'text/plain; version=0.0.4', body: alarmMetrics(alarms.states()) }),
       '/alarms': () => ({
@@ -105,7 +134,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     server.listen(options.port ?? 9324, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const endpoint = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const endpoint = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   await applyConfig(service, config, { baseUrl: endpoint, senderId: service.accountId });
   const sweeper = startRetentionSweeper(service, (error) =>
     logger.error({ err: error }, 'retention sweep failed'),
