@@ -42,6 +42,12 @@ Options:
   --credentials ID:SECRET  accept requests SigV4-signed with this access key (repeatable); with any
                       key configured (here or in --config), unsigned or wrongly signed requests fail
   --insecure          allow a --host other than loopback without credentials (prints a warning)
+  --max-queues N      refuse CreateQueue (OverLimit) once the server holds N queues (default: no cap)
+  --max-stored-bytes N  refuse sends (OverLimit) once the store takes N bytes (default: no cap)
+  --max-in-flight N   in-flight messages per standard queue (default 120000, SQS's)
+  --max-in-flight-fifo N  in-flight messages per FIFO queue (default 20000, SQS's)
+  --max-long-polls N  concurrent long polls on the server; past it, 503 (default 10000)
+  --max-long-polls-per-connection N  the same per connection (default 2)
   --tls-cert FILE     PEM certificate chain: serve HTTPS (needs --tls-key)
   --tls-key FILE      PEM private key of --tls-cert
   -h, --help          this text
@@ -139,6 +145,19 @@ async function serve(args: string[]): Promise<void> {
         ...optional('backlogLimit', integer('redrive-backlog', values['redrive-backlog'], 0, 1e9)),
       },
       alarms: { webhooks: (values['alarm-webhook'] ?? []).map(webhookUrl) },
+      limits: {
+        ...optional('maxQueues', integer('max-queues', values['max-queues'], 1, 1e9)),
+        ...optional('maxStoredBytes', integer('max-stored-bytes', values['max-stored-bytes'], 1, 2 ** 50)),
+        ...optional('maxInFlightStandard', integer('max-in-flight', values['max-in-flight'], 1, 1e9)),
+        ...optional('maxInFlightFifo', integer('max-in-flight-fifo', values['max-in-flight-fifo'], 1, 1e9)),
+      },
+      longPolls: {
+        ...optional('total', integer('max-long-polls', values['max-long-polls'], 1, 1e9)),
+        ...optional(
+          'perConnection',
+          integer('max-long-polls-per-connection', values['max-long-polls-per-connection'], 1, 1e9),
+        ),
+      },
       credentials: (values.credentials ?? []).map(credential),
       insecure: values.insecure ?? false,
       tls: tlsFiles(values['tls-cert'], values['tls-key']),
@@ -178,6 +197,12 @@ function parseServeArgs(args: string[]) {
       'redrive-backlog': { type: 'string' },
       'alarm-webhook': { type: 'string', multiple: true },
       credentials: { type: 'string', multiple: true },
+      'max-queues': { type: 'string' },
+      'max-stored-bytes': { type: 'string' },
+      'max-in-flight': { type: 'string' },
+      'max-in-flight-fifo': { type: 'string' },
+      'max-long-polls': { type: 'string' },
+      'max-long-polls-per-connection': { type: 'string' },
       insecure: { type: 'boolean' },
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },

@@ -17,6 +17,7 @@ import { decodeQueryRequest } from '../protocol/query.ts';
 import { renderQueryError, renderQueryResponse } from '../protocol/xml.ts';
 import type { AccessKey, Authenticator } from './auth/access.ts';
 import type { Logger } from './logger.ts';
+import { LONG_POLL_CAP_DEFAULTS, type LongPollCaps, longPollGate } from './long-poll-gate.ts';
 
 export interface HttpServerOptions {
   service: SqsService;
@@ -27,6 +28,8 @@ export interface HttpServerOptions {
   pages?: Record<string, () => { contentType: string; body: string }>;
   /** With credentials configured: every SQS request must be signed by a known key allowed to make it. */
   auth?: Authenticator;
+  /** Caps on concurrent long polls, per connection and in total. */
+  longPolls?: Partial<LongPollCaps>;
   /** PEM certificate chain and private key: serve HTTPS instead of HTTP. */
   tls?: { cert: string; key: string };
 }
@@ -43,8 +46,9 @@ const XML_CONTENT_TYPE = 'text/xml';
  */
 export function createHttpServer(options: HttpServerOptions): SluiceHttpServer {
   const maxRequestBytes = options.maxRequestBytes ?? 5 * 1024 * 1024;
+  const admitLongPoll = longPollGate({ ...LONG_POLL_CAP_DEFAULTS, ...options.longPolls });
   const listener = (request: IncomingMessage, response: ServerResponse) => {
-    handle(options, maxRequestBytes, request, response).catch((error: unknown) => {
+    handle(options, maxRequestBytes, admitLongPoll, request, response).catch((error: unknown) => {
       options.logger.error({ err: error }, 'request handling failed');
       if (!response.headersSent) response.writeHead(500).end();
       else response.destroy();
@@ -61,6 +65,7 @@ export function createHttpServer(options: HttpServerOptions): SluiceHttpServer {
 async function handle(
   options: HttpServerOptions,
   maxRequestBytes: number,
+  admitLongPoll: ReturnType<typeof longPollGate>,
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
@@ -144,6 +149,7 @@ async function handle(
       baseUrl: baseUrlOf(request),
       senderId: caller?.accessKeyId ?? senderIdOf(request) ?? options.service.accountId,
       signal: abort.signal,
+      admitLongPoll: () => admitLongPoll(request.socket),
     };
     const output = await dispatch(options.service, action, input, context);
     if (response.destroyed) return;

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { type Clock, systemClock } from '../core/clock.ts';
 import { ALARM_DEFAULTS, type AlarmSettings, DlqAlarms } from '../core/dlq-alarms.ts';
+import type { CapacityLimits } from '../core/limits.ts';
 import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts';
 import { startRetentionSweeper } from '../core/retention.ts';
 import { SqsService } from '../core/sqs-service.ts';
@@ -10,6 +11,7 @@ import { type AccessKey, createAuthenticator } from './auth/access.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
 import { createHttpServer } from './http-server.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
+import type { LongPollCaps } from './long-poll-gate.ts';
 import { alarmMetrics } from './metrics.ts';
 import { webhookNotifier } from './webhooks.ts';
 
@@ -43,6 +45,10 @@ export interface SluiceOptions {
   insecure?: boolean;
   /** PEM certificate chain and key: serve HTTPS. */
   tls?: { cert: string; key: string };
+  /** In-flight limits (SQS's by default) and caps on queues and stored bytes (none by default). */
+  limits?: Partial<CapacityLimits>;
+  /** Caps on concurrent long polls per connection and in total. */
+  longPolls?: Partial<LongPollCaps>;
 }
 
 export interface RunningSluice {
@@ -68,6 +74,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const service = new SqsService({
     store,
     clock,
+    limits: options.limits,
     accountId: options.accountId,
     region: options.region,
     moveTasks: { ...MOVE_TASK_DEFAULTS, ...config.redrive, ...options.redrive },
@@ -117,6 +124,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     logger,
     maxRequestBytes: options.maxRequestBytes,
     tls: options.tls,
+    longPolls: options.longPolls,
     auth:
       keys.length > 0
         ? createAuthenticator({ keys, region: service.region, accountId: service.accountId, clock })

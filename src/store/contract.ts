@@ -79,6 +79,11 @@ export interface Store {
   moveMessages(request: MoveRequest): Promise<MoveOutcome>;
   /** The seq of the queue's newest message, 0 if it has none. */
   lastSeq(queueId: number): Promise<number>;
+  /**
+   * Bytes the store's data takes, for `--max-stored-bytes`; optional, so a backend without a cheap answer
+   * can leave it out (the cap then cannot be set on it).
+   */
+  storedBytes?(): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -5,6 +5,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { dlqSemanticsSuite } from './dlq-semantics.ts';
 import { fifoSemanticsSuite } from './fifo-semantics.ts';
 import type { StoreFactory } from './harness.ts';
+import { limitsSuite } from './limits-semantics.ts';
 import { sqsSemanticsSuite } from './sqs-semantics.ts';
 
 // A real SQLite file in a temp directory, as users run it.
@@ -18,3 +19,4 @@ const sqliteFile = (): StoreFactory => {
 sqsSemanticsSuite('SQLite', sqliteFile);
 fifoSemanticsSuite('SQLite', sqliteFile);
 dlqSemanticsSuite('SQLite', sqliteFile);
+limitsSuite('SQLite', sqliteFile);
