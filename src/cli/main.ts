@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import type { AccessKey } from '../server/auth/access.ts';
+import { ACCESS_KEY_ID } from '../server/config-file.ts';
 import { startSluice } from '../server/sluice-server.ts';
 import { integerFlag, UsageError } from './flags.ts';
 import { REDRIVE_HELP, redrive } from './redrive.ts';
@@ -39,6 +41,17 @@ Options:
   --redrive-backlog N such tasks pause while a destination has N or more visible messages
                       (default 1000; 0 never pauses)
   --alarm-webhook URL POST DLQ alarm notifications as JSON to URL (repeatable)
+  --credentials ID:SECRET  accept requests SigV4-signed with this access key (repeatable); with any
+                      key configured (here or in --config), unsigned or wrongly signed requests fail
+  --insecure          allow a --host other than loopback without credentials (prints a warning)
+  --max-queues N      refuse CreateQueue (OverLimit) once the server holds N queues (default: no cap)
+  --max-stored-bytes N  refuse sends (OverLimit) once the store takes N bytes (default: no cap)
+  --max-in-flight N   in-flight messages per standard queue (default 120000, SQS's)
+  --max-in-flight-fifo N  in-flight messages per FIFO queue (default 20000, SQS's)
+  --max-long-polls N  concurrent long polls on the server; past it, 503 (default 10000)
+  --max-long-polls-per-connection N  the same per connection (default 2)
+  --tls-cert FILE     PEM certificate chain: serve HTTPS (needs --tls-key)
+  --tls-key FILE      PEM private key of --tls-cert
   -h, --help          this text
 
 SIGTERM or SIGINT stops accepting requests, answers long polls, and closes the database cleanly.`;
@@ -79,6 +92,28 @@ function webhookUrl(value: string): string {
   return value;
 }
 
+function credential(value: string): AccessKey {
+  const colon = value.indexOf(':');
+  const accessKeyId = value.slice(0, colon);
+  const secretAccessKey = value.slice(colon + 1);
+  if (colon < 0 || !ACCESS_KEY_ID.test(accessKeyId) || secretAccessKey === '')
+    fail('--credentials must be ACCESS_KEY_ID:SECRET (the id letters, digits or underscores)');
+  return { accessKeyId, secretAccessKey };
+}
+
+function tlsFiles(
+  cert: string | undefined,
+  key: string | undefined,
+): { cert: string; key: string } | undefined {
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined || key === undefined) fail('--tls-cert and --tls-key go together');
+  try {
+    return { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') };
+  } catch (error) {
+    fail(`cannot read TLS files: ${(error as Error).message}`);
+  }
+}
+
 async function serve(args: string[]): Promise<void> {
   let parsed: ReturnType<typeof parseServeArgs>;
   try {
@@ -112,6 +147,22 @@ async function serve(args: string[]): Promise<void> {
         ...optional('backlogLimit', integer('redrive-backlog', values['redrive-backlog'], 0, 1e9)),
       },
       alarms: { webhooks: (values['alarm-webhook'] ?? []).map(webhookUrl) },
+      limits: {
+        ...optional('maxQueues', integer('max-queues', values['max-queues'], 1, 1e9)),
+        ...optional('maxStoredBytes', integer('max-stored-bytes', values['max-stored-bytes'], 1, 2 ** 50)),
+        ...optional('maxInFlightStandard', integer('max-in-flight', values['max-in-flight'], 1, 1e9)),
+        ...optional('maxInFlightFifo', integer('max-in-flight-fifo', values['max-in-flight-fifo'], 1, 1e9)),
+      },
+      longPolls: {
+        ...optional('total', integer('max-long-polls', values['max-long-polls'], 1, 1e9)),
+        ...optional(
+          'perConnection',
+          integer('max-long-polls-per-connection', values['max-long-polls-per-connection'], 1, 1e9),
+        ),
+      },
+      credentials: (values.credentials ?? []).map(credential),
+      insecure: values.insecure ?? false,
+      tls: tlsFiles(values['tls-cert'], values['tls-key']),
     });
   } catch (error) {
     fail(`cannot start: ${(error as Error).message}`);
@@ -147,6 +198,16 @@ function parseServeArgs(args: string[]) {
       'redrive-rate': { type: 'string' },
       'redrive-backlog': { type: 'string' },
       'alarm-webhook': { type: 'string', multiple: true },
+      credentials: { type: 'string', multiple: true },
+      'max-queues': { type: 'string' },
+      'max-stored-bytes': { type: 'string' },
+      'max-in-flight': { type: 'string' },
+      'max-in-flight-fifo': { type: 'string' },
+      'max-long-polls': { type: 'string' },
+      'max-long-polls-per-connection': { type: 'string' },
+      insecure: { type: 'boolean' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -52,6 +52,12 @@ export const ERROR_SPECS = {
   InvalidAddress: spec('InvalidAddress', 'InvalidAddress', 404),
   RequestTooLarge: spec('RequestEntityTooLarge', 'RequestEntityTooLarge', 413),
   ResourceNotFound: spec('ResourceNotFoundException', 'ResourceNotFoundException'),
+  // Authentication and access, as AWS's common errors (the JSON shapes are the ones AWS's JSON services send).
+  InvalidClientTokenId: spec('UnrecognizedClientException', 'InvalidClientTokenId', 403),
+  SignatureDoesNotMatch: spec('InvalidSignatureException', 'SignatureDoesNotMatch', 403),
+  IncompleteSignature: spec('IncompleteSignatureException', 'IncompleteSignature', 400),
+  MissingAuthenticationToken: spec('MissingAuthenticationTokenException', 'MissingAuthenticationToken', 403),
+  AccessDenied: spec('AccessDeniedException', 'AccessDenied', 403),
   InternalError: spec('InternalError', 'InternalError', 500, false),
   ServiceUnavailable: spec('ServiceUnavailable', 'ServiceUnavailable', 503, false),
 } as const satisfies Record<string, ErrorSpec>;
@@ -137,6 +143,13 @@ export const errors = {
   invalidAddress: (message: string) => new SqsError('InvalidAddress', message),
   requestTooLarge: (max: number) =>
     new SqsError('RequestTooLarge', `The request body is larger than the server accepts (${max} bytes).`),
+  invalidClientTokenId: () =>
+    new SqsError('InvalidClientTokenId', 'The security token included in the request is invalid.'),
+  signatureDoesNotMatch: (message: string) => new SqsError('SignatureDoesNotMatch', message),
+  incompleteSignature: (message: string) => new SqsError('IncompleteSignature', message),
+  missingAuthenticationToken: () =>
+    new SqsError('MissingAuthenticationToken', 'Request is missing Authentication Token'),
+  accessDenied: (message: string) => new SqsError('AccessDenied', message),
   internal: () => new SqsError('InternalError', 'We encountered an internal error. Please try again.'),
   unavailable: (message: string) => new SqsError('ServiceUnavailable', message),
 };

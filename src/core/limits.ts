@@ -29,3 +29,20 @@ const FORBIDDEN_CHARACTER = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{
 export function hasOnlyAllowedCharacters(text: string): boolean {
   return !FORBIDDEN_CHARACTER.test(text);
 }
+
+/** Limits a server operator may change (SQS's own in-flight limits by default; no caps on queues or bytes). */
+export interface CapacityLimits {
+  /** In-flight messages per standard queue before ReceiveMessage is refused with OverLimit. */
+  maxInFlightStandard: number;
+  /** In-flight messages per FIFO queue before ReceiveMessage is refused with OverLimit. */
+  maxInFlightFifo: number;
+  /** Queues the server holds at most (`--max-queues`); undefined: no cap. */
+  maxQueues?: number;
+  /** Bytes the store may take before sends are refused (`--max-stored-bytes`); undefined: no cap. */
+  maxStoredBytes?: number;
+}
+
+export const DEFAULT_CAPACITY: CapacityLimits = {
+  maxInFlightStandard: LIMITS.maxInFlightStandard,
+  maxInFlightFifo: LIMITS.maxInFlightFifo,
+};

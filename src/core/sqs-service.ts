@@ -20,7 +20,7 @@ import {
   optionalStringMap,
   requiredString,
 } from './input.ts';
-import { hasOnlyAllowedCharacters, LIMITS } from './limits.ts';
+import { type CapacityLimits, DEFAULT_CAPACITY, hasOnlyAllowedCharacters, LIMITS } from './limits.ts';
 import { LongPoll } from './long-poll.ts';
 import {
   type MessageAttributes,
@@ -42,9 +42,13 @@ import {
 import { decodeReceiptHandle, encodeReceiptHandle, newReceiptToken } from './receipt-handle.ts';
 import { allowsRedriveFrom, parseRedriveAllowPolicy, parseRedrivePolicy } from './redrive-policy.ts';
 
+const STORED_BYTES_REFRESH_MS = 1000;
+
 export interface ServiceOptions {
   store: Store;
   clock: Clock;
+  /** In-flight limits and caps on queues and stored bytes; SQS's in-flight limits and no caps by default. */
+  limits?: Partial<CapacityLimits>;
   /** Default 000000000000. */
   accountId?: string;
   /** Default us-east-1. */
@@ -63,6 +67,11 @@ export interface RequestContext {
   senderId: string;
   /** Aborted when the client goes away, so a long poll frees its waiter. */
   signal?: AbortSignal;
+  /**
+   * The transport's cap on concurrent long polls: takes a slot (returning its release) or throws the
+   * error to answer with. Absent: no cap.
+   */
+  admitLongPoll?: () => () => void;
 }
 
 const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$/;
@@ -92,9 +101,16 @@ export class SqsService {
   readonly moveTasks: MoveTasks;
   /** Counts of sends, receives and deletes per queue, for /metrics and the history. */
   readonly activity = new QueueActivity();
+  readonly limits: CapacityLimits;
   private readonly warn: NonNullable<ServiceOptions['warn']>;
+  /** The store's size as last read, and when: sends check it at most once per STORED_BYTES_REFRESH_MS. */
+  private storedBytes = { bytes: 0, readAt: Number.NEGATIVE_INFINITY };
 
   constructor(options: ServiceOptions) {
+    this.limits = { ...DEFAULT_CAPACITY, ...options.limits };
+    if (this.limits.maxStoredBytes !== undefined && !options.store.storedBytes) {
+      throw new Error('this store cannot report its size, so a cap on stored bytes cannot be set');
+    }
     this.store = options.store;
     this.clock = options.clock;
     this.accountId = options.accountId ?? '000000000000';
@@ -171,6 +187,7 @@ export class SqsService {
       if (differing.length > 0) throw errors.queueNameExists(differing.join(', '));
       return { QueueUrl: this.queueUrl(context, name) };
     }
+    await this.checkQueueCount();
     const deletedAt = await this.store.queueDeletedAt(name);
     if (deletedAt !== undefined && now - deletedAt < LIMITS.deletedQueueNameReuseSeconds * 1000) {
       throw errors.queueDeletedRecently();
@@ -188,6 +205,16 @@ export class SqsService {
       if (!(await this.store.getQueue(name))) throw error;
     }
     return { QueueUrl: this.queueUrl(context, name) };
+  }
+
+  /** `maxQueues`: a new queue is refused once the server holds that many. */
+  private async checkQueueCount(): Promise<void> {
+    const max = this.limits.maxQueues;
+    if (max === undefined) return;
+    const existing = await this.store.listQueues({ limit: max });
+    if (existing.length >= max) {
+      throw errors.overLimit(`This server holds at most ${max} queues (--max-queues); delete one first.`);
+    }
   }
 
   async GetQueueUrl(input: Input, context: RequestContext) {
@@ -384,8 +411,31 @@ export class SqsService {
 
   // ---- Messages -----------------------------------------------------------------------------------
 
+  private maxInFlight(queue: QueueRecord): number {
+    return queue.fifo ? this.limits.maxInFlightFifo : this.limits.maxInFlightStandard;
+  }
+
+  /**
+   * `maxStoredBytes`: refuses sends once the store is that big. The size is read at most once a second,
+   * so the cap can be passed by one second's worth of sends; it guards a disk, not an exact quota.
+   */
+  private async checkStoredBytes(): Promise<void> {
+    const max = this.limits.maxStoredBytes;
+    if (max === undefined || !this.store.storedBytes) return;
+    const now = this.clock.now();
+    if (now - this.storedBytes.readAt >= STORED_BYTES_REFRESH_MS) {
+      this.storedBytes = { bytes: await this.store.storedBytes(), readAt: now };
+    }
+    if (this.storedBytes.bytes >= max) {
+      throw errors.overLimit(
+        `The server's storage cap of ${max} bytes is reached (${this.storedBytes.bytes} stored); receive and delete messages, or raise --max-stored-bytes.`,
+      );
+    }
+  }
+
   async SendMessage(input: Input, context: RequestContext) {
     const queue = await this.resolveQueue(input);
+    await this.checkStoredBytes();
     const message = this.prepareMessage(queue, input, context);
     const [sent] = await this.store.sendMessages(queue.id, [message.stored], () =>
       this.wakeReceivers(queue, [message.stored.visibleAt]),
@@ -396,6 +446,7 @@ export class SqsService {
 
   async SendMessageBatch(input: Input, context: RequestContext) {
     const queue = await this.resolveQueue(input);
+    await this.checkStoredBytes();
     const entries = batchEntries(input, 'SendMessageBatchRequestEntry');
     const maxSize = integerAttribute(queue.attributes, 'MaximumMessageSize');
     const totalSize = entries.reduce((sum, entry) => sum + entrySize(entry), 0);
@@ -462,7 +513,7 @@ export class SqsService {
         max,
         visibleUntil: now + visibilityTimeout * 1000,
         newReceiptToken,
-        maxInFlight: queue.fifo ? LIMITS.maxInFlightFifo : LIMITS.maxInFlightStandard,
+        maxInFlight: this.maxInFlight(queue),
         deadLetter,
         attempt:
           queue.fifo && attemptId !== undefined
@@ -470,7 +521,7 @@ export class SqsService {
             : undefined,
       });
       if (result.overLimit) {
-        const limit = queue.fifo ? LIMITS.maxInFlightFifo : LIMITS.maxInFlightStandard;
+        const limit = this.maxInFlight(queue);
         throw errors.overLimit(
           `Too many messages in flight for this queue (${limit.toLocaleString('en-US')} at most).`,
         );
@@ -489,12 +540,17 @@ export class SqsService {
       await attempt();
     } else {
       let failure: unknown;
-      await this.longPoll.wait(queue.id, waitSeconds * 1000, context.signal, () =>
-        attempt().catch((error: unknown) => {
-          failure = error;
-          throw error;
-        }),
-      );
+      const release = context.admitLongPoll?.();
+      try {
+        await this.longPoll.wait(queue.id, waitSeconds * 1000, context.signal, () =>
+          attempt().catch((error: unknown) => {
+            failure = error;
+            throw error;
+          }),
+        );
+      } finally {
+        release?.();
+      }
       if (failure) throw failure;
     }
     this.activity.received(queue.name, received.length);

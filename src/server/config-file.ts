@@ -3,6 +3,7 @@ import type { AlarmSettings } from '../core/dlq-alarms.ts';
 import { SqsError } from '../core/errors.ts';
 import type { MoveTaskSettings } from '../core/move-tasks.ts';
 import type { RequestContext, SqsService } from '../core/sqs-service.ts';
+import type { AccessKey } from './auth/access.ts';
 
 /**
  * `--config FILE`: queues to create, or bring up to date, at start (like ElasticMQ's configuration).
@@ -24,6 +25,10 @@ import type { RequestContext, SqsService } from '../core/sqs-service.ts';
  *   "redrive": { "defaultRate": 100, "backlogLimit": 1000 },
  *   "alarms": { "threshold": 0, "periodSeconds": 10, "webhooks": ["http://127.0.0.1:8080/hook"],
  *               "queues": { "scratch-dlq": { "silenced": true }, "orders-dlq": { "threshold": 10 } } }
+ *
+ * "credentials" turns on SigV4 verification (README, "Authentication"):
+ *   "credentials": [{ "accessKeyId": "AKIDORDERS", "secretAccessKey": "…",
+ *                     "queues": ["orders*"], "actions": ["SendMessage", "Receive*", "DeleteMessage*"] }]
  */
 export interface ConfigFile {
   queues?: Array<{
@@ -33,6 +38,28 @@ export interface ConfigFile {
   }>;
   redrive?: Partial<MoveTaskSettings>;
   alarms?: Partial<AlarmSettings> & { webhooks?: string[] };
+  credentials?: AccessKey[];
+}
+
+/** AWS access key ids are letters and digits; `:` must stay free for `--credentials ID:SECRET`. */
+export const ACCESS_KEY_ID = /^[A-Za-z0-9_]{1,128}$/;
+
+function checkCredentials(path: string, value: unknown): void {
+  if (value === undefined) return;
+  if (!Array.isArray(value)) throw new Error(`config file ${path}: "credentials" must be a list`);
+  const stringList = (list: unknown) =>
+    list === undefined || (Array.isArray(list) && list.every((item) => typeof item === 'string'));
+  for (const [index, key] of value.entries()) {
+    const where = `config file ${path}: credentials[${index}]`;
+    if (!key || typeof key !== 'object') throw new Error(`${where} must be an object`);
+    const { accessKeyId, secretAccessKey, queues, actions } = key as Record<string, unknown>;
+    if (typeof accessKeyId !== 'string' || !ACCESS_KEY_ID.test(accessKeyId))
+      throw new Error(`${where}: "accessKeyId" must be 1-128 letters, digits or underscores`);
+    if (typeof secretAccessKey !== 'string' || secretAccessKey === '')
+      throw new Error(`${where}: "secretAccessKey" must be a non-empty string`);
+    if (!stringList(queues) || !stringList(actions))
+      throw new Error(`${where}: "queues" and "actions" must be lists of strings`);
+  }
 }
 
 export function readConfigFile(path: string): ConfigFile {
@@ -63,6 +90,7 @@ export function readConfigFile(path: string): ConfigFile {
         throw new Error(`config file ${path}: "${section}.${key}" must be a non-negative number`);
     }
   };
+  checkCredentials(path, config.credentials);
   numbers('redrive', config.redrive, ['defaultRate', 'backlogLimit']);
   numbers('alarms', config.alarms, ['threshold', 'periodSeconds']);
   const webhooks = config.alarms?.webhooks;

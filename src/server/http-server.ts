@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { dispatch } from '../core/actions.ts';
 import { errors, SqsError } from '../core/errors.ts';
 import type { Input } from '../core/input.ts';
@@ -14,7 +15,9 @@ import {
 import { checkJsonInput } from '../protocol/model.ts';
 import { decodeQueryRequest } from '../protocol/query.ts';
 import { renderQueryError, renderQueryResponse } from '../protocol/xml.ts';
+import type { AccessKey, Authenticator } from './auth/access.ts';
 import type { Logger } from './logger.ts';
+import { LONG_POLL_CAP_DEFAULTS, type LongPollCaps, longPollGate } from './long-poll-gate.ts';
 
 export interface HttpServerOptions {
   service: SqsService;
@@ -25,6 +28,12 @@ export interface HttpServerOptions {
   pages?: Record<string, (url: URL) => Page | Promise<Page>>;
   /** Told of every SQS API request answered: its action, HTTP status and duration. */
   observeRequest?: (action: string, status: number, seconds: number) => void;
+  /** With credentials configured: every SQS request must be signed by a known key allowed to make it. */
+  auth?: Authenticator;
+  /** Caps on concurrent long polls, per connection and in total. */
+  longPolls?: Partial<LongPollCaps>;
+  /** PEM certificate chain and private key: serve HTTPS instead of HTTP. */
+  tls?: { cert: string; key: string };
 }
 
 export interface Page {
@@ -34,6 +43,8 @@ export interface Page {
   body: string | Buffer;
 }
 
+export type SluiceHttpServer = Server | HttpsServer;
+
 type Protocol = 'json' | 'query';
 
 const XML_CONTENT_TYPE = 'text/xml';
@@ -42,15 +53,17 @@ const XML_CONTENT_TYPE = 'text/xml';
  * The HTTP front: reads a request, lets the matching protocol adapter decode it, runs the action in the
  * core, and has the adapter render the result. Nothing here knows a queue rule.
  */
-export function createHttpServer(options: HttpServerOptions): Server {
+export function createHttpServer(options: HttpServerOptions): SluiceHttpServer {
   const maxRequestBytes = options.maxRequestBytes ?? 5 * 1024 * 1024;
-  const server = createServer((request, response) => {
-    handle(options, maxRequestBytes, request, response).catch((error: unknown) => {
+  const admitLongPoll = longPollGate({ ...LONG_POLL_CAP_DEFAULTS, ...options.longPolls });
+  const listener = (request: IncomingMessage, response: ServerResponse) => {
+    handle(options, maxRequestBytes, admitLongPoll, request, response).catch((error: unknown) => {
       options.logger.error({ err: error }, 'request handling failed');
       if (!response.headersSent) response.writeHead(500).end();
       else response.destroy();
     });
-  });
+  };
+  const server = options.tls ? createHttpsServer(options.tls, listener) : createServer(listener);
   // Long polls hold a response for up to 20 s; these bound only how long a client may take to send.
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
@@ -61,6 +74,7 @@ export function createHttpServer(options: HttpServerOptions): Server {
 async function handle(
   options: HttpServerOptions,
   maxRequestBytes: number,
+  admitLongPoll: ReturnType<typeof longPollGate>,
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
@@ -115,6 +129,12 @@ async function handle(
     throw error;
   }
   try {
+    const caller: AccessKey | undefined = options.auth?.authenticate({
+      method: request.method ?? 'GET',
+      target: request.url ?? '/',
+      rawHeaders: request.rawHeaders,
+      body,
+    });
     let input: Input;
     if (protocol === 'json') {
       const decoded = decodeJsonRequest(String(request.headers['x-amz-target']), body);
@@ -133,14 +153,16 @@ async function handle(
       action = decoded.action;
       input = decoded.input;
     }
+    if (caller) options.auth?.authorize(caller, action, input);
     const abort = new AbortController();
     response.once('close', () => {
       if (!response.writableFinished) abort.abort();
     });
     const context: RequestContext = {
       baseUrl: baseUrlOf(request),
-      senderId: senderIdOf(request) ?? options.service.accountId,
+      senderId: caller?.accessKeyId ?? senderIdOf(request) ?? options.service.accountId,
       signal: abort.signal,
+      admitLongPoll: () => admitLongPoll(request.socket),
     };
     const output = await dispatch(options.service, action, input, context);
     if (response.destroyed) return;
@@ -209,7 +231,8 @@ function baseUrlOf(request: IncomingMessage): string {
   const host = request.headers.host;
   const address = request.socket.localAddress ?? '127.0.0.1';
   const fallback = `${address.includes(':') ? `[${address}]` : address}:${request.socket.localPort}`;
-  return `http://${host && /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? host : fallback}`;
+  const scheme = 'encrypted' in request.socket ? 'https' : 'http';
+  return `${scheme}://${host && /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? host : fallback}`;
 }
 
 /** SigV4 `Credential=<access key id>/...`; SQS reports the caller in SenderId. */

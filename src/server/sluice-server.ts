@@ -1,16 +1,19 @@
 import type { AddressInfo } from 'node:net';
 import { type Clock, systemClock } from '../core/clock.ts';
 import { ALARM_DEFAULTS, type AlarmSettings, DlqAlarms } from '../core/dlq-alarms.ts';
+import type { CapacityLimits } from '../core/limits.ts';
 import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts';
 import { QueueSampler } from '../core/queue-history.ts';
 import { startRetentionSweeper } from '../core/retention.ts';
 import { SqsService } from '../core/sqs-service.ts';
 import type { Store } from '../store/contract.ts';
 import { type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { type AccessKey, createAuthenticator } from './auth/access.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
 import { consoleApi, consolePages } from './console-api.ts';
 import { createHttpServer } from './http-server.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
+import type { LongPollCaps } from './long-poll-gate.ts';
 import { createServerMetrics } from './metrics.ts';
 import { webhookNotifier } from './webhooks.ts';
 
@@ -38,6 +41,16 @@ export interface SluiceOptions {
   redrive?: Partial<MoveTaskSettings>;
   /** DLQ alarms (the config file's "alarms" can set these too). */
   alarms?: Partial<AlarmSettings> & { webhooks?: string[] };
+  /** Access keys; with any (here or in the config file), every request must be SigV4-signed by one. */
+  credentials?: AccessKey[];
+  /** Allow a non-loopback host without credentials (an open queue on the network). */
+  insecure?: boolean;
+  /** PEM certificate chain and key: serve HTTPS. */
+  tls?: { cert: string; key: string };
+  /** In-flight limits (SQS's by default) and caps on queues and stored bytes (none by default). */
+  limits?: Partial<CapacityLimits>;
+  /** Caps on concurrent long polls per connection and in total. */
+  longPolls?: Partial<LongPollCaps>;
 }
 
 export interface RunningSluice {
@@ -51,6 +64,11 @@ export interface RunningSluice {
   close(): Promise<void>;
 }
 
+/** Addresses only this machine can reach; anything else exposes the server. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
 export async function startSluice(options: SluiceOptions = {}): Promise<RunningSluice> {
   const logger = options.logger ?? createLogger(options.logLevel);
   const dataDir = options.dataDir ?? './sluice-data';
@@ -60,6 +78,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const service = new SqsService({
     store,
     clock,
+    limits: options.limits,
     accountId: options.accountId,
     region: options.region,
     moveTasks: { ...MOVE_TASK_DEFAULTS, ...config.redrive, ...options.redrive },
@@ -94,11 +113,29 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const host = options.host ?? '127.0.0.1';
   const metrics = createServerMetrics(service, () => alarms.states());
   const sampler = new QueueSampler(service, (error) => logger.error({ err: error }, 'history sample failed'));
+  const keys = [...(config.credentials ?? []), ...(options.credentials ?? [])];
+  if (keys.length === 0 && !isLoopback(host)) {
+    if (!options.insecure) {
+      throw new Error(
+        `refusing to listen on ${host} without credentials: configure access keys (--credentials, or "credentials" in the config file), or pass --insecure to expose an open queue`,
+      );
+    }
+    logger.warn(
+      { host },
+      `listening on ${host} without credentials: anyone who can reach it can use every queue`,
+    );
+  }
   const server = createHttpServer({
     service,
     logger,
     maxRequestBytes: options.maxRequestBytes,
     observeRequest: metrics.observeRequest,
+    tls: options.tls,
+    longPolls: options.longPolls,
+    auth:
+      keys.length > 0
+        ? createAuthenticator({ keys, region: service.region, accountId: service.accountId, clock })
+        : undefined,
     pages: {
       '/metrics': async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
       '/alarms': () => ({
@@ -114,7 +151,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     server.listen(options.port ?? 9324, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const endpoint = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const endpoint = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   await applyConfig(service, config, { baseUrl: endpoint, senderId: service.accountId });
   const sweeper = startRetentionSweeper(service, (error) =>
     logger.error({ err: error }, 'retention sweep failed'),

@@ -86,6 +86,11 @@ export interface Store {
   queueSamples(queue: string, since: number): Promise<QueueSample[]>;
   /** Forgets samples taken before `time`; returns how many. */
   deleteQueueSamplesBefore(time: number): Promise<number>;
+  /**
+   * Bytes the store's data takes, for `--max-stored-bytes`; optional, so a backend without a cheap answer
+   * can leave it out (the cap then cannot be set on it).
+   */
+  storedBytes?(): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -6,6 +6,7 @@ import { dlqSemanticsSuite } from './dlq-semantics.ts';
 import { fifoSemanticsSuite } from './fifo-semantics.ts';
 import type { StoreFactory } from './harness.ts';
 import { historySemanticsSuite } from './history-semantics.ts';
+import { limitsSuite } from './limits-semantics.ts';
 import { sqsSemanticsSuite } from './sqs-semantics.ts';
 
 // A real SQLite file in a temp directory, as users run it.
@@ -20,3 +21,4 @@ sqsSemanticsSuite('SQLite', sqliteFile);
 fifoSemanticsSuite('SQLite', sqliteFile);
 dlqSemanticsSuite('SQLite', sqliteFile);
 historySemanticsSuite('SQLite', sqliteFile);
+limitsSuite('SQLite', sqliteFile);

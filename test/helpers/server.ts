@@ -42,7 +42,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     const timer = setTimeout(() => reject(new Error(`server did not start in 20 s:\n${output}`)), 20_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const match = /listening on (http:\/\/[^\s]+)/.exec(output);
+      const match = /listening on (https?:\/\/[^\s]+)/.exec(output);
       if (match?.[1]) {
         clearTimeout(timer);
         resolve(match[1]);

@@ -27,6 +27,10 @@ describe('sluice command line', () => {
       '--redrive-rate',
       '--redrive-backlog',
       '--alarm-webhook',
+      '--credentials',
+      '--insecure',
+      '--tls-cert',
+      '--tls-key',
     ]) {
       assert.match(stdout, new RegExp(`${option} `), `serve --help does not mention ${option}`);
     }

@@ -746,6 +746,14 @@ export class SqliteStore implements Store {
     return this.write('redeliverable', () => this.statements.deleteSamplesBefore.run(time).changes);
   }
 
+  /** Pages in use (the file less its free list): constant time, and what a full disk is made of. */
+  async storedBytes(): Promise<number> {
+    const pages = this.db.pragma('page_count', { simple: true }) as number;
+    const free = this.db.pragma('freelist_count', { simple: true }) as number;
+    const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+    return (pages - free) * pageSize;
+  }
+
   async close(): Promise<void> {
     if (this.pending.length > 0) this.flush();
     while (this.syncing) await this.syncing;

@@ -13,10 +13,17 @@ export class AwsCli {
   constructor(
     readonly bin: string,
     readonly endpoint: string,
+    /** Overrides of the client environment, e.g. other credentials. */
+    readonly env: Readonly<Record<string, string>> = {},
   ) {}
 
   async call(args: readonly string[]): Promise<RunResult> {
-    const result = await run(this.bin, ['sqs', ...args, '--endpoint-url', this.endpoint, '--output', 'json']);
+    const result = await run(
+      this.bin,
+      ['sqs', ...args, '--endpoint-url', this.endpoint, '--output', 'json'],
+      60_000,
+      this.env,
+    );
     // A --debug log is thousands of lines; the request botocore signs is the part worth showing.
     const stderr = args.includes('--debug') ? (requestLine(result.stderr) ?? result.stderr) : result.stderr;
     this.transcript.push(

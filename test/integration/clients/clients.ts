@@ -105,11 +105,16 @@ export interface RunResult {
   readonly ms: number;
 }
 
-/** Runs a client to completion (no shell, so arguments pass through byte for byte). */
-export function run(bin: string, args: readonly string[], timeoutMs = 60_000): Promise<RunResult> {
+/** Runs a client to completion (no shell, so arguments pass through byte for byte); `env` overrides clientEnv(). */
+export function run(
+  bin: string,
+  args: readonly string[],
+  timeoutMs = 60_000,
+  env: Readonly<Record<string, string>> = {},
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const child = spawn(bin, args, { env: clientEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(bin, args, { env: { ...clientEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {

@@ -1,0 +1,71 @@
+import type { Clock } from '../../core/clock.ts';
+import { errors } from '../../core/errors.ts';
+import type { Input } from '../../core/input.ts';
+import { type RequestToVerify, type SigningCredential, verifySigV4 } from './sigv4.ts';
+
+/** One access key the server accepts (config file `credentials`, or `--credentials ID:SECRET`). */
+export interface AccessKey extends SigningCredential {
+  /** Queue name patterns (`*` any run, `?` one character) this key may touch; all when absent. */
+  readonly queues?: readonly string[];
+  /** Actions (`SendMessage`, `sqs:Receive*`, `*`) this key may call; all when absent. */
+  readonly actions?: readonly string[];
+}
+
+export interface Authenticator {
+  /** The key that signed the request, or SQS's authentication error. */
+  authenticate(request: RequestToVerify): AccessKey;
+  /** Throws AccessDenied unless `key` may run `action` on the queue `input` names. */
+  authorize(key: AccessKey, action: string, input: Input): void;
+}
+
+export function createAuthenticator(options: {
+  keys: readonly AccessKey[];
+  region: string;
+  accountId: string;
+  clock: Clock;
+}): Authenticator {
+  const byId = new Map(options.keys.map((key) => [key.accessKeyId, key]));
+  const queuePatterns = new Map(options.keys.map((key) => [key, key.queues?.map(globPattern)]));
+  const actionPatterns = new Map(
+    options.keys.map((key) => [key, key.actions?.map((action) => globPattern(action.replace(/^sqs:/i, '')))]),
+  );
+  return {
+    authenticate: (request) =>
+      verifySigV4(request, {
+        lookup: (id) => byId.get(id),
+        region: options.region,
+        now: options.clock.now(),
+      }),
+    authorize(key, action, input) {
+      const queue = queueNameOf(input);
+      const resource = queue
+        ? `arn:aws:sqs:${options.region}:${options.accountId}:${queue}`
+        : `arn:aws:sqs:${options.region}:${options.accountId}:*`;
+      const allowedAction = actionPatterns.get(key)?.some((pattern) => pattern.test(action)) ?? true;
+      const allowedQueue =
+        queue === undefined || (queuePatterns.get(key)?.some((pattern) => pattern.test(queue)) ?? true);
+      if (!allowedAction || !allowedQueue) {
+        throw errors.accessDenied(
+          `User: ${key.accessKeyId} is not authorized to perform: sqs:${action} on resource: ${resource}`,
+        );
+      }
+    },
+  };
+}
+
+/** The queue an action works on, from whichever parameter names it. */
+function queueNameOf(input: Input): string | undefined {
+  const { QueueUrl, QueueName, SourceArn } = input as Record<string, unknown>;
+  if (typeof QueueName === 'string') return QueueName;
+  if (typeof QueueUrl === 'string') return QueueUrl.replace(/\/+$/, '').split('/').pop();
+  if (typeof SourceArn === 'string') return SourceArn.split(':').pop();
+  return undefined;
+}
+
+function globPattern(glob: string): RegExp {
+  const source = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  return new RegExp(`^${source}$`, 'i');
+}

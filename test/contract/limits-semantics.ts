@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { context, type StoreFactory, useContractService } from './harness.ts';
+
+/**
+ * The in-flight limits and the operator's caps, through the service. The limits are constructor options,
+ * so small numbers stand in for SQS's 120,000 and 20,000 here (the rule is the same); the real defaults
+ * are checked once at full size in limits-default.test.ts.
+ */
+export function limitsSuite(backend: string, factory: () => StoreFactory): void {
+  describe(`capacity limits on ${backend}`, () => {
+    const h = useContractService(factory, {
+      limits: { maxInFlightStandard: 5, maxInFlightFifo: 3, maxQueues: 6, maxStoredBytes: 2_000_000 },
+    });
+
+    it('refuses a receive with OverLimit once a standard queue has its limit in flight, until one is deleted', async () => {
+      const url = await h.newQueue();
+      for (let i = 0; i < 7; i++) await h.send(url, `m${i}`);
+      const first = await h.receive(url, { MaxNumberOfMessages: 5 });
+      assert.equal(first.length, 5);
+      await h.rejects(
+        h.receive(url),
+        'OverLimit',
+        /Too many messages in flight for this queue \(5 at most\)/,
+      );
+      await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first[0]!.ReceiptHandle });
+      assert.equal((await h.receive(url, { MaxNumberOfMessages: 1 })).length, 1);
+      // Once visibility runs out the messages are no longer in flight, and receives work again.
+      await h.clock.advance(31_000);
+      assert.equal((await h.receive(url, { MaxNumberOfMessages: 2 })).length, 2);
+    });
+
+    it('applies the FIFO limit to FIFO queues', async () => {
+      const url = await h.newQueue({ FifoQueue: 'true', ContentBasedDeduplication: 'true' });
+      for (let i = 0; i < 5; i++) await h.send(url, `f${i}`, { MessageGroupId: `g${i}` });
+      assert.equal((await h.receive(url, { MaxNumberOfMessages: 3 })).length, 3);
+      await h.rejects(h.receive(url), 'OverLimit', /\(3 at most\)/);
+    });
+
+    it('refuses a queue past maxQueues with a clear OverLimit, and takes one again after a delete', async () => {
+      const made: string[] = [];
+      // Two queues exist from the tests above.
+      for (let i = 0; i < 4; i++) made.push(await h.newQueue());
+      await h.rejects(h.newQueue(), 'OverLimit', /at most 6 queues \(--max-queues\)/);
+      // Re-creating an existing queue is not a new queue.
+      const name = made[0]!.split('/').at(-1)!;
+      await h.service.CreateQueue({ QueueName: name }, context);
+      await h.service.DeleteQueue({ QueueUrl: made[0]! });
+      await h.newQueue();
+    });
+
+    it('refuses sends once the store holds maxStoredBytes, and accepts them again once it shrinks', async () => {
+      const url = (await h.service.GetQueueUrl({ QueueName: 'q1' }, context)).QueueUrl;
+      const big = 'x'.repeat(200_000);
+      let refusedAfter = -1;
+      for (let i = 0; i < 30; i++) {
+        await h.clock.advance(1_000);
+        try {
+          await h.send(url, big);
+        } catch (error) {
+          assert.equal((error as { code?: string }).code, 'OverLimit');
+          assert.match((error as Error).message, /storage cap of 2000000 bytes is reached/);
+          refusedAfter = i;
+          break;
+        }
+      }
+      assert.ok(refusedAfter >= 5 && refusedAfter <= 12, `refused after ${refusedAfter} sends of 200 kB`);
+      await h.rejects(
+        h.service.SendMessageBatch({ QueueUrl: url, Entries: [{ Id: 'a', MessageBody: 'small' }] }, context),
+        'OverLimit',
+      );
+      await h.service.PurgeQueue({ QueueUrl: url });
+      await h.clock.advance(1_000);
+      await h.send(url, 'fits again');
+    });
+  });
+}

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { Agent } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import {
+  CreateQueueCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { NEEDS_OWN_SERVER, removeDataDir, startServer } from '../helpers/server.ts';
+
+const exec = promisify(execFile);
+const SLUICE = new URL('../../bin/sluice.js', import.meta.url).pathname;
+
+describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
+  it('refuses a non-loopback --host without credentials, naming the way out', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-host-'));
+    try {
+      await assert.rejects(
+        exec(process.execPath, [SLUICE, 'serve', '--host', '0.0.0.0', '--port', '0', '--data', dir]),
+        (error: { code?: number; stderr?: string }) => {
+          assert.equal(error.code, 2);
+          assert.match(error.stderr ?? '', /refusing to listen on 0\.0\.0\.0 without credentials/);
+          assert.match(error.stderr ?? '', /--insecure/);
+          return true;
+        },
+      );
+    } finally {
+      removeDataDir(dir);
+    }
+  });
+
+  it('binds 0.0.0.0 with --insecure (and warns), or with credentials (silently)', async () => {
+    const insecure = await startServer({ args: ['--host', '0.0.0.0', '--insecure'] });
+    try {
+      assert.match(insecure.output(), /without credentials: anyone who can reach it can use every queue/);
+      const health = await fetch(`http://127.0.0.1:${insecure.port}/health`);
+      assert.equal(health.status, 200);
+    } finally {
+      await insecure.stop();
+      removeDataDir(insecure.dataDir);
+    }
+    const keyed = await startServer({ args: ['--host', '0.0.0.0', '--credentials', 'AKIDNET:secret'] });
+    try {
+      assert.doesNotMatch(keyed.output(), /without credentials/);
+      assert.equal((await fetch(`http://127.0.0.1:${keyed.port}/health`)).status, 200);
+    } finally {
+      await keyed.stop();
+      removeDataDir(keyed.dataDir);
+    }
+  });
+
+  it('serves HTTPS with a given certificate; the SDK trusts it and queue URLs say https', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-tls-'));
+    const cert = join(dir, 'cert.pem');
+    const key = join(dir, 'key.pem');
+    await exec('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ]);
+    const server = await startServer({ dataDir: dir, args: ['--tls-cert', cert, '--tls-key', key] });
+    const agent = new Agent({ ca: readFileSync(cert) });
+    const sqs = new SQSClient({
+      endpoint: server.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+      requestHandler: { httpsAgent: agent },
+      maxAttempts: 1,
+    });
+    try {
+      assert.match(server.endpoint, /^https:\/\/127\.0\.0\.1:\d+$/);
+      const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'tls-q' }));
+      assert.match(QueueUrl ?? '', /^https:\/\/127\.0\.0\.1:\d+\/000000000000\/tls-q$/);
+      await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'over tls' }));
+      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 1 }));
+      assert.deepEqual(
+        Messages.map((m) => m.Body),
+        ['over tls'],
+      );
+      // Plain HTTP to the TLS port gets no SQS answer.
+      await assert.rejects(fetch(`http://127.0.0.1:${server.port}/health`));
+      // A client that does not trust the certificate refuses to talk.
+      await assert.rejects(fetch(`${server.endpoint}/health`));
+    } finally {
+      sqs.destroy();
+      agent.destroy();
+      await server.stop();
+      removeDataDir(dir);
+    }
+  });
+
+  it('refuses --tls-cert without --tls-key', async () => {
+    await assert.rejects(
+      exec(process.execPath, [SLUICE, 'serve', '--tls-cert', '/nonexistent.pem']),
+      (error: { code?: number; stderr?: string }) =>
+        error.code === 2 && /--tls-cert and --tls-key go together/.test(error.stderr ?? ''),
+    );
+  });
+});

@@ -1,0 +1,218 @@
+import assert from 'node:assert/strict';
+import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { FakeClock } from '../../src/core/clock.ts';
+import { type ErrorCode, SqsError } from '../../src/core/errors.ts';
+import { type AccessKey, createAuthenticator } from '../../src/server/auth/access.ts';
+import type { RequestToVerify } from '../../src/server/auth/sigv4.ts';
+
+/**
+ * The requests here are signed by the AWS SDK's own signer (@smithy/signature-v4, what @aws-sdk/client-sqs
+ * uses), not by a second copy of Sluice's rules, so a shared misreading of the canonical form cannot pass.
+ */
+const bytes = (data: string | ArrayBuffer | ArrayBufferView): string | Buffer =>
+  typeof data === 'string'
+    ? data
+    : ArrayBuffer.isView(data)
+      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+      : Buffer.from(data);
+
+class NodeSha256 {
+  private readonly hash: Hash | Hmac;
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
+  }
+  update(data: string | ArrayBuffer | ArrayBufferView): void {
+    this.hash.update(bytes(data));
+  }
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.hash.digest());
+  }
+  reset(): void {}
+}
+
+const KEY: AccessKey = { accessKeyId: 'AKIDSLUICE', secretAccessKey: 'right-secret' };
+const LIMITED: AccessKey = {
+  accessKeyId: 'AKIDLIMITED',
+  secretAccessKey: 'other-secret',
+  queues: ['orders*'],
+  actions: ['sqs:SendMessage', 'Receive*'],
+};
+const HOST = '127.0.0.1:9324';
+
+function signer(secretAccessKey = KEY.secretAccessKey, accessKeyId = KEY.accessKeyId, region = 'us-east-1') {
+  return new SignatureV4({
+    credentials: { accessKeyId, secretAccessKey },
+    region,
+    service: 'sqs',
+    sha256: NodeSha256,
+  });
+}
+
+const jsonRequest = (body: string) => ({
+  method: 'POST',
+  protocol: 'http:',
+  hostname: '127.0.0.1',
+  port: 9324,
+  path: '/',
+  query: {},
+  headers: {
+    host: HOST,
+    'content-type': 'application/x-amz-json-1.0',
+    'x-amz-target': 'AmazonSQS.SendMessage',
+  },
+  body,
+});
+
+/** What the server sees of a request the SDK signed: the target as sent, raw headers, body. */
+function asReceived(
+  signed: { method: string; path: string; query?: Record<string, unknown>; headers: Record<string, string> },
+  body = '',
+): RequestToVerify {
+  const query = Object.entries(signed.query ?? {})
+    .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`)
+    .join('&');
+  return {
+    method: signed.method,
+    target: query ? `${signed.path}?${query}` : signed.path,
+    rawHeaders: Object.entries(signed.headers).flat(),
+    body,
+  };
+}
+
+const clock = new FakeClock(Date.UTC(2026, 5, 1, 12, 0, 0));
+const auth = createAuthenticator({
+  keys: [KEY, LIMITED],
+  region: 'us-east-1',
+  accountId: '000000000000',
+  clock,
+});
+
+function rejects(request: RequestToVerify, code: ErrorCode, part: string) {
+  assert.throws(
+    () => auth.authenticate(request),
+    (error: unknown) => {
+      assert.ok(error instanceof SqsError, String(error));
+      assert.equal(error.code, code, error.message);
+      assert.ok(error.message.includes(part), `"${error.message}" lacks "${part}"`);
+      return true;
+    },
+  );
+}
+
+const BODY = '{"QueueUrl":"http://127.0.0.1:9324/000000000000/orders","MessageBody":"hi"}';
+const signedAt = (offsetMs: number) => new Date(clock.now() + offsetMs);
+
+describe('SigV4 verification', () => {
+  it('accepts an Authorization header signed by the SDK signer, and names its key', async () => {
+    const signed = await signer().sign(jsonRequest(BODY), { signingDate: signedAt(0) });
+    assert.equal(auth.authenticate(asReceived(signed, BODY)).accessKeyId, KEY.accessKeyId);
+  });
+
+  it('refuses a wrong secret, a changed body, a changed signed header, an unknown key', async () => {
+    const wrong = await signer('wrong-secret').sign(jsonRequest(BODY), { signingDate: signedAt(0) });
+    rejects(asReceived(wrong, BODY), 'SignatureDoesNotMatch', 'does not match');
+    const good = await signer().sign(jsonRequest(BODY), { signingDate: signedAt(0) });
+    rejects(asReceived(good, BODY.replace('hi', 'ho')), 'SignatureDoesNotMatch', 'does not match');
+    const retargeted = { ...good, headers: { ...good.headers, 'x-amz-target': 'AmazonSQS.DeleteQueue' } };
+    rejects(asReceived(retargeted, BODY), 'SignatureDoesNotMatch', 'does not match');
+    const stranger = await signer('s', 'AKIDUNKNOWN').sign(jsonRequest(BODY), { signingDate: signedAt(0) });
+    rejects(asReceived(stranger, BODY), 'InvalidClientTokenId', 'security token');
+  });
+
+  it('refuses unsigned requests and half-written Authorization headers', () => {
+    const headers = { host: HOST, 'content-type': 'application/x-amz-json-1.0' };
+    rejects(
+      asReceived({ method: 'POST', path: '/', headers }, BODY),
+      'MissingAuthenticationToken',
+      'missing',
+    );
+    const half = {
+      ...headers,
+      authorization: 'AWS4-HMAC-SHA256 Credential=AKIDSLUICE/20260601/us-east-1/sqs/aws4_request',
+    };
+    rejects(
+      asReceived({ method: 'POST', path: '/', headers: half }, BODY),
+      'IncompleteSignature',
+      'SignedHeaders',
+    );
+  });
+
+  it('allows 15 minutes of clock skew either way, as AWS does, and no more', async () => {
+    const minutes = (n: number) => n * 60_000;
+    for (const offset of [minutes(-14.9), minutes(14.9)]) {
+      const signed = await signer().sign(jsonRequest(BODY), { signingDate: signedAt(offset) });
+      assert.equal(auth.authenticate(asReceived(signed, BODY)).accessKeyId, KEY.accessKeyId);
+    }
+    const old = await signer().sign(jsonRequest(BODY), { signingDate: signedAt(minutes(-16)) });
+    rejects(
+      asReceived(old, BODY),
+      'SignatureDoesNotMatch',
+      'Signature expired: 20260601T114400Z is now earlier than 20260601T114500Z',
+    );
+    const future = await signer().sign(jsonRequest(BODY), { signingDate: signedAt(minutes(16)) });
+    rejects(asReceived(future, BODY), 'SignatureDoesNotMatch', 'Signature not yet current');
+  });
+
+  it('refuses credentials scoped to another region or service', async () => {
+    const elsewhere = await signer(KEY.secretAccessKey, KEY.accessKeyId, 'eu-west-1').sign(
+      jsonRequest(BODY),
+      {
+        signingDate: signedAt(0),
+      },
+    );
+    rejects(asReceived(elsewhere, BODY), 'SignatureDoesNotMatch', "valid region, not 'eu-west-1'");
+    const sns = new SignatureV4({
+      credentials: KEY,
+      region: 'us-east-1',
+      service: 'sns',
+      sha256: NodeSha256,
+    });
+    const other = await sns.sign(jsonRequest(BODY), { signingDate: signedAt(0) });
+    rejects(asReceived(other, BODY), 'SignatureDoesNotMatch', "correct service: 'sqs'");
+  });
+
+  it('accepts a presigned Query-protocol GET until it expires', async () => {
+    const request = {
+      method: 'GET',
+      protocol: 'http:',
+      hostname: '127.0.0.1',
+      port: 9324,
+      path: '/000000000000/orders',
+      query: { Action: 'ReceiveMessage', Version: '2012-11-05', 'AttributeName.1': 'All' },
+      headers: { host: HOST },
+    };
+    const presigned = await signer().presign(request, { signingDate: signedAt(0), expiresIn: 300 });
+    const received = asReceived(presigned);
+    assert.ok(received.target.includes('X-Amz-Signature='));
+    assert.equal(auth.authenticate(received).accessKeyId, KEY.accessKeyId);
+    rejects(
+      { ...received, target: received.target.replace('All', 'None') },
+      'SignatureDoesNotMatch',
+      'does not match',
+    );
+    await clock.advance(301_000);
+    rejects(received, 'SignatureDoesNotMatch', 'Signature expired');
+  });
+
+  it('lets a key reach only its queues and actions', () => {
+    const orders = { QueueUrl: 'http://127.0.0.1:9324/000000000000/orders-eu' };
+    auth.authorize(LIMITED, 'SendMessage', orders);
+    auth.authorize(LIMITED, 'ReceiveMessage', orders);
+    auth.authorize(KEY, 'DeleteQueue', { QueueUrl: 'http://127.0.0.1:9324/000000000000/payroll' });
+    const denied = (action: string, input: Record<string, unknown>, part: string) =>
+      assert.throws(
+        () => auth.authorize(LIMITED, action, input),
+        (error: unknown) =>
+          error instanceof SqsError && error.code === 'AccessDenied' && error.message.includes(part),
+      );
+    denied(
+      'DeleteQueue',
+      orders,
+      'sqs:DeleteQueue on resource: arn:aws:sqs:us-east-1:000000000000:orders-eu',
+    );
+    denied('SendMessage', { QueueUrl: 'http://127.0.0.1:9324/000000000000/payroll' }, ':payroll');
+    denied('CreateQueue', { QueueName: 'payroll' }, 'sqs:CreateQueue');
+  });
+});
