@@ -1,0 +1,35 @@
+/**
+ * `npm run test:chaos`: the crash audit (crash-audit.ts) on every SQLite durability mode, with more
+ * kills than the CI form. `--kills N` and `--modes full,durable` narrow it. Exits 1 on any violation.
+ */
+import { parseArgs } from 'node:util';
+import { runCrashAudit, sqliteStore } from './crash-audit.ts';
+
+const { values } = parseArgs({
+  options: {
+    kills: { type: 'string', default: '40' },
+    modes: { type: 'string', default: 'full,durable,normal,off' },
+  },
+});
+const modes = values.modes.split(',') as Array<'full' | 'durable' | 'normal' | 'off'>;
+let failed = false;
+for (const mode of modes) {
+  const started = Date.now();
+  const store = sqliteStore(mode);
+  const report = await runCrashAudit({
+    store,
+    kills: Number(values.kills),
+    minUptimeMs: 200,
+    maxUptimeMs: 2000,
+    log: (line) => process.stderr.write(`  ${line}\n`),
+  });
+  const seconds = Math.round((Date.now() - started) / 1000);
+  process.stdout.write(
+    `${store.label}: ${report.kills} kills in ${seconds} s; acknowledged ${report.acknowledged.sends} sends, ` +
+      `${report.acknowledged.receives} receives, ${report.acknowledged.deletes} deletes; ` +
+      `${report.attempted.unknownOutcome} requests cut off; ${report.violations.length} violations\n`,
+  );
+  for (const violation of report.violations.slice(0, 20)) process.stdout.write(`  VIOLATION ${violation}\n`);
+  failed ||= report.violations.length > 0;
+}
+process.exit(failed ? 1 : 0);
