@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,6 +7,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { ChangeMessageVisibilityCommand, type Message, SendMessageCommand } from '@aws-sdk/client-sqs';
 import {
@@ -14,6 +17,7 @@ import {
   embedPointerInReceiptHandle,
   LargePayloadError,
   LargePayloads,
+  type MessageHandler,
   pointerOf,
   S3BlobStore,
 } from '../../src/client/index.ts';
@@ -25,6 +29,17 @@ const MiB = 1024 * KiB;
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const moto = motoPython();
 const motoSkip = 'missing' in moto && !process.env.CI ? moto.missing : false;
+const EXTENDED_CLIENT_PY = fileURLToPath(new URL('./clients/extended_client.py', import.meta.url));
+
+/** Runs the Python Extended Client's send or receive path (boto3); its last stdout line is JSON. */
+async function pythonExtendedClient(...args: string[]): Promise<Record<string, string>> {
+  if ('missing' in moto) throw new Error(moto.missing);
+  // Asynchronous: the Sluice under test runs in this process and must keep answering meanwhile.
+  const { stdout } = await promisify(execFile)(moto.python, [EXTENDED_CLIENT_PY, ...args], {
+    timeout: 60_000,
+  });
+  return JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, string>;
+}
 
 /** A body of `bytes` ASCII characters, different every call (a 300 KiB body must not compress to nothing). */
 function bodyOf(bytes: number): string {
@@ -98,6 +113,17 @@ describe('client large payloads', { concurrency: false, timeout: 120_000 }, () =
     const [plain] = await t.receiveNow(queue);
     const handle = embedPointerInReceiptHandle(plain!.ReceiptHandle!, pointerOf(plain!)!);
     await large.deleteMessage(t.sqs, queue, handle);
+  }
+
+  function largeConsumer(queue: string, large: LargePayloads, handler: MessageHandler): Consumer {
+    return new Consumer({
+      sqs: t.sqs,
+      clock: t.clock,
+      queueUrl: queue,
+      stopOnSignals: [],
+      largePayloads: large.consumerHook(),
+      handler,
+    });
   }
 
   async function receiveOne(large: LargePayloads, queue: string): Promise<Message> {
@@ -228,15 +254,8 @@ describe('client large payloads', { concurrency: false, timeout: 120_000 }, () =
     await large.send(t.sqs, { QueueUrl: queue, MessageBody: 'small one' });
     assert.equal(readdirSync(join(directory, 'consumer')).length, 1);
     const seen: string[] = [];
-    const consumer = new Consumer({
-      sqs: t.sqs,
-      clock: t.clock,
-      queueUrl: queue,
-      stopOnSignals: [],
-      largePayloads: large.consumerHook(),
-      handler: async (message) => {
-        seen.push(message.Body!);
-      },
+    const consumer = largeConsumer(queue, large, async (message) => {
+      seen.push(message.Body!);
     });
     await consumer.start();
     try {
@@ -266,16 +285,9 @@ describe('client large payloads', { concurrency: false, timeout: 120_000 }, () =
     const body = bodyOf(300 * KiB);
     await large.send(t.sqs, { QueueUrl: queue, MessageBody: body });
     let failed = 0;
-    const consumer = new Consumer({
-      sqs: t.sqs,
-      clock: t.clock,
-      queueUrl: queue,
-      stopOnSignals: [],
-      largePayloads: large.consumerHook(),
-      handler: async (message) => {
-        assert.equal(message.Body, body);
-        throw new Error('cannot process');
-      },
+    const consumer = largeConsumer(queue, large, async (message) => {
+      assert.equal(message.Body, body);
+      throw new Error('cannot process');
     });
     consumer.on('failed', () => failed++);
     await consumer.start();
@@ -390,6 +402,44 @@ describe('client large payloads', { concurrency: false, timeout: 120_000 }, () =
         assert.deepEqual(await t.countMessages(queue), { visible: 0, inFlight: 0 });
       });
     }
+
+    test('a message sent through boto3 as the Python Extended Client sends it is resolved', async () => {
+      const queue = await t.createQueue('large-python-send');
+      const sent = await pythonExtendedClient(
+        'send',
+        t.sluice.endpoint,
+        s3!.endpoint,
+        queue,
+        bucket,
+        String(280 * KiB),
+      );
+      const raw = await peekRaw(queue);
+      assert.equal(raw.Body, sent.pointer, "Python's json.dumps spacing arrives as it was sent");
+      assert.equal(raw.MessageAttributes?.ExtendedPayloadSize?.StringValue, String(280 * KiB));
+      const large = new LargePayloads({ store: s3Store() });
+      const message = await receiveOne(large, queue);
+      assert.equal(createHash('sha256').update(message.Body!, 'utf8').digest('hex'), sent.sha256);
+      await large.deleteMessage(t.sqs, queue, message.ReceiptHandle!);
+      assert.equal(await s3Exists(sent.key!), false);
+    });
+
+    test("a message we send is read and deleted by the Python Extended Client's receive path", async () => {
+      const queue = await t.createQueue('large-python-receive');
+      const body = bodyOf(300 * KiB);
+      await new LargePayloads({ store: s3Store() }).send(t.sqs, { QueueUrl: queue, MessageBody: body });
+      const read = await pythonExtendedClient('receive', t.sluice.endpoint, s3!.endpoint, queue);
+      assert.deepEqual(
+        { attribute: read.attribute, size: read.size, class: read.class },
+        {
+          attribute: 'SQSLargePayloadSize',
+          size: String(300 * KiB),
+          class: 'software.amazon.payloadoffloading.PayloadS3Pointer',
+        },
+      );
+      assert.equal(read.sha256, createHash('sha256').update(body, 'utf8').digest('hex'));
+      assert.equal(await s3Exists(read.key!), false, 'Python deleted the object through the embedded handle');
+      assert.deepEqual(await t.countMessages(queue), { visible: 0, inFlight: 0 });
+    });
 
     test('deleteBlobOnDelete: false keeps the object', async () => {
       const queue = await t.createQueue('large-keep');
