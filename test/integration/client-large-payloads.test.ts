@@ -245,6 +245,35 @@ describe('client large payloads', { concurrency: false, timeout: 120_000 }, () =
     assert.deepEqual(readdirSync(join(directory, 'refused')), []);
   });
 
+  test('sendBatch offloads the large entries and removes the blobs of entries SQS refused', async () => {
+    const queue = await t.createQueue('large-batch');
+    const store = new DirectoryBlobStore({ directory: join(directory, 'batch'), bucket: 'batch' });
+    const large = new LargePayloads({ store });
+    const big = bodyOf(300 * KiB);
+    const output = await large.sendBatch(t.sqs, {
+      QueueUrl: queue,
+      Entries: [
+        { Id: 'big', MessageBody: big },
+        { Id: 'small', MessageBody: 'small' },
+        { Id: 'refused', MessageBody: bodyOf(300 * KiB), DelaySeconds: 901 },
+      ],
+    });
+    assert.deepEqual(output.Successful?.map((s) => s.Id).sort(), ['big', 'small']);
+    assert.deepEqual(
+      output.Failed?.map((f) => f.Id),
+      ['refused'],
+    );
+    assert.equal(readdirSync(join(directory, 'batch')).length, 1, "only the sent entry's blob is left");
+    const { Messages = [] } = await large.receive(t.sqs, { QueueUrl: queue, MaxNumberOfMessages: 10 });
+    assert.deepEqual(
+      Messages.map((m) => m.Body!.length).sort((a, b) => a - b),
+      [5, 300 * KiB],
+    );
+    assert.ok(Messages.some((m) => m.Body === big));
+    for (const m of Messages) await large.deleteMessage(t.sqs, queue, m.ReceiptHandle!);
+    assert.deepEqual(readdirSync(join(directory, 'batch')), []);
+  });
+
   test('the consumer hands resolved bodies to handlers and removes processed blobs', async () => {
     const queue = await t.createQueue('large-consumer');
     const store = new DirectoryBlobStore({ directory: join(directory, 'consumer'), bucket: 'consumer' });

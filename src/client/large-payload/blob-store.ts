@@ -1,4 +1,4 @@
-import { type Readable, Transform, type TransformCallback } from 'node:stream';
+import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
 import { type BlobPointer, LargePayloadError } from './pointer.ts';
 
 /** What a store is given to keep: a body already in memory, or a stream read once, never buffered whole. */
@@ -46,8 +46,9 @@ export function inMemoryBytes(body: string | Uint8Array): Uint8Array {
 /** A body as a stream through a ByteLimit, so both stores count and cap streams the same way. */
 export function limited(body: Readable, maxBytes: number): ByteLimit {
   const limit = new ByteLimit(maxBytes);
-  body.on('error', (error) => limit.destroy(error));
-  return body.pipe(limit);
+  // pipeline, not pipe: an error on either side destroys both, so a refused file stream is closed too.
+  pipeline(body, limit, () => {});
+  return limit;
 }
 
 /** Reads a stream into one Buffer, failing past `maxBytes` (for bodies that must become a string). */
