@@ -9,7 +9,13 @@ import { pipeline } from 'node:stream/promises';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
 import { ChangeMessageVisibilityCommand, type Message, SendMessageCommand } from '@aws-sdk/client-sqs';
 import {
   Consumer,
@@ -364,6 +370,27 @@ describe('client large payloads', { concurrency: false, timeout: 120_000 }, () =
       const [, pointer] = JSON.parse(raw.Body!) as [string, { s3Key: string }];
       await deleteWithBlob(large, queue);
       assert.equal(await s3Exists(pointer.s3Key), false);
+    });
+
+    test('a stream over maxPayloadBytes leaves no object and no unfinished multipart upload', async () => {
+      const queue = await t.createQueue('large-s3-limit');
+      const large = new LargePayloads({
+        store: s3Store(5 * MiB),
+        maxPayloadBytes: 12 * MiB,
+        keyPrefix: 'limit/',
+      });
+      const chunks = Array.from({ length: 13 }, () => randomBytes(MiB));
+      await assert.rejects(
+        large.sendStream(t.sqs, { QueueUrl: queue }, Readable.from(chunks)),
+        LargePayloadError,
+      );
+      const listed = await s3!.s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: 'limit/' }));
+      assert.equal(listed.KeyCount ?? 0, 0);
+      const uploads = await s3!.s3.send(
+        new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: 'limit/' }),
+      );
+      assert.deepEqual(uploads.Uploads ?? [], []);
+      assert.deepEqual(await t.countMessages(queue), { visible: 0, inFlight: 0 });
     });
 
     test('what our client sends is what a Java client would find in S3: the bytes under the pointer', async () => {
