@@ -11,7 +11,10 @@ export {
   type HandlerContext,
   type Message,
   type MessageHandler,
+  type PayloadHook,
   POISON_ATTRIBUTES,
   receiveCount,
   type TimeoutReason,
 } from './consumer.ts';
+
+export * from './large-payload/index.ts';
