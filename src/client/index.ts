@@ -15,3 +15,4 @@ export {
   receiveCount,
   type TimeoutReason,
 } from './consumer.ts';
+export * from './idempotency/index.ts';
