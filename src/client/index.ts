@@ -16,3 +16,4 @@ export {
   type TimeoutReason,
 } from './consumer.ts';
 export * from './idempotency/index.ts';
+export * from './producer.ts';

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { CLAIM_ATTEMPTS, checkTableName, type IdempotencyRecord, type IdempotencyStore } from './store.ts';
+import { checkTableName, claimOrRead, type IdempotencyRecord, type IdempotencyStore } from './store.ts';
 
 export interface PostgresIdempotencyStoreOptions {
   /** Default `sluice_idempotency` (may be schema-qualified); created on first use if missing. */
@@ -36,6 +36,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         expires_at BIGINT NOT NULL
       )`)
       .catch((error: unknown) => {
+        // Two processes creating the table at once: PostgreSQL's IF NOT EXISTS is not atomic, and the loser
+        // gets a unique violation on its catalogue (23505) or duplicate_table (42P07). The table exists.
+        const code = (error as { code?: unknown }).code;
+        if (code === '23505' || code === '42P07') return;
         this.ready = undefined;
         throw error;
       });
@@ -49,27 +53,32 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     expiresAt: number,
   ): Promise<IdempotencyRecord | undefined> {
     await this.init();
-    for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-      // Takes the key when it is free or its record has expired; otherwise the row is left as it is.
-      const claimed = await this.pool.query(
-        `INSERT INTO ${this.table} AS existing (key, token, status, result, expires_at)
-         VALUES ($1, $2, 'in-progress', NULL, $4)
-         ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, status = EXCLUDED.status, result = NULL,
-           expires_at = EXCLUDED.expires_at
-         WHERE existing.expires_at <= $3`,
-        [key, token, now, expiresAt],
-      );
-      if (claimed.rowCount === 1) return undefined;
-      const { rows } = await this.pool.query<Row>(
-        `SELECT status, result, expires_at FROM ${this.table} WHERE key = $1`,
-        [key],
-      );
-      const row = rows[0];
-      if (row && Number(row.expires_at) > now) {
-        return { status: row.status, result: row.result ?? undefined, expiresAt: Number(row.expires_at) };
-      }
-    }
-    throw new Error(`idempotency key ${key}: could not claim nor read it in ${CLAIM_ATTEMPTS} attempts`);
+    return claimOrRead(
+      key,
+      now,
+      async () => {
+        // Takes the key when it is free or its record has expired; otherwise the row is left as it is.
+        const claimed = await this.pool.query(
+          `INSERT INTO ${this.table} AS existing (key, token, status, result, expires_at)
+           VALUES ($1, $2, 'in-progress', NULL, $4)
+           ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, status = EXCLUDED.status, result = NULL,
+             expires_at = EXCLUDED.expires_at
+           WHERE existing.expires_at <= $3`,
+          [key, token, now, expiresAt],
+        );
+        return claimed.rowCount === 1;
+      },
+      async () => {
+        const { rows } = await this.pool.query<Row>(
+          `SELECT status, result, expires_at FROM ${this.table} WHERE key = $1`,
+          [key],
+        );
+        const row = rows[0];
+        return (
+          row && { status: row.status, result: row.result ?? undefined, expiresAt: Number(row.expires_at) }
+        );
+      },
+    );
   }
 
   async complete(

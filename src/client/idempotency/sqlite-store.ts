@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { CLAIM_ATTEMPTS, checkTableName, type IdempotencyRecord, type IdempotencyStore } from './store.ts';
+import { checkTableName, claimOrRead, type IdempotencyRecord, type IdempotencyStore } from './store.ts';
 
 export interface SqliteIdempotencyStoreOptions {
   /** Default `sluice_idempotency`; created if missing. */
@@ -52,14 +52,15 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     now: number,
     expiresAt: number,
   ): Promise<IdempotencyRecord | undefined> {
-    for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-      if (this.claimStatement.run({ key, token, now, expiresAt }).changes === 1) return undefined;
-      const row = this.readStatement.get(key);
-      if (row && row.expires_at > now) {
-        return { status: row.status, result: row.result ?? undefined, expiresAt: row.expires_at };
-      }
-    }
-    throw new Error(`idempotency key ${key}: could not claim nor read it in ${CLAIM_ATTEMPTS} attempts`);
+    return claimOrRead(
+      key,
+      now,
+      async () => this.claimStatement.run({ key, token, now, expiresAt }).changes === 1,
+      async () => {
+        const row = this.readStatement.get(key);
+        return row && { status: row.status, result: row.result ?? undefined, expiresAt: row.expires_at };
+      },
+    );
   }
 
   async complete(

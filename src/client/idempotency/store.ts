@@ -35,5 +35,23 @@ export function checkTableName(table: string): string {
   return table;
 }
 
-/** Stores bound the claim-then-read race: a record seen as live may be released or expire before the read. */
-export const CLAIM_ATTEMPTS = 5;
+/** Bounds the claim-then-read race: a record that blocked the claim may be released or expire before the read. */
+const CLAIM_ATTEMPTS = 5;
+
+/**
+ * A store's claim: `insert` is the conditional insert (true when it took the key), `read` the record that
+ * blocked it. A record gone or expired by the time it is read means the key is free again: claim again.
+ */
+export async function claimOrRead(
+  key: string,
+  now: number,
+  insert: () => Promise<boolean>,
+  read: () => Promise<IdempotencyRecord | undefined>,
+): Promise<IdempotencyRecord | undefined> {
+  for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+    if (await insert()) return undefined;
+    const record = await read();
+    if (record && record.expiresAt > now) return record;
+  }
+  throw new Error(`idempotency key ${key}: could not claim nor read it in ${CLAIM_ATTEMPTS} attempts`);
+}
