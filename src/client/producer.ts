@@ -149,6 +149,8 @@ export class Producer {
 
   /** Sends what is buffered now and resolves once every message sent so far has succeeded or failed. */
   async flush(): Promise<void> {
+    // Sends made before this call may still wait on the queue's settings; they join the buffer first.
+    await this.settings?.catch(() => {});
     this.dispatch();
     while (this.outstanding.size > 0) await Promise.all(this.outstanding);
   }

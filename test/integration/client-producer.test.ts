@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type {
-  SendMessageBatchCommandInput,
-  SendMessageBatchCommandOutput,
-  SendMessageBatchRequestEntry,
+import {
+  DeleteMessageBatchCommand,
+  type SendMessageBatchCommandInput,
+  type SendMessageBatchCommandOutput,
+  type SendMessageBatchRequestEntry,
 } from '@aws-sdk/client-sqs';
 import { Producer, type ProducerOptions, ProducerSendError } from '../../src/client/index.ts';
 import { sdkClient, startToolkitServer, type ToolkitServer } from '../helpers/client-toolkit.ts';
@@ -143,13 +144,61 @@ describe('client producer', { concurrency: false, timeout: 120_000 }, () => {
       [2],
     );
     const third = producer.send({ MessageBody: 'c' });
-    await new Promise((resolve) => setTimeout(resolve, 20));
     await producer.flush();
     assert.equal(typeof (await third), 'string');
     assert.deepEqual(
       batches.map((b) => b.length),
       [2, 1],
     );
+    client.destroy();
+  });
+
+  test('flush() right after the first send() (queue settings not yet read) still sends it', async () => {
+    const queue = await t.createQueue('producer-flush-first');
+    const { producer, batches, client } = producerFor(queue, undefined, { maxWaitMs: 60_000 });
+    const sent = producer.send({ MessageBody: 'first' });
+    await producer.flush();
+    assert.equal(batches.length, 1);
+    assert.equal(typeof (await sent), 'string');
+    client.destroy();
+  });
+
+  test('on a FIFO queue batches go one at a time, so a group keeps its order', async () => {
+    const queue = await t.createQueue('producer-order', { FifoQueue: 'true' });
+    let inFlight = 0;
+    let peak = 0;
+    const { producer, batches, client } = producerFor(queue, undefined, { maxBatchSize: 3 });
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        peak = Math.max(peak, ++inFlight);
+        try {
+          return await next(args);
+        } finally {
+          inFlight--;
+        }
+      },
+      { step: 'finalizeRequest', name: 'countInFlight' },
+    );
+    const bodies = numbered(20, 'o');
+    const sent = await settled(
+      Promise.all(bodies.map((MessageBody) => producer.send({ MessageBody, MessageGroupId: 'g' }))),
+    );
+    assert.equal(sent.status, 'fulfilled');
+    assert.equal(batches.length, 7);
+    assert.equal(peak, 1, 'never two batches in flight on a FIFO queue');
+    const received: string[] = [];
+    for (;;) {
+      const messages = await t.receiveNow(queue);
+      if (messages.length === 0) break;
+      received.push(...messages.map((m) => m.Body!));
+      await t.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queue,
+          Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+        }),
+      );
+    }
+    assert.deepEqual(received, bodies, 'received in the order sent');
     client.destroy();
   });
 
