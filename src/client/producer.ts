@@ -192,7 +192,12 @@ export class Producer {
     const batch = this.buffer;
     this.buffer = [];
     this.bufferBytes = 0;
-    const sent = this.sendWhenSlotFree(batch).finally(() => this.outstanding.delete(sent));
+    const sent = this.sendWhenSlotFree(batch)
+      .catch((error: unknown) => {
+        // Not expected (every failure is settled per entry), but no send may be left hanging.
+        for (const item of batch) item.reject(error);
+      })
+      .finally(() => this.outstanding.delete(sent));
     this.outstanding.add(sent);
   }
 

@@ -202,6 +202,15 @@ describe('client producer', { concurrency: false, timeout: 120_000 }, () => {
     client.destroy();
   });
 
+  test('a queue that does not exist rejects each send() with the SDK error and sends nothing', async () => {
+    const queue = `${await t.createQueue('producer-exists')}-missing`;
+    const { producer, batches, client } = producerFor(queue);
+    await assert.rejects(producer.send({ MessageBody: 'lost' }), /NonExistentQueue|does not exist/);
+    await assert.rejects(producer.send({ MessageBody: 'lost' }), /NonExistentQueue|does not exist/);
+    assert.equal(batches.length, 0);
+    client.destroy();
+  });
+
   test('a batch stays within 256 KiB: three 100 KiB messages go as 2 + 1', async () => {
     const queue = await t.createQueue('producer-bytes');
     const { producer, batches, client } = producerFor(queue);

@@ -18,6 +18,12 @@ export interface IdempotencyOptions<Args extends unknown[]> {
    */
   inProgressExpirySeconds?: number;
   clock?: Clock;
+  /**
+   * Called when recording the outcome fails after the handler ran: `complete` (the result is still returned,
+   * so the message is deleted rather than redone; the lock expires later) or `release` (the handler's error is
+   * still thrown; the lock expires later). Default: a process warning.
+   */
+  onStoreError?: (error: unknown, key: string, phase: 'complete' | 'release') => void;
 }
 
 /**
@@ -49,6 +55,13 @@ export function idempotent<Args extends unknown[], Result>(
   const ttlMs = positiveSeconds('ttlSeconds', options.ttlSeconds ?? 3600) * 1000;
   const lockMs = positiveSeconds('inProgressExpirySeconds', options.inProgressExpirySeconds ?? 300) * 1000;
   const { store } = options;
+  const onStoreError =
+    options.onStoreError ??
+    ((error: unknown, key: string, phase: string) =>
+      process.emitWarning(
+        `idempotency store failed to ${phase} key ${key}: ${String(error)}`,
+        'IdempotencyWarning',
+      ));
   return async (...args: Args): Promise<Result> => {
     const key = options.key(...args);
     const token = randomUUID();
@@ -62,12 +75,17 @@ export function idempotent<Args extends unknown[], Result>(
     try {
       result = await handler(...args);
     } catch (error) {
-      await store.release(key, token);
+      await store
+        .release(key, token)
+        .catch((storeError: unknown) => onStoreError(storeError, key, 'release'));
       throw error;
     }
     // A lost claim (the lock expired and another worker took the key) is not an error of this call: its
-    // work is done; the other worker's record stands.
-    await store.complete(key, token, JSON.stringify(result), clock.now() + ttlMs);
+    // work is done; the other worker's record stands. A failed write is not either: throwing would make the
+    // message come back and, once the lock expired, redo the work.
+    await store
+      .complete(key, token, JSON.stringify(result), clock.now() + ttlMs)
+      .catch((storeError: unknown) => onStoreError(storeError, key, 'complete'));
     return result;
   };
 }
