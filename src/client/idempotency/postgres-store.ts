@@ -1,16 +1,16 @@
 import type { Pool } from 'pg';
-import { checkTableName, claimOrRead, type IdempotencyRecord, type IdempotencyStore } from './store.ts';
+import {
+  checkTableName,
+  claimOrRead,
+  type IdempotencyRecord,
+  type IdempotencyStore,
+  type RecordRow,
+  recordFromRow,
+} from './store.ts';
 
 export interface PostgresIdempotencyStoreOptions {
   /** Default `sluice_idempotency` (may be schema-qualified); created on first use if missing. */
   table?: string;
-}
-
-interface Row {
-  status: IdempotencyRecord['status'];
-  result: string | null;
-  /** BIGINT: pg returns it as a string. */
-  expires_at: string;
 }
 
 /** Idempotency records in PostgreSQL through a `pg` Pool; each claim is one conditional upsert. */
@@ -69,14 +69,11 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         return claimed.rowCount === 1;
       },
       async () => {
-        const { rows } = await this.pool.query<Row>(
+        const { rows } = await this.pool.query<RecordRow>(
           `SELECT status, result, expires_at FROM ${this.table} WHERE key = $1`,
           [key],
         );
-        const row = rows[0];
-        return (
-          row && { status: row.status, result: row.result ?? undefined, expiresAt: Number(row.expires_at) }
-        );
+        return recordFromRow(rows[0]);
       },
     );
   }

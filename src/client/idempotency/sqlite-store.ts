@@ -1,15 +1,16 @@
 import type Database from 'better-sqlite3';
-import { checkTableName, claimOrRead, type IdempotencyRecord, type IdempotencyStore } from './store.ts';
+import {
+  checkTableName,
+  claimOrRead,
+  type IdempotencyRecord,
+  type IdempotencyStore,
+  type RecordRow,
+  recordFromRow,
+} from './store.ts';
 
 export interface SqliteIdempotencyStoreOptions {
   /** Default `sluice_idempotency`; created if missing. */
   table?: string;
-}
-
-interface Row {
-  status: IdempotencyRecord['status'];
-  result: string | null;
-  expires_at: number;
 }
 
 /**
@@ -18,7 +19,7 @@ interface Row {
  */
 export class SqliteIdempotencyStore implements IdempotencyStore {
   private readonly claimStatement: Database.Statement;
-  private readonly readStatement: Database.Statement<[string], Row>;
+  private readonly readStatement: Database.Statement<[string], RecordRow>;
   private readonly completeStatement: Database.Statement;
   private readonly releaseStatement: Database.Statement;
   private readonly purgeStatement: Database.Statement;
@@ -56,10 +57,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       key,
       now,
       async () => this.claimStatement.run({ key, token, now, expiresAt }).changes === 1,
-      async () => {
-        const row = this.readStatement.get(key);
-        return row && { status: row.status, result: row.result ?? undefined, expiresAt: row.expires_at };
-      },
+      async () => recordFromRow(this.readStatement.get(key)),
     );
   }
 

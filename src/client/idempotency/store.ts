@@ -27,6 +27,17 @@ export interface IdempotencyStore {
   purgeExpired(now: number): Promise<number>;
 }
 
+/** A stored row as both stores select it (PostgreSQL returns BIGINT as a string). */
+export interface RecordRow {
+  status: IdempotencyRecord['status'];
+  result: string | null;
+  expires_at: number | string;
+}
+
+export function recordFromRow(row: RecordRow | undefined): IdempotencyRecord | undefined {
+  return row && { status: row.status, result: row.result ?? undefined, expiresAt: Number(row.expires_at) };
+}
+
 /** Table names go into SQL text, so only plain identifiers (optionally schema-qualified) are accepted. */
 export function checkTableName(table: string): string {
   if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/.test(table)) {
