@@ -11,9 +11,11 @@ export {
   type HandlerContext,
   type Message,
   type MessageHandler,
+  type PayloadHook,
   POISON_ATTRIBUTES,
   receiveCount,
   type TimeoutReason,
 } from './consumer.ts';
 export * from './idempotency/index.ts';
+export * from './large-payload/index.ts';
 export * from './producer.ts';
