@@ -63,3 +63,23 @@ test("a failed release still throws the handler's own error, and is reported", a
   await assert.rejects(work('k'), /card declined/);
   assert.deepEqual(reported, ['release k']);
 });
+
+test('a result JSON cannot hold is returned and reported, not thrown after the work was done', async () => {
+  const reported: string[] = [];
+  let runs = 0;
+  const work = idempotent(
+    async (_id: string) => {
+      runs++;
+      return { total: 500n };
+    },
+    {
+      store: new SqliteIdempotencyStore(db, { table: 'unserializable' }),
+      key: (id) => id,
+      clock: new FakeClock(),
+      onStoreError: (error, key, phase) => reported.push(`${phase} ${key} ${(error as Error).name}`),
+    },
+  );
+  assert.deepEqual(await work('k'), { total: 500n });
+  assert.deepEqual(reported, ['complete k TypeError']);
+  assert.equal(runs, 1);
+});

@@ -83,8 +83,10 @@ export function idempotent<Args extends unknown[], Result>(
     // A lost claim (the lock expired and another worker took the key) is not an error of this call: its
     // work is done; the other worker's record stands. A failed write is not either: throwing would make the
     // message come back and, once the lock expired, redo the work.
-    await store
-      .complete(key, token, JSON.stringify(result), clock.now() + ttlMs)
+    // JSON.stringify runs inside the promise so that a result it cannot serialize (a BigInt, a cycle) is
+    // reported the same way.
+    await Promise.resolve()
+      .then(() => store.complete(key, token, JSON.stringify(result), clock.now() + ttlMs))
       .catch((storeError: unknown) => onStoreError(storeError, key, 'complete'));
     return result;
   };
