@@ -16,5 +16,6 @@ export {
   receiveCount,
   type TimeoutReason,
 } from './consumer.ts';
-
+export * from './idempotency/index.ts';
 export * from './large-payload/index.ts';
+export * from './producer.ts';
