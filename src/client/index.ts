@@ -15,3 +15,13 @@ export {
   receiveCount,
   type TimeoutReason,
 } from './consumer.ts';
+export { PostgresCdcRelay, type PostgresCdcRelayOptions } from './outbox/cdc.ts';
+export type { OutboxMessage, OutboxRow, OutboxStore, PublishFailure } from './outbox/message.ts';
+export { migratePostgresOutbox, PostgresOutbox, type PostgresOutboxOptions } from './outbox/postgres.ts';
+export {
+  OutboxRelay,
+  type OutboxRelayHooks,
+  type OutboxRelayOptions,
+  type RelayBackoffOptions,
+} from './outbox/relay.ts';
+export { migrateSqliteOutbox, SqliteOutbox, type SqliteOutboxOptions } from './outbox/sqlite.ts';

@@ -1,0 +1,117 @@
+import type { Database } from 'better-sqlite3';
+import {
+  byId,
+  checkTableName,
+  DEFAULT_OUTBOX_TABLE,
+  fromRecord,
+  type OutboxMessage,
+  type OutboxRecord,
+  type OutboxRow,
+  type OutboxStore,
+  type PublishFailure,
+  toColumns,
+} from './message.ts';
+
+/** Creates the outbox table and its pending-row index if they are missing (times: ms on the relay's clock). */
+export function migrateSqliteOutbox(db: Database, table = DEFAULT_OUTBOX_TABLE): void {
+  const t = checkTableName(table);
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS ${t} (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      queue TEXT NOT NULL,
+      body TEXT NOT NULL,
+      attributes TEXT,
+      delay_seconds INTEGER,
+      group_id TEXT,
+      attempts INTEGER NOT NULL DEFAULT 0,
+      next_attempt_at INTEGER NOT NULL DEFAULT 0,
+      claimed_until INTEGER,
+      sent_at INTEGER,
+      last_error TEXT
+    );
+    CREATE INDEX IF NOT EXISTS ${t}_pending ON ${t} (id) WHERE sent_at IS NULL;
+  `);
+}
+
+export interface SqliteOutboxOptions {
+  /** The connection relays claim and mark rows with (each relay process normally has its own). */
+  db: Database;
+  /** Default `sluice_outbox`. */
+  table?: string;
+}
+
+const RETURNED = 'RETURNING id, queue, body, attributes, delay_seconds, group_id, attempts';
+const CLAIMABLE =
+  'sent_at IS NULL AND next_attempt_at <= @now AND (claimed_until IS NULL OR claimed_until <= @now)';
+
+/**
+ * The outbox on SQLite (better-sqlite3). SQLite runs one writer at a time, so each claim — a single
+ * UPDATE ... RETURNING — is atomic across connections and processes without row locks.
+ */
+export class SqliteOutbox implements OutboxStore {
+  readonly table: string;
+  private readonly db: Database;
+
+  constructor(options: SqliteOutboxOptions) {
+    this.db = options.db;
+    this.table = checkTableName(options.table ?? DEFAULT_OUTBOX_TABLE);
+  }
+
+  /**
+   * Records `message` inside the transaction open on `tx` (e.g. within `db.transaction(fn)`); refuses to
+   * run outside one, since the message would then commit on its own. Returns the row id.
+   */
+  add(tx: Database, message: OutboxMessage): string {
+    if (!tx.inTransaction) throw new Error('outbox.add must run inside the caller’s transaction');
+    const result = tx
+      .prepare(
+        `INSERT INTO ${this.table} (queue, body, attributes, delay_seconds, group_id)
+         VALUES (@queue, @body, @attributes, @delay_seconds, @group_id)`,
+      )
+      .run(toColumns(message));
+    return String(result.lastInsertRowid);
+  }
+
+  async claim(limit: number, now: number, leaseUntil: number): Promise<OutboxRow[]> {
+    const records = this.db
+      .prepare(
+        `UPDATE ${this.table} SET claimed_until = @leaseUntil WHERE id IN (
+           SELECT id FROM ${this.table} WHERE ${CLAIMABLE} ORDER BY id LIMIT @limit) ${RETURNED}`,
+      )
+      .all({ now, leaseUntil, limit }) as OutboxRecord[];
+    return records.map(fromRecord).sort(byId);
+  }
+
+  async claimIds(ids: readonly string[], now: number, leaseUntil: number): Promise<OutboxRow[]> {
+    if (ids.length === 0) return [];
+    const records = this.db
+      .prepare(
+        `UPDATE ${this.table} SET claimed_until = @leaseUntil
+         WHERE id IN (SELECT value FROM json_each(@ids)) AND ${CLAIMABLE} ${RETURNED}`,
+      )
+      .all({ now, leaseUntil, ids: JSON.stringify(ids.map(Number)) }) as OutboxRecord[];
+    return records.map(fromRecord).sort(byId);
+  }
+
+  async markSent(ids: readonly string[], now: number): Promise<void> {
+    if (ids.length === 0) return;
+    this.db
+      .prepare(
+        `UPDATE ${this.table} SET sent_at = @now, claimed_until = NULL
+         WHERE id IN (SELECT value FROM json_each(@ids))`,
+      )
+      .run({ now, ids: JSON.stringify(ids.map(Number)) });
+  }
+
+  async markFailed(failures: readonly PublishFailure[]): Promise<void> {
+    if (failures.length === 0) return;
+    this.db
+      .prepare(
+        `UPDATE ${this.table}
+         SET attempts = attempts + 1, next_attempt_at = f.value ->> 'retryAt', last_error = f.value ->> 'error',
+             claimed_until = NULL
+         FROM json_each(@failures) AS f WHERE ${this.table}.id = CAST(f.value ->> 'id' AS INTEGER)`,
+      )
+      .run({ failures: JSON.stringify(failures) });
+  }
+}
