@@ -101,6 +101,8 @@ async function throwawayPostgres(): Promise<LogicalPostgres> {
     pool,
     kind: 'throwaway',
     async close() {
+      // A client the pool is still closing sees the shutdown as an error; it is expected here.
+      pool.on('error', () => {});
       await pool.end();
       // SIGINT is PostgreSQL's fast shutdown; wait for this postmaster (and only it) to exit.
       process.kill(pid, 'SIGINT');
