@@ -31,7 +31,7 @@ interface Backend {
   rollBack(messages: OutboxMessage[]): Promise<void>;
   orders(): Promise<number>;
   /** Rows by state: not yet marked sent, marked sent. */
-  rows(): Promise<{ pending: number; sent: number; attempts: number }>;
+  rows(queue: string): Promise<{ pending: number; sent: number; attempts: number }>;
   close(): Promise<void>;
 }
 
@@ -71,13 +71,13 @@ async function sqliteBackend(): Promise<Backend> {
     async orders() {
       return (db.prepare('SELECT count(*) AS n FROM orders').get() as { n: number }).n;
     },
-    async rows() {
+    async rows(queue) {
       return db
         .prepare(
           `SELECT count(*) FILTER (WHERE sent_at IS NULL) AS pending, count(sent_at) AS sent,
-             coalesce(sum(attempts), 0) AS attempts FROM sluice_outbox`,
+             coalesce(sum(attempts), 0) AS attempts FROM sluice_outbox WHERE queue = ?`,
         )
-        .get() as { pending: number; sent: number; attempts: number };
+        .get(queue) as { pending: number; sent: number; attempts: number };
     },
     async close() {
       for (const other of others) other.close();
@@ -124,10 +124,11 @@ async function postgresBackend(): Promise<Backend> {
     async orders() {
       return Number((await pool.query('SELECT count(*) AS n FROM orders')).rows[0].n);
     },
-    async rows() {
+    async rows(queue) {
       const { rows } = await pool.query(
         `SELECT count(*) FILTER (WHERE sent_at IS NULL) AS pending, count(sent_at) AS sent,
-           coalesce(sum(attempts), 0) AS attempts FROM sluice_outbox`,
+           coalesce(sum(attempts), 0) AS attempts FROM sluice_outbox WHERE queue = $1`,
+        [queue],
       );
       return {
         pending: Number(rows[0].pending),
@@ -193,11 +194,11 @@ for (const [name, makeBackend] of [
     test('a rolled-back transaction leaves neither the order nor a message', async () => {
       const queue = await t.createQueue('rollback');
       const ordersBefore = await backend.orders();
-      const rowsBefore = await backend.rows();
+      const rowsBefore = await backend.rows(queue);
       await backend.rollBack([{ queue, body: 'never' }]);
       assert.equal(await relay().drain(), 0);
       assert.equal(await backend.orders(), ordersBefore);
-      assert.deepEqual(await backend.rows(), rowsBefore);
+      assert.deepEqual(await backend.rows(queue), rowsBefore);
       assert.deepEqual(await t.countMessages(queue), { visible: 0, inFlight: 0 });
     });
 
@@ -222,7 +223,7 @@ for (const [name, makeBackend] of [
       assert.equal(received.length, 1);
       assert.equal(received[0]!.Body, 'order 1 placed');
       assert.equal(received[0]!.MessageAttributes?.kind?.StringValue, 'order-placed');
-      assert.equal((await backend.rows()).pending, 0);
+      assert.equal((await backend.rows(queue)).pending, 0);
     });
 
     test('rows are published in id order, in SendMessageBatch requests of 10', async () => {
@@ -248,7 +249,7 @@ for (const [name, makeBackend] of [
       const r = relay({ backoff: { initialMs: 1000 }, hooks: { failed: (f) => failures.push(f[0]!.error) } });
       assert.equal(await r.drain(), 0, 'the queue does not exist yet');
       assert.match(failures[0]!, /NonExistentQueue|does not exist/);
-      assert.equal((await backend.rows()).pending, 1);
+      assert.deepEqual(await backend.rows(queueName), { pending: 1, sent: 0, attempts: 1 });
       const { QueueUrl } = await t.sqs.send(new CreateQueueCommand({ QueueName: queueName }));
       await t.clock.advance(499); // random 0: the first retry waits half of 1000 ms
       assert.equal(await r.drain(), 0, 'still backing off');
@@ -259,6 +260,27 @@ for (const [name, makeBackend] of [
         received.map((m) => m.Body),
         ['waits for its queue'],
       );
+    });
+
+    test('on a FIFO queue a refused row holds back the later rows of its group, not other groups', async () => {
+      const queue = await t.createQueue('held', FIFO);
+      const refused = 'bad \u0001 character'; // outside the characters SQS accepts in a body
+      await backend.commit([
+        { queue, body: 'g1 first', groupId: 'g1' },
+        { queue, body: refused, groupId: 'g1' },
+        { queue, body: 'g1 third', groupId: 'g1' },
+        { queue, body: 'g2 only', groupId: 'g2' },
+      ]);
+      const errors: string[] = [];
+      const r = relay({ batchSize: 2, hooks: { failed: (f) => errors.push(...f.map((x) => x.error)) } });
+      assert.equal(await r.drain(), 2, 'g1 first and g2 only');
+      assert.equal(errors.length, 1);
+      assert.match(errors[0]!, /InvalidMessageContents/);
+      await t.clock.advance(60_000); // the retry: the refused row is sent alone in its group, and refused again
+      assert.equal(await r.drain(), 0);
+      assert.equal(errors.length, 2, 'only the refused row was tried again');
+      assert.deepEqual((await drainQueue(t, queue)).map((m) => m.Body).sort(), ['g1 first', 'g2 only']);
+      assert.deepEqual(await backend.rows(queue), { pending: 2, sent: 2, attempts: 2 });
     });
 
     test('a relay killed between publish and mark re-publishes on restart: FIFO dedup absorbs it, a standard queue gets it twice', async () => {
@@ -277,13 +299,14 @@ for (const [name, makeBackend] of [
         },
       });
       await assert.rejects(killed.drain(), /killed after publish/);
-      assert.equal((await backend.rows()).pending, 2, 'nothing was marked sent');
+      const pending = async () => (await backend.rows(fifo)).pending + (await backend.rows(standard)).pending;
+      assert.equal(await pending(), 2, 'nothing was marked sent');
 
       const restarted = relay({ leaseMs: 30_000 });
       assert.equal(await restarted.drain(), 0, "the dead relay's lease still holds the rows");
       await t.clock.advance(30_000);
       assert.equal(await restarted.drain(), 2, 'lease expired: both rows published again');
-      assert.equal((await backend.rows()).pending, 0);
+      assert.equal(await pending(), 0);
 
       // SQS drops the FIFO repeat: same MessageDeduplicationId (the row id) within 5 minutes.
       assert.deepEqual(
@@ -310,7 +333,7 @@ for (const [name, makeBackend] of [
       assert.deepEqual(await t.countMessages(queue), { visible: 1000, inFlight: 0 });
       const bodies = new Set((await drainQueue(t, queue)).map((m) => m.Body));
       assert.equal(bodies.size, 1000);
-      assert.equal((await backend.rows()).pending, 0);
+      assert.equal((await backend.rows(queue)).pending, 0);
     });
   });
 }

@@ -40,6 +40,8 @@ export interface OutboxStore {
   /** The same lease, restricted to the given ids (the CDC relay learns ids from the replication slot). */
   claimIds(ids: readonly string[], now: number, leaseUntil: number): Promise<OutboxRow[]>;
   markSent(ids: readonly string[], now: number): Promise<void>;
+  /** Ends the lease of rows this pass did not send (no attempt counted), so the next pass may take them. */
+  release(ids: readonly string[]): Promise<void>;
   /** Counts the attempt, records the error, and frees the row for a retry at `retryAt`. */
   markFailed(failures: readonly PublishFailure[]): Promise<void>;
 }
@@ -88,6 +90,21 @@ export function byId(a: { id: string }, b: { id: string }): number {
   const x = BigInt(a.id);
   const y = BigInt(b.id);
   return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/**
+ * The SQL condition for a row (aliased `candidate`) a relay may lease at time `now` (a placeholder). A row
+ * of a FIFO group also waits while an earlier row of its group is backing off or leased elsewhere, so
+ * a refused or slow row is never overtaken within its group.
+ */
+export function claimable(table: string, now: string): string {
+  return `candidate.sent_at IS NULL AND candidate.next_attempt_at <= ${now}
+    AND (candidate.claimed_until IS NULL OR candidate.claimed_until <= ${now})
+    AND (candidate.group_id IS NULL OR NOT EXISTS (
+      SELECT 1 FROM ${table} AS earlier
+      WHERE earlier.queue = candidate.queue AND earlier.group_id = candidate.group_id
+        AND earlier.id < candidate.id AND earlier.sent_at IS NULL
+        AND (earlier.next_attempt_at > ${now} OR earlier.claimed_until > ${now})))`;
 }
 
 /** Table names go into SQL text, so only plain identifiers are accepted. */

@@ -2,6 +2,7 @@ import type { ClientBase, Pool } from 'pg';
 import {
   byId,
   checkTableName,
+  claimable,
   DEFAULT_OUTBOX_TABLE,
   fromRecord,
   type OutboxMessage,
@@ -36,6 +37,7 @@ export async function migratePostgresOutbox(db: Queryable, table = DEFAULT_OUTBO
       last_error text
     );
     CREATE INDEX IF NOT EXISTS ${t}_pending ON ${t} (id) WHERE sent_at IS NULL;
+    CREATE INDEX IF NOT EXISTS ${t}_pending_groups ON ${t} (queue, group_id, id) WHERE sent_at IS NULL;
   `);
 }
 
@@ -85,8 +87,7 @@ export class PostgresOutbox implements OutboxStore {
     // SKIP LOCKED lets concurrent relays pass over rows another relay is leasing this instant; the lease
     // column keeps them passed over after that relay's statement commits.
     return this.leased(
-      `SELECT id FROM ${this.table}
-       WHERE sent_at IS NULL AND next_attempt_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)
+      `SELECT id FROM ${this.table} AS candidate WHERE ${claimable(this.table, '$1')}
        ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED`,
       [now, leaseUntil, limit],
     );
@@ -95,9 +96,8 @@ export class PostgresOutbox implements OutboxStore {
   async claimIds(ids: readonly string[], now: number, leaseUntil: number): Promise<OutboxRow[]> {
     if (ids.length === 0) return [];
     return this.leased(
-      `SELECT id FROM ${this.table}
-       WHERE id = ANY($3::bigint[]) AND sent_at IS NULL AND next_attempt_at <= $1
-         AND (claimed_until IS NULL OR claimed_until <= $1)
+      `SELECT id FROM ${this.table} AS candidate
+       WHERE id = ANY($3::bigint[]) AND ${claimable(this.table, '$1')}
        FOR UPDATE SKIP LOCKED`,
       [now, leaseUntil, ids],
     );
@@ -118,6 +118,13 @@ export class PostgresOutbox implements OutboxStore {
       `UPDATE ${this.table} SET sent_at = $2, claimed_until = NULL WHERE id = ANY($1::bigint[])`,
       [ids, now],
     );
+  }
+
+  async release(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.pool.query(`UPDATE ${this.table} SET claimed_until = NULL WHERE id = ANY($1::bigint[])`, [
+      ids,
+    ]);
   }
 
   async markFailed(failures: readonly PublishFailure[]): Promise<void> {

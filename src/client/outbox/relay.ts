@@ -149,6 +149,7 @@ export class OutboxRelay {
     if (rows.length === 0) return 0;
     const accepted: OutboxRow[] = [];
     const failures: PublishFailure[] = [];
+    const deferred: string[] = [];
     for (const [queue, queued] of groupByQueue(rows)) {
       let queueUrl: string;
       try {
@@ -158,25 +159,25 @@ export class OutboxRelay {
         continue;
       }
       const fifo = queueUrl.endsWith('.fifo');
-      for (const batch of chunks(queued)) {
-        try {
-          const result = await this.client.send(
-            new SendMessageBatchCommand({
-              QueueUrl: queueUrl,
-              Entries: batch.map((r, i) => this.entry(r, i, fifo)),
-            }),
-          );
-          const refused = new Map(
-            (result.Failed ?? []).map((f) => [Number(f.Id), `${f.Code}: ${f.Message}`]),
-          );
-          batch.forEach((row, i) => {
-            const reason = refused.get(i);
-            if (reason === undefined) accepted.push(row);
-            else failures.push(this.failure(row, reason));
-          });
-        } catch (error) {
-          for (const row of batch) failures.push(this.failure(row, error));
+      // On a FIFO queue a row must not overtake an earlier row of its group: behind a refused row, and
+      // behind a retried row (which may be refused again), the group's later rows wait for the next pass.
+      const heldGroups = new Set<string>();
+      for (const chunk of chunks(queued)) {
+        const batch: OutboxRow[] = [];
+        for (const row of chunk) {
+          const group = fifo ? row.groupId : undefined;
+          if (group !== undefined && heldGroups.has(group)) deferred.push(row.id);
+          else batch.push(row);
+          if (group !== undefined && row.attempts > 0) heldGroups.add(group);
         }
+        if (batch.length === 0) continue;
+        const refusals = await this.send(queueUrl, batch, fifo);
+        batch.forEach((row, i) => {
+          const reason = refusals(i);
+          if (reason === undefined) return void accepted.push(row);
+          failures.push(this.failure(row, reason));
+          if (fifo && row.groupId !== undefined) heldGroups.add(row.groupId);
+        });
       }
     }
     if (accepted.length > 0) await this.hooks.published?.(accepted);
@@ -184,11 +185,32 @@ export class OutboxRelay {
       accepted.map((r) => r.id),
       this.clock.now(),
     );
+    await this.outbox.release(deferred);
     if (failures.length > 0) {
       await this.outbox.markFailed(failures);
       this.hooks.failed?.(failures);
     }
     return accepted.length;
+  }
+
+  /** One SendMessageBatch; returns why entry `i` was refused, or undefined when SQS accepted it. */
+  private async send(
+    queueUrl: string,
+    batch: readonly OutboxRow[],
+    fifo: boolean,
+  ): Promise<(i: number) => unknown> {
+    try {
+      const result = await this.client.send(
+        new SendMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: batch.map((r, i) => this.entry(r, i, fifo)),
+        }),
+      );
+      const refused = new Map((result.Failed ?? []).map((f) => [Number(f.Id), `${f.Code}: ${f.Message}`]));
+      return (i) => refused.get(i);
+    } catch (error) {
+      return () => error;
+    }
   }
 
   private entry(row: OutboxRow, index: number, fifo: boolean): SendMessageBatchRequestEntry {

@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import {
   byId,
   checkTableName,
+  claimable,
   DEFAULT_OUTBOX_TABLE,
   fromRecord,
   type OutboxMessage,
@@ -30,6 +31,7 @@ export function migrateSqliteOutbox(db: Database, table = DEFAULT_OUTBOX_TABLE):
       last_error TEXT
     );
     CREATE INDEX IF NOT EXISTS ${t}_pending ON ${t} (id) WHERE sent_at IS NULL;
+    CREATE INDEX IF NOT EXISTS ${t}_pending_groups ON ${t} (queue, group_id, id) WHERE sent_at IS NULL;
   `);
 }
 
@@ -41,8 +43,6 @@ export interface SqliteOutboxOptions {
 }
 
 const RETURNED = 'RETURNING id, queue, body, attributes, delay_seconds, group_id, attempts';
-const CLAIMABLE =
-  'sent_at IS NULL AND next_attempt_at <= @now AND (claimed_until IS NULL OR claimed_until <= @now)';
 
 /**
  * The outbox on SQLite (better-sqlite3). SQLite runs one writer at a time, so each claim — a single
@@ -76,7 +76,8 @@ export class SqliteOutbox implements OutboxStore {
     const records = this.db
       .prepare(
         `UPDATE ${this.table} SET claimed_until = @leaseUntil WHERE id IN (
-           SELECT id FROM ${this.table} WHERE ${CLAIMABLE} ORDER BY id LIMIT @limit) ${RETURNED}`,
+           SELECT id FROM ${this.table} AS candidate WHERE ${claimable(this.table, '@now')}
+           ORDER BY id LIMIT @limit) ${RETURNED}`,
       )
       .all({ now, leaseUntil, limit }) as OutboxRecord[];
     return records.map(fromRecord).sort(byId);
@@ -87,7 +88,8 @@ export class SqliteOutbox implements OutboxStore {
     const records = this.db
       .prepare(
         `UPDATE ${this.table} SET claimed_until = @leaseUntil
-         WHERE id IN (SELECT value FROM json_each(@ids)) AND ${CLAIMABLE} ${RETURNED}`,
+         WHERE id IN (SELECT id FROM ${this.table} AS candidate
+           WHERE id IN (SELECT value FROM json_each(@ids)) AND ${claimable(this.table, '@now')}) ${RETURNED}`,
       )
       .all({ now, leaseUntil, ids: JSON.stringify(ids.map(Number)) }) as OutboxRecord[];
     return records.map(fromRecord).sort(byId);
@@ -101,6 +103,15 @@ export class SqliteOutbox implements OutboxStore {
          WHERE id IN (SELECT value FROM json_each(@ids))`,
       )
       .run({ now, ids: JSON.stringify(ids.map(Number)) });
+  }
+
+  async release(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    this.db
+      .prepare(
+        `UPDATE ${this.table} SET claimed_until = NULL WHERE id IN (SELECT value FROM json_each(@ids))`,
+      )
+      .run({ ids: JSON.stringify(ids.map(Number)) });
   }
 
   async markFailed(failures: readonly PublishFailure[]): Promise<void> {
