@@ -107,6 +107,12 @@ export function claimable(table: string, now: string): string {
         AND (earlier.next_attempt_at > ${now} OR earlier.claimed_until > ${now})))`;
 }
 
+/** The same partial indexes in both dialects: pending rows by id, and by FIFO group for `claimable`. */
+export function pendingIndexes(table: string): string {
+  return `CREATE INDEX IF NOT EXISTS ${table}_pending ON ${table} (id) WHERE sent_at IS NULL;
+    CREATE INDEX IF NOT EXISTS ${table}_pending_groups ON ${table} (queue, group_id, id) WHERE sent_at IS NULL;`;
+}
+
 /** Table names go into SQL text, so only plain identifiers are accepted. */
 export function checkTableName(table: string): string {
   if (!/^[a-z_][a-z0-9_]*$/.test(table)) throw new TypeError(`invalid outbox table name: ${table}`);

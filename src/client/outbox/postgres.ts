@@ -10,6 +10,7 @@ import {
   type OutboxRow,
   type OutboxStore,
   type PublishFailure,
+  pendingIndexes,
   toColumns,
 } from './message.ts';
 
@@ -36,8 +37,7 @@ export async function migratePostgresOutbox(db: Queryable, table = DEFAULT_OUTBO
       sent_at bigint,
       last_error text
     );
-    CREATE INDEX IF NOT EXISTS ${t}_pending ON ${t} (id) WHERE sent_at IS NULL;
-    CREATE INDEX IF NOT EXISTS ${t}_pending_groups ON ${t} (queue, group_id, id) WHERE sent_at IS NULL;
+    ${pendingIndexes(t)}
   `);
 }
 

@@ -172,12 +172,15 @@ export class OutboxRelay {
         }
         if (batch.length === 0) continue;
         const refusals = await this.send(queueUrl, batch, fifo);
-        batch.forEach((row, i) => {
+        for (const [i, row] of batch.entries()) {
           const reason = refusals(i);
-          if (reason === undefined) return void accepted.push(row);
+          if (reason === undefined) {
+            accepted.push(row);
+            continue;
+          }
           failures.push(this.failure(row, reason));
           if (fifo && row.groupId !== undefined) heldGroups.add(row.groupId);
-        });
+        }
       }
     }
     if (accepted.length > 0) await this.hooks.published?.(accepted);

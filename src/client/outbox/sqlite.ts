@@ -10,6 +10,7 @@ import {
   type OutboxRow,
   type OutboxStore,
   type PublishFailure,
+  pendingIndexes,
   toColumns,
 } from './message.ts';
 
@@ -30,8 +31,7 @@ export function migrateSqliteOutbox(db: Database, table = DEFAULT_OUTBOX_TABLE):
       sent_at INTEGER,
       last_error TEXT
     );
-    CREATE INDEX IF NOT EXISTS ${t}_pending ON ${t} (id) WHERE sent_at IS NULL;
-    CREATE INDEX IF NOT EXISTS ${t}_pending_groups ON ${t} (queue, group_id, id) WHERE sent_at IS NULL;
+    ${pendingIndexes(t)}
   `);
 }
 
