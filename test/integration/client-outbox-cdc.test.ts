@@ -112,4 +112,28 @@ describe('transactional outbox: CDC relay on PostgreSQL', { concurrency: false, 
     // Published twice, delivered once: the row id is the FIFO MessageDeduplicationId.
     assert.deepEqual(await t.countMessages(queue), { visible: 1, inFlight: 0 });
   });
+
+  test('a dropped slot connection is reopened, and follows the slot again', async () => {
+    const queue = await t.createQueue('cdc-reconnect');
+    await started({ reconnectMs: 1000 });
+    const slotReader = async () => {
+      const { rows } = await db.pool.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity
+         WHERE query LIKE '%pg_logical_slot_get_changes%' AND pid <> pg_backend_pid()`,
+      );
+      return rows[0]?.pid;
+    };
+    await eventually(async () => (await slotReader()) !== undefined, 'the relay read the slot');
+    const first = await slotReader();
+    const timers = t.clock.pendingTimers();
+    await db.pool.query('SELECT pg_terminate_backend($1)', [first]);
+    await eventually(() => t.clock.pendingTimers() > timers, 'the relay saw its connection drop');
+    await t.clock.advance(1000); // the reconnect timer (the catch-up pass is not due until 5 s)
+    await eventually(async () => {
+      const pid = await slotReader();
+      return pid !== undefined && pid !== first;
+    }, 'a new connection reads the slot');
+    await transaction([{ queue, body: 'after the reconnect' }], true);
+    await eventually(async () => (await t.countMessages(queue)).visible === 1, 'published from the slot');
+  });
 });

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { type Clock, systemClock, type Timer } from '../../core/clock.ts';
 import { checkTableName } from './message.ts';
 import type { PostgresOutbox } from './postgres.ts';
 import { OutboxRelay, type OutboxRelayOptions } from './relay.ts';
@@ -16,6 +17,8 @@ export interface PostgresCdcRelayOptions extends Omit<OutboxRelayOptions, 'outbo
    * while the relay was down, and retries rows SQS refused. Default 5000 ms.
    */
   catchUpIntervalMs?: number;
+  /** Pause before reopening the dedicated connection after it dropped. Default 1000 ms. */
+  reconnectMs?: number;
   /** Changes read from the slot per call. Default 1000. */
   changesPerRead?: number;
 }
@@ -37,7 +40,11 @@ export class PostgresCdcRelay {
   private readonly insertPrefix: string;
   private readonly changesPerRead: number;
   private readonly onError: (error: unknown) => void;
+  private readonly clock: Clock;
+  private readonly reconnectMs: number;
   private listener: pg.Client | undefined;
+  private running = false;
+  private reconnectTimer: Timer | undefined;
   private following: Promise<void> | undefined;
   private wokenWhileFollowing = false;
 
@@ -49,33 +56,68 @@ export class PostgresCdcRelay {
     this.insertPrefix = `table ${checkTableName(options.schema ?? 'public')}.${table}: INSERT: id[bigint]:`;
     this.changesPerRead = options.changesPerRead ?? 1000;
     this.onError = (error) => options.hooks?.error?.(error);
+    this.clock = options.clock ?? systemClock;
+    this.reconnectMs = options.reconnectMs ?? 1000;
     this.relay = new OutboxRelay({ ...options, pollIntervalMs: options.catchUpIntervalMs ?? 5000 });
   }
 
   async start(): Promise<void> {
-    if (this.listener) return;
-    const listener = new pg.Client(this.connection);
-    await listener.connect();
-    listener.on('error', this.onError);
-    await listener.query(
-      `SELECT pg_create_logical_replication_slot($1, 'test_decoding')
-       WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $1)`,
-      [this.slotName],
-    );
-    listener.on('notification', () => this.wake());
-    await listener.query(`LISTEN ${this.channel}`);
-    this.listener = listener;
+    if (this.running) return;
+    await this.connect();
+    this.running = true;
     this.relay.start();
-    this.wake();
   }
 
   /** Stops following and the catch-up pass; the slot stays, so changes made meanwhile are kept for the next start. */
   async stop(): Promise<void> {
+    this.running = false;
+    this.reconnectTimer?.cancel();
     const listener = this.listener;
     this.listener = undefined;
     await this.following;
     await this.relay.stop();
     await listener?.end();
+  }
+
+  /** Opens the dedicated connection: creates the slot if missing, LISTENs, and reads what the slot holds. */
+  private async connect(): Promise<void> {
+    const listener = new pg.Client(this.connection);
+    listener.on('error', (error) => {
+      this.onError(error);
+      this.lost(listener);
+    });
+    listener.on('end', () => this.lost(listener));
+    await listener.connect();
+    try {
+      await listener.query(
+        `SELECT pg_create_logical_replication_slot($1, 'test_decoding')
+         WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $1)`,
+        [this.slotName],
+      );
+      listener.on('notification', () => this.wake());
+      await listener.query(`LISTEN ${this.channel}`);
+    } catch (error) {
+      await listener.end().catch(() => {});
+      throw error;
+    }
+    this.listener = listener;
+    this.wake();
+  }
+
+  /** The connection died: the catch-up pass keeps publishing while it is reopened every `reconnectMs`. */
+  private lost(listener: pg.Client): void {
+    if (this.listener !== listener) return;
+    this.listener = undefined;
+    const retry = () => {
+      if (!this.running) return;
+      this.reconnectTimer = this.clock.setTimer(this.reconnectMs, () =>
+        this.connect().catch((error) => {
+          this.onError(error);
+          retry();
+        }),
+      );
+    };
+    retry();
   }
 
   /**
