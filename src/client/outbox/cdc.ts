@@ -80,7 +80,7 @@ export class PostgresCdcRelay {
   }
 
   /** Opens the dedicated connection: creates the slot if missing, LISTENs, and reads what the slot holds. */
-  private async connect(): Promise<void> {
+  private async connect(reconnecting = false): Promise<void> {
     const listener = new pg.Client(this.connection);
     listener.on('error', (error) => {
       this.onError(error);
@@ -100,6 +100,11 @@ export class PostgresCdcRelay {
       await listener.end().catch(() => {});
       throw error;
     }
+    if (reconnecting && !this.running) {
+      // stop() ran while this connection was being reopened.
+      await listener.end();
+      return;
+    }
     this.listener = listener;
     this.wake();
   }
@@ -111,7 +116,7 @@ export class PostgresCdcRelay {
     const retry = () => {
       if (!this.running) return;
       this.reconnectTimer = this.clock.setTimer(this.reconnectMs, () =>
-        this.connect().catch((error) => {
+        this.connect(true).catch((error) => {
           this.onError(error);
           retry();
         }),

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import {
   byId,
   checkTableName,
@@ -51,6 +51,8 @@ const RETURNED = 'RETURNING id, queue, body, attributes, delay_seconds, group_id
 export class SqliteOutbox implements OutboxStore {
   readonly table: string;
   private readonly db: Database;
+  /** The INSERT prepared once per caller connection (`add` may be given any connection to the file). */
+  private readonly inserts = new WeakMap<Database, Statement>();
 
   constructor(options: SqliteOutboxOptions) {
     this.db = options.db;
@@ -63,12 +65,15 @@ export class SqliteOutbox implements OutboxStore {
    */
   add(tx: Database, message: OutboxMessage): string {
     if (!tx.inTransaction) throw new Error('outbox.add must run inside the caller’s transaction');
-    const result = tx
-      .prepare(
+    let insert = this.inserts.get(tx);
+    if (!insert) {
+      insert = tx.prepare(
         `INSERT INTO ${this.table} (queue, body, attributes, delay_seconds, group_id)
          VALUES (@queue, @body, @attributes, @delay_seconds, @group_id)`,
-      )
-      .run(toColumns(message));
+      );
+      this.inserts.set(tx, insert);
+    }
+    const result = insert.run(toColumns(message));
     return String(result.lastInsertRowid);
   }
 
