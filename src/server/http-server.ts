@@ -153,7 +153,7 @@ async function handle(
       action = decoded.action;
       input = decoded.input;
     }
-    if (caller) options.auth?.authorize(caller, action, input);
+    if (caller) await options.auth?.authorize(caller, action, input, policyContextOf(request));
     const abort = new AbortController();
     response.once('close', () => {
       if (!response.writableFinished) abort.abort();
@@ -233,6 +233,15 @@ function baseUrlOf(request: IncomingMessage): string {
   const fallback = `${address.includes(':') ? `[${address}]` : address}:${request.socket.localPort}`;
   const scheme = 'encrypted' in request.socket ? 'https' : 'http';
   return `${scheme}://${host && /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? host : fallback}`;
+}
+
+/** The condition keys a caller states about the request's origin (caller-asserted; see README). */
+function policyContextOf(request: IncomingMessage): Record<string, string | undefined> {
+  const header = (name: string) => {
+    const value = request.headers[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  return { 'aws:SourceArn': header('x-amz-source-arn'), 'aws:SourceAccount': header('x-amz-source-account') };
 }
 
 /** SigV4 `Credential=<access key id>/...`; SQS reports the caller in SenderId. */
