@@ -15,6 +15,7 @@ import {
 import { checkJsonInput } from '../protocol/model.ts';
 import { decodeQueryRequest } from '../protocol/query.ts';
 import { renderQueryError, renderQueryResponse } from '../protocol/xml.ts';
+import { StoreUnavailableError } from '../store/contract.ts';
 import type { AccessKey, Authenticator } from './auth/access.ts';
 import type { Logger } from './logger.ts';
 import { LONG_POLL_CAP_DEFAULTS, type LongPollCaps, longPollGate } from './long-poll-gate.ts';
@@ -172,6 +173,15 @@ async function handle(
     if (response.destroyed) return;
     if (error instanceof SqsError) {
       fail(error);
+      return;
+    }
+    // Disk full or read-only: a condition of the machine, not a bug; 503 tells SDKs to retry later.
+    if (error instanceof StoreUnavailableError) {
+      options.logger.warn(
+        { requestId, action, reason: error.reason, cause: String(error.cause) },
+        error.message,
+      );
+      fail(errors.unavailable(error.message));
       return;
     }
     options.logger.error({ err: error, requestId, action }, 'unexpected error');

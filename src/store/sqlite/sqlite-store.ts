@@ -23,6 +23,7 @@ import type {
   Store,
   StoredMessage,
 } from '../contract.ts';
+import { StoreUnavailableError } from '../contract.ts';
 import { MIGRATIONS } from './schema.ts';
 
 /**
@@ -767,7 +768,8 @@ export class SqliteStore implements Store {
   private write<T>(kind: WriteKind, ...rest: [() => T] | [(() => void) | undefined, () => T]): Promise<T> {
     const [onApplied, run] = rest.length === 1 ? [undefined, rest[0]] : rest;
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ kind, run, onApplied, resolve: resolve as (value: unknown) => void, reject });
+      const fail = (error: unknown) => reject(unavailableOrSelf(error));
+      this.pending.push({ kind, run, onApplied, resolve: resolve as (value: unknown) => void, reject: fail });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -839,6 +841,25 @@ export class SqliteStore implements Store {
     }
     this.syncing = undefined;
   }
+}
+
+/**
+ * SQLite's and the OS's "cannot write" errors (full disk, read-only files, failing device) become the
+ * store's StoreUnavailableError; any other error (a bug, a constraint) stays as it is.
+ */
+function unavailableOrSelf(error: unknown): unknown {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code !== 'string') return error;
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') {
+    return new StoreUnavailableError('full', { cause: error });
+  }
+  if (code.startsWith('SQLITE_READONLY') || code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
+    return new StoreUnavailableError('read-only', { cause: error });
+  }
+  if (code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN' || code === 'EIO') {
+    return new StoreUnavailableError('io', { cause: error });
+  }
+  return error;
 }
 
 interface SampleRow {
