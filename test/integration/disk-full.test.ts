@@ -18,8 +18,9 @@ import {
 import { NEEDS_OWN_SERVER, type RunningServer, startServer } from '../helpers/server.ts';
 
 /**
- * A real disk running out and a real read-only data directory: the data directory lives on a small
- * tmpfs of its own, filled up with a file and remounted read-only. Needs root (mount); skipped otherwise.
+ * A real disk running out: the data directory lives on a small tmpfs of its own, filled up with a file.
+ * Needs root (mount); skipped otherwise. (A read-only remount is refused by the kernel while the server
+ * holds its files open for writing; test/unit/store-unavailable.test.ts covers SQLite's read-only error.)
  */
 const MOUNT_SIZE = '4m';
 
@@ -40,7 +41,7 @@ function canMount(): string | false {
 
 const SKIP = canMount();
 
-describe('disk full and read-only data directory', { skip: SKIP }, () => {
+describe('disk full', { skip: SKIP }, () => {
   let mountPoint: string;
   let server: RunningServer;
   let client: SQSClient;
@@ -125,18 +126,6 @@ describe('disk full and read-only data directory', { skip: SKIP }, () => {
     rmSync(filler);
     assert.equal(await send(60_000), undefined, 'writes resume once space returns');
     await assertReadsWork();
-  });
-
-  it('refuses writes with ServiceUnavailable when the data directory turns read-only, and recovers', async () => {
-    execFileSync('mount', ['-o', 'remount,ro', mountPoint]);
-    try {
-      assertUnavailable(await send(), /read-only|I\/O error/);
-      assert.equal(server.process.exitCode, null, 'the server keeps running');
-      await assertReadsWork();
-    } finally {
-      execFileSync('mount', ['-o', 'remount,rw', mountPoint]);
-    }
-    assert.equal(await send(), undefined, 'writes resume once the directory is writable again');
   });
 
   it('lost nothing it acknowledged, across a restart', async () => {

@@ -806,7 +806,9 @@ export class SqliteStore implements Store {
       commit.run();
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      for (const write of batch) write.reject(error);
+      // A BEGIN that fails (read-only, full) leaves writes still pending; they fail with the batch, or
+      // they would wait for a flush that nothing schedules.
+      for (const write of [...batch, ...this.pending.splice(0)]) write.reject(error);
       return;
     }
     batch.forEach((write, index) => {
