@@ -1,7 +1,7 @@
 import type { Clock } from '../../core/clock.ts';
 import { errors } from '../../core/errors.ts';
 import type { Input } from '../../core/input.ts';
-import { evaluateQueuePolicy } from './queue-policy.ts';
+import { evaluateQueuePolicy, globRegExp } from './queue-policy.ts';
 import { type RequestToVerify, type SigningCredential, verifySigV4 } from './sigv4.ts';
 
 /** One access key the server accepts (config file `credentials`, or `--credentials ID:SECRET`). */
@@ -39,9 +39,14 @@ export function createAuthenticator(options: {
   queuePolicy: (queueName: string) => Promise<string | undefined>;
 }): Authenticator {
   const byId = new Map(options.keys.map((key) => [key.accessKeyId, key]));
-  const queuePatterns = new Map(options.keys.map((key) => [key, key.queues?.map(globPattern)]));
+  const queuePatterns = new Map(
+    options.keys.map((key) => [key, key.queues?.map((queue) => globRegExp(queue, true))]),
+  );
   const actionPatterns = new Map(
-    options.keys.map((key) => [key, key.actions?.map((action) => globPattern(action.replace(/^sqs:/i, '')))]),
+    options.keys.map((key) => [
+      key,
+      key.actions?.map((action) => globRegExp(action.replace(/^sqs:/i, ''), true)),
+    ]),
   );
   return {
     authenticate: (request) =>
@@ -85,12 +90,4 @@ function queueNameOf(input: Input): string | undefined {
   if (typeof QueueUrl === 'string') return QueueUrl.replace(/\/+$/, '').split('/').pop();
   if (typeof SourceArn === 'string') return SourceArn.split(':').pop();
   return undefined;
-}
-
-function globPattern(glob: string): RegExp {
-  const source = glob
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${source}$`, 'i');
 }

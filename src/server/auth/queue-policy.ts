@@ -116,13 +116,18 @@ function principalMatches(principal: unknown, account: string): boolean | undefi
   });
 }
 
-/** IAM globs: `*` any run, `?` one character; actions compare case-insensitively, ARNs exactly. */
-function globMatches(pattern: string, value: string, ignoreCase: boolean): boolean {
-  const source = pattern
+/** IAM globs: `*` any run, `?` one character (also the per-key `queues` and `actions` lists). */
+export function globRegExp(glob: string, ignoreCase: boolean): RegExp {
+  const source = glob
     .replace(/[.+^${}()|[\]\\]/g, '\\$&')
     .replace(/\*/g, '.*')
     .replace(/\?/g, '.');
-  return new RegExp(`^${source}$`, ignoreCase ? 'is' : 's').test(value);
+  return new RegExp(`^${source}$`, ignoreCase ? 'is' : 's');
+}
+
+/** Actions compare case-insensitively, ARNs exactly. */
+function globMatches(pattern: string, value: string, ignoreCase: boolean): boolean {
+  return globRegExp(pattern, ignoreCase).test(value);
 }
 
 type Operator = (actual: string, expected: string) => boolean;
