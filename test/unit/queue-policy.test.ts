@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { evaluateQueuePolicy, type PolicyRequest } from '../../src/server/auth/queue-policy.ts';
+import { readConfigFile } from '../../src/server/config-file.ts';
 
 const QUEUE = 'arn:aws:sqs:us-east-1:000000000000:orders';
 const OTHER = '111122223333';
@@ -136,4 +140,18 @@ describe('queue policy evaluation', () => {
       'allow',
     );
   });
+});
+
+it('a config file key may name its 12-digit account', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-account-'));
+  try {
+    const file = join(dir, 'sluice.json');
+    const key = { accessKeyId: 'AKIDPARTNER', secretAccessKey: 's' };
+    writeFileSync(file, JSON.stringify({ credentials: [{ ...key, accountId: '1234' }] }));
+    assert.throws(() => readConfigFile(file), /"accountId" must be 12 digits/);
+    writeFileSync(file, JSON.stringify({ credentials: [{ ...key, accountId: OTHER }] }));
+    assert.equal(readConfigFile(file).credentials?.[0]?.accountId, OTHER);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
