@@ -30,6 +30,8 @@ import { isWebhookUrl } from './webhooks.ts';
  * "credentials" turns on SigV4 verification (README, "Authentication"):
  *   "credentials": [{ "accessKeyId": "AKIDORDERS", "secretAccessKey": "…",
  *                     "queues": ["orders*"], "actions": ["SendMessage", "Receive*", "DeleteMessage*"] }]
+ * A key with "accountId" (12 digits) belongs to another account: queue policies decide what it may do
+ * (README, "Queue policies").
  */
 export interface ConfigFile {
   queues?: Array<{

@@ -15,6 +15,7 @@ import {
   SQSClient,
   SQSServiceException,
 } from '@aws-sdk/client-sqs';
+import { postForm } from '../helpers/raw-requests.ts';
 import { NEEDS_OWN_SERVER, type RunningServer, startServer } from '../helpers/server.ts';
 
 /**
@@ -120,7 +121,19 @@ describe('disk full', { skip: SKIP }, () => {
     let refused: SQSServiceException | undefined;
     for (let i = 0; i < 200 && refused === undefined; i++) refused = await send(60_000);
     assertUnavailable(refused, /disk is full/);
+    // The Query protocol gets the same error, in its XML shape.
+    const query = await postForm(
+      server.endpoint,
+      new URLSearchParams({
+        Action: 'SendMessage',
+        QueueUrl: queueUrl,
+        MessageBody: 'q'.repeat(60_000),
+      }).toString(),
+    );
+    assert.equal(query.status, 503);
+    assert.match(await query.text(), /<Type>Receiver<\/Type><Code>ServiceUnavailable<\/Code>/);
     assert.equal(server.process.exitCode, null, 'the server keeps running');
+    assert.doesNotMatch(server.output(), /unexpected error/, 'a full disk is not logged as a bug');
     await assertReadsWork();
 
     rmSync(filler);
