@@ -169,4 +169,22 @@ describe('disk full', { skip: SKIP }, () => {
       [],
     );
   });
+
+  it('refuses to start on a read-only data directory, naming the cause', async () => {
+    client.destroy();
+    await server.stop();
+    execFileSync('mount', ['-o', 'remount,ro', mountPoint]);
+    try {
+      await assert.rejects(
+        startServer({ dataDir: join(mountPoint, 'data') }),
+        /data directory .* is not writable/,
+      );
+    } finally {
+      execFileSync('mount', ['-o', 'remount,rw', mountPoint]);
+    }
+    server = await startServer({ dataDir: join(mountPoint, 'data') });
+    client = connect(server);
+    const { QueueUrl } = await client.send(new GetQueueUrlCommand({ QueueName: 'smalldisk' }));
+    assert.match(String(QueueUrl), /\/000000000000\/smalldisk$/);
+  });
 });

@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
+import { accessSync, closeSync, constants, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
@@ -164,6 +164,12 @@ export class SqliteStore implements Store {
       if ((error as { code?: string }).code === 'SQLITE_BUSY') {
         throw new Error(
           `the data directory ${options.dataDir} is in use by another Sluice server (database is locked)`,
+        );
+      }
+      // SQLite says only "disk I/O error" when WAL mode cannot create its files; name the real cause.
+      if (file !== ':memory:' && !isWritable(options.dataDir)) {
+        throw new Error(
+          `the data directory ${options.dataDir} is not writable (read-only filesystem or permissions); Sluice must write there to open its database`,
         );
       }
       throw error;
@@ -914,6 +920,15 @@ function toSample(row: SampleRow): QueueSample {
 }
 
 const fdatasyncAsync = promisify(fdatasync);
+
+function isWritable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function ensureDir(dir: string): string {
   mkdirSync(dir, { recursive: true });
