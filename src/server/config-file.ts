@@ -30,6 +30,8 @@ import { isWebhookUrl } from './webhooks.ts';
  * "credentials" turns on SigV4 verification (README, "Authentication"):
  *   "credentials": [{ "accessKeyId": "AKIDORDERS", "secretAccessKey": "…",
  *                     "queues": ["orders*"], "actions": ["SendMessage", "Receive*", "DeleteMessage*"] }]
+ * A key with "accountId" (12 digits) belongs to another account: queue policies decide what it may do
+ * (README, "Queue policies").
  */
 export interface ConfigFile {
   queues?: Array<{
@@ -53,13 +55,15 @@ function checkCredentials(path: string, value: unknown): void {
   for (const [index, key] of value.entries()) {
     const where = `config file ${path}: credentials[${index}]`;
     if (!key || typeof key !== 'object') throw new Error(`${where} must be an object`);
-    const { accessKeyId, secretAccessKey, queues, actions } = key as Record<string, unknown>;
+    const { accessKeyId, secretAccessKey, queues, actions, accountId } = key as Record<string, unknown>;
     if (typeof accessKeyId !== 'string' || !ACCESS_KEY_ID.test(accessKeyId))
       throw new Error(`${where}: "accessKeyId" must be 1-128 letters, digits or underscores`);
     if (typeof secretAccessKey !== 'string' || secretAccessKey === '')
       throw new Error(`${where}: "secretAccessKey" must be a non-empty string`);
     if (!stringList(queues) || !stringList(actions))
       throw new Error(`${where}: "queues" and "actions" must be lists of strings`);
+    if (accountId !== undefined && (typeof accountId !== 'string' || !/^\d{12}$/.test(accountId)))
+      throw new Error(`${where}: "accountId" must be 12 digits`);
   }
 }
 

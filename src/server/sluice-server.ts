@@ -134,7 +134,13 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     longPolls: options.longPolls,
     auth:
       keys.length > 0
-        ? createAuthenticator({ keys, region: service.region, accountId: service.accountId, clock })
+        ? createAuthenticator({
+            keys,
+            region: service.region,
+            accountId: service.accountId,
+            clock,
+            queuePolicy: async (name) => (await store.getQueue(name))?.attributes.Policy,
+          })
         : undefined,
     pages: {
       '/metrics': async () => ({ contentType: metrics.contentType, body: await metrics.render() }),

@@ -8,6 +8,29 @@ import type { QueueAttributes } from '../core/queue-attributes.ts';
  *
  * All times are epoch milliseconds. A store never reads a clock: `now` always comes from the caller.
  */
+/**
+ * The store cannot write now: its disk is full, its files are read-only, or the device failed. The write
+ * was not acknowledged (it may or may not have been applied if only the final fsync failed), and reads
+ * may still work; the server answers ServiceUnavailable and keeps running, so writes resume once the
+ * condition clears.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(
+    readonly reason: 'full' | 'read-only' | 'io',
+    options: { cause: unknown },
+  ) {
+    super(
+      reason === 'full'
+        ? 'The server cannot store more data: its disk is full.'
+        : reason === 'read-only'
+          ? 'The server cannot store data: its data directory is read-only.'
+          : 'The server cannot store data: its disk reported an I/O error.',
+      options,
+    );
+    this.name = 'StoreUnavailableError';
+  }
+}
+
 export interface Store {
   createQueue(queue: NewQueue): Promise<QueueRecord>;
   getQueue(name: string): Promise<QueueRecord | undefined>;

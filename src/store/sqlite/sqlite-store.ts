@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
+import { accessSync, closeSync, constants, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
@@ -23,6 +23,7 @@ import type {
   Store,
   StoredMessage,
 } from '../contract.ts';
+import { StoreUnavailableError } from '../contract.ts';
 import { MIGRATIONS } from './schema.ts';
 
 /**
@@ -163,6 +164,12 @@ export class SqliteStore implements Store {
       if ((error as { code?: string }).code === 'SQLITE_BUSY') {
         throw new Error(
           `the data directory ${options.dataDir} is in use by another Sluice server (database is locked)`,
+        );
+      }
+      // SQLite says only "disk I/O error" when WAL mode cannot create its files; name the real cause.
+      if (file !== ':memory:' && !isWritable(options.dataDir)) {
+        throw new Error(
+          `the data directory ${options.dataDir} is not writable (read-only filesystem or permissions); Sluice must write there to open its database`,
         );
       }
       throw error;
@@ -767,7 +774,8 @@ export class SqliteStore implements Store {
   private write<T>(kind: WriteKind, ...rest: [() => T] | [(() => void) | undefined, () => T]): Promise<T> {
     const [onApplied, run] = rest.length === 1 ? [undefined, rest[0]] : rest;
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ kind, run, onApplied, resolve: resolve as (value: unknown) => void, reject });
+      const fail = (error: unknown) => reject(unavailableOrSelf(error));
+      this.pending.push({ kind, run, onApplied, resolve: resolve as (value: unknown) => void, reject: fail });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -804,7 +812,9 @@ export class SqliteStore implements Store {
       commit.run();
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      for (const write of batch) write.reject(error);
+      // A BEGIN that fails (read-only, full) leaves writes still pending; they fail with the batch, or
+      // they would wait for a flush that nothing schedules.
+      for (const write of [...batch, ...this.pending.splice(0)]) write.reject(error);
       return;
     }
     batch.forEach((write, index) => {
@@ -839,6 +849,25 @@ export class SqliteStore implements Store {
     }
     this.syncing = undefined;
   }
+}
+
+/**
+ * SQLite's and the OS's "cannot write" errors (full disk, read-only files, failing device) become the
+ * store's StoreUnavailableError; any other error (a bug, a constraint) stays as it is.
+ */
+function unavailableOrSelf(error: unknown): unknown {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code !== 'string') return error;
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') {
+    return new StoreUnavailableError('full', { cause: error });
+  }
+  if (code.startsWith('SQLITE_READONLY') || code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
+    return new StoreUnavailableError('read-only', { cause: error });
+  }
+  if (code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN' || code === 'EIO') {
+    return new StoreUnavailableError('io', { cause: error });
+  }
+  return error;
 }
 
 interface SampleRow {
@@ -891,6 +920,15 @@ function toSample(row: SampleRow): QueueSample {
 }
 
 const fdatasyncAsync = promisify(fdatasync);
+
+function isWritable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function ensureDir(dir: string): string {
   mkdirSync(dir, { recursive: true });
