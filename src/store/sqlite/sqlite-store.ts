@@ -10,7 +10,6 @@ import type {
   MoveRequest,
   MoveTaskChange,
   MoveTaskRecord,
-  MoveTaskStatus,
   NewMessage,
   NewMoveTask,
   NewQueue,
