@@ -7,6 +7,7 @@ import { QueueSampler } from '../core/queue-history.ts';
 import { startRetentionSweeper } from '../core/retention.ts';
 import { SqsService } from '../core/sqs-service.ts';
 import type { Store } from '../store/contract.ts';
+import { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { type AccessKey, createAuthenticator } from './auth/access.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
@@ -36,6 +37,13 @@ export interface SluiceOptions {
   clock?: Clock;
   /** Use this store instead of opening SQLite in dataDir (tests, other backends). */
   store?: Store;
+  /**
+   * postgres://user[:password]@host[:port]/database: keep the queues in this PostgreSQL database instead of
+   * SQLite, shared with every other node started on it. The schema is created and migrated at start.
+   */
+  storeUrl?: string;
+  /** Connections this node opens to PostgreSQL at most, besides one for LISTEN (default 10). */
+  storeConnections?: number;
   logger?: Logger;
   /** Move tasks started without MaxNumberOfMessagesPerSecond (the config file's "redrive" can set these too). */
   redrive?: Partial<MoveTaskSettings>;
@@ -64,6 +72,19 @@ export interface RunningSluice {
   close(): Promise<void>;
 }
 
+/** True when a --store value names a PostgreSQL database. */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//.test(url);
+}
+
+async function openStore(options: SluiceOptions, dataDir: string): Promise<Store> {
+  if (options.storeUrl === undefined)
+    return new SqliteStore({ dataDir, durability: options.durability ?? 'durable' });
+  if (!isPostgresUrl(options.storeUrl))
+    throw new Error(`--store must be a postgres:// URL, not ${JSON.stringify(options.storeUrl)}`);
+  return PostgresStore.open({ connectionString: options.storeUrl, maxConnections: options.storeConnections });
+}
+
 /** Addresses only this machine can reach; anything else exposes the server. */
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
@@ -74,7 +95,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const dataDir = options.dataDir ?? './sluice-data';
   const config = options.configFile ? readConfigFile(options.configFile) : {};
   const clock = options.clock ?? systemClock;
-  const store = options.store ?? new SqliteStore({ dataDir, durability: options.durability ?? 'durable' });
+  const store = options.store ?? (await openStore(options, dataDir));
   const service = new SqsService({
     store,
     clock,

@@ -91,6 +91,12 @@ export interface Store {
    * can leave it out (the cap then cannot be set on it).
    */
   storedBytes?(): Promise<number>;
+  /**
+   * For stores shared by several servers (nodes): calls `wake` when another node may have made messages of
+   * the queue visible (a send, a visibility change to 0, a move), or with undefined when any queue may have,
+   * so this node's long polls try again. A single-process store leaves it out.
+   */
+  onRemoteWake?(wake: (queueId: number | undefined) => void): void;
   close(): Promise<void>;
 }
 

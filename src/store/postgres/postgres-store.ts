@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type {
   ChangeVisibilityOutcome,
@@ -37,7 +38,15 @@ export interface PostgresStoreOptions {
   connectionString: string;
   /** Connections this node keeps at most (each statement in flight holds one). Default 10. */
   maxConnections?: number;
+  /**
+   * How often long polls try again without a wake from another node, in case a notification was lost
+   * (the listening connection dropped). Default 5000 ms.
+   */
+  fallbackWakeMs?: number;
 }
+
+/** The channel on which nodes announce that a queue may have visible messages; payload "node:queueId". */
+const WAKE_CHANNEL = 'sluice_wake';
 
 /** The statement runner of a transaction or of the pool (a single statement is atomic on its own). */
 interface Db {
@@ -83,6 +92,14 @@ export class PostgresStore implements Store {
   /** Whether each queue id is FIFO; a queue's kind never changes and ids are never reused. */
   private readonly fifoById = new Map<number, boolean>();
   private readonly ready: Promise<void>;
+  /** Tells this node's own notifications apart from other nodes'. */
+  private readonly nodeId = randomUUID();
+  private readonly connectionString: string;
+  private readonly fallbackWakeMs: number;
+  private listener: pg.Client | undefined;
+  private fallbackTimer: NodeJS.Timeout | undefined;
+  private wake: ((queueId: number | undefined) => void) | undefined;
+  private closed = false;
   /** Statements and transactions under way, and who waits for there to be none (tests on a fake clock). */
   private busy = 0;
   private drained: Array<() => void> = [];
@@ -97,7 +114,54 @@ export class PostgresStore implements Store {
     });
     // An idle connection that the server drops (restart, failover) must not crash the process.
     this.pool.on('error', () => {});
+    this.connectionString = options.connectionString;
+    this.fallbackWakeMs = options.fallbackWakeMs ?? 5000;
     this.ready = this.migrate();
+  }
+
+  onRemoteWake(wake: (queueId: number | undefined) => void): void {
+    this.wake = wake;
+    if (!this.listener) void this.listen();
+    this.fallbackTimer ??= setInterval(() => this.wake?.(undefined), this.fallbackWakeMs);
+    this.fallbackTimer.unref();
+  }
+
+  /**
+   * One connection LISTENs for the other nodes' wakes. When it drops it is opened again, and every queue
+   * is woken, as notifications sent meanwhile are lost.
+   */
+  private async listen(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.connectionString });
+    this.listener = client;
+    const reconnect = () => {
+      if (this.closed || this.listener !== client) return;
+      this.listener = undefined;
+      client.end().catch(() => {});
+      setTimeout(() => {
+        if (this.closed) return;
+        void this.listen().then(() => this.wake?.(undefined));
+      }, 500).unref();
+    };
+    client.on('error', reconnect);
+    client.on('end', reconnect);
+    client.on('notification', ({ payload }) => {
+      const [node, queue] = (payload ?? '').split(':');
+      if (node !== this.nodeId) this.wake?.(Number(queue));
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${WAKE_CHANNEL}`);
+      // Closed while connecting.
+      if (this.closed) await client.end();
+    } catch {
+      reconnect();
+    }
+  }
+
+  /** Tells the other nodes, when the transaction commits, that these queues may have visible messages. */
+  private async announce(db: Db, queueIds: Iterable<number>): Promise<void> {
+    for (const queueId of new Set(queueIds))
+      await run(db, 'SELECT pg_notify($1, $2)', [WAKE_CHANNEL, `${this.nodeId}:${queueId}`]);
   }
 
   /** Connects and runs the migrations this database lacks (one node at a time). */
@@ -180,6 +244,7 @@ export class PostgresStore implements Store {
           [changes.waitingDelayMs, id],
         );
         await this.rebuildGroups(db, id);
+        await this.announce(db, [id]);
       }
       return toQueue(rows[0]);
     });
@@ -219,9 +284,13 @@ export class PostgresStore implements Store {
     onVisible?: () => void,
   ): Promise<SentMessage[]> {
     const fifo = await this.isFifo(queueId);
-    const sent = await this.transaction((db) =>
-      fifo ? this.sendFifo(db, queueId, messages) : this.sendStandard(db, queueId, messages),
-    );
+    const sent = await this.transaction(async (db) => {
+      const results = await (fifo
+        ? this.sendFifo(db, queueId, messages)
+        : this.sendStandard(db, queueId, messages));
+      if (results.some((result) => !result.duplicate)) await this.announce(db, [queueId]);
+      return results;
+    });
     onVisible?.();
     return sent;
   }
@@ -363,6 +432,7 @@ export class PostgresStore implements Store {
           [request.queueId, request.attempt.id, JSON.stringify(claims), request.attempt.expiresAt],
         );
       }
+      if (progress.moved > 0 && request.deadLetter) await this.announce(db, [request.deadLetter.queueId]);
       return { messages: progress.claimed, overLimit: false, movedToDeadLetter: progress.moved };
     });
   }
@@ -732,6 +802,7 @@ export class PostgresStore implements Store {
       if (request.visibleAt - (row.delivery_started_at ?? request.now) > request.maxDeliveryMs)
         return 'beyondLimit';
       await run(db, 'UPDATE messages SET visible_at = $1 WHERE seq = $2', [request.visibleAt, request.seq]);
+      if (request.visibleAt <= request.now) await this.announce(db, [request.queueId]);
       if (row.group_id !== null && fifo) await this.refreshGroup(db, request.queueId, row.group_id);
       return 'changed';
     });
@@ -959,6 +1030,7 @@ export class PostgresStore implements Store {
       );
       outcome.task = toMoveTask(updated[0]!);
       outcome.destinations = [...destinations];
+      await this.announce(db, destinations);
       outcome.more = outcome.unroutable !== undefined || candidates.length > request.max;
       return outcome;
     });
@@ -1023,6 +1095,10 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.fallbackTimer);
+    this.wake = undefined;
+    await this.listener?.end().catch(() => {});
     await this.pool.end();
   }
 
