@@ -10,6 +10,7 @@ import type { Store } from '../store/contract.ts';
 import { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { type AccessKey, createAuthenticator } from './auth/access.ts';
+import { ClusterLease } from './cluster-lease.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
 import { consoleApi, consolePages } from './console-api.ts';
 import { createHttpServer } from './http-server.ts';
@@ -68,6 +69,8 @@ export interface RunningSluice {
   readonly alarms: DlqAlarms;
   /** Takes the history samples; tests call sample() to take one now. */
   readonly sampler: QueueSampler;
+  /** Whether this node runs the cluster jobs (retention, alarms, history, move tasks); always, on SQLite. */
+  readonly lease: ClusterLease;
   /** Stops accepting requests, ends long polls, lets requests under way finish, closes the store. */
   close(): Promise<void>;
 }
@@ -174,24 +177,45 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const { port } = server.address() as AddressInfo;
   const endpoint = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   await applyConfig(service, config, { baseUrl: endpoint, senderId: service.accountId });
-  const sweeper = startRetentionSweeper(service, (error) =>
-    logger.error({ err: error }, 'retention sweep failed'),
+  // Retention, DLQ alarms, history samples and move tasks run on one node of those sharing the store: the
+  // lease holder (with SQLite, this server, always). Another node's move tasks wait for the holder's tick.
+  await service.moveTasks.stop();
+  let sweeper: { stop(): void } | undefined;
+  const lease = new ClusterLease(
+    store,
+    clock,
+    {
+      async start() {
+        logger.info({ holder: lease.holder }, 'running the cluster jobs (lease taken)');
+        sweeper = startRetentionSweeper(service, (error) =>
+          logger.error({ err: error }, 'retention sweep failed'),
+        );
+        await service.moveTasks.resume();
+        alarms.start();
+        sampler.start();
+      },
+      async stop() {
+        logger.info({ holder: lease.holder }, 'no longer running the cluster jobs (lease lost)');
+        sweeper?.stop();
+        await sampler.stop();
+        await alarms.stop();
+        await service.moveTasks.stop();
+      },
+      tick: () => service.moveTasks.resume(),
+    },
+    (error) => logger.error({ err: error }, 'cluster lease renewal failed'),
   );
-  await service.moveTasks.resume();
-  alarms.start();
-  sampler.start();
+  await lease.start();
   let closing: Promise<void> | undefined;
   return {
     endpoint,
     service,
     alarms,
     sampler,
+    lease,
     close() {
       closing ??= (async () => {
-        sweeper.stop();
-        await sampler.stop();
-        await alarms.stop();
-        await service.moveTasks.stop();
+        await lease.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         service.longPoll.closeAll();
         // Keep-alive connections become idle as their last answers go out; close each as soon as it does,

@@ -1079,6 +1079,23 @@ export class PostgresStore implements Store {
     return rowCount ?? 0;
   }
 
+  async claimLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    const { rowCount } = await run(
+      this.direct,
+      `WITH now AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms)
+       INSERT INTO leases (name, holder, expires_at) SELECT $1, $2, ms + $3 FROM now
+       ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+         WHERE leases.holder = excluded.holder OR leases.expires_at <= (SELECT ms FROM now)
+       RETURNING holder`,
+      [name, holder, ttlMs],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    await run(this.direct, 'DELETE FROM leases WHERE name = $1 AND holder = $2', [name, holder]);
+  }
+
   /**
    * The bytes of the messages' bodies and attributes. PostgreSQL compresses large values and keeps the space
    * of deleted rows for reuse, so its file sizes tell neither what is stored nor when a purge made room. A

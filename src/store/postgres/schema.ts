@@ -125,4 +125,11 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX queue_samples_by_time ON queue_samples (at);
   `,
+  /* 2: leases: which node runs each cluster-wide job (retention, DLQ alarms, history, move tasks) */ `
+  CREATE TABLE leases (
+    name       TEXT PRIMARY KEY,
+    holder     TEXT NOT NULL,
+    expires_at BIGINT NOT NULL   -- epoch ms on the database's clock
+  );
+  `,
 ];
