@@ -284,30 +284,27 @@ export class PostgresStore implements Store {
     onVisible?: () => void,
   ): Promise<SentMessage[]> {
     const fifo = await this.isFifo(queueId);
-    const sent = await this.transaction(async (db) => {
-      const results = await (fifo
-        ? this.sendFifo(db, queueId, messages)
-        : this.sendStandard(db, queueId, messages));
-      if (results.some((result) => !result.duplicate)) await this.announce(db, [queueId]);
-      return results;
-    });
+    const sent = fifo
+      ? await this.transaction(async (db) => {
+          const results = await this.sendFifo(db, queueId, messages);
+          if (results.some((result) => !result.duplicate)) await this.announce(db, [queueId]);
+          return results;
+        })
+      : await this.sendStandard(queueId, messages);
     onVisible?.();
     return sent;
   }
 
   /**
-   * Standard queues: the batch in one INSERT. Its tenants (fair queues) are noted first, so that messages
-   * without a group in a queue that has tenants join the tenant ''.
+   * Standard queues: the batch, its tenants (fair queues: messages without a group in a queue with tenants
+   * are the tenant '') and the other nodes' wake, all in one statement.
    */
-  private async sendStandard(db: Db, queueId: number, messages: NewMessage[]): Promise<SentMessage[]> {
+  private async sendStandard(queueId: number, messages: NewMessage[]): Promise<SentMessage[]> {
     const tenants = [...new Set(messages.flatMap((message) => message.groupId ?? []))];
-    if (tenants.length > 0) await this.noteTenants(db, queueId, tenants);
-    const fair = tenants.length > 0 || (await this.hasTenants(db, queueId));
-    const seqs = await this.insertMessages(
-      db,
-      queueId,
-      messages.map((message) => ({ message, groupId: message.groupId ?? (fair ? '' : null) })),
-    );
+    const seqs = await this.insertMessages(this.direct, queueId, messages, {
+      tenants: tenants.length > 0 ? [...tenants, ''] : [],
+      announce: true,
+    });
     return messages.map((message, index) => ({
       messageId: message.messageId,
       seq: seqs[index]!,
@@ -347,7 +344,7 @@ export class PostgresStore implements Store {
           [queueId, message.groupId, message.visibleAt],
         );
       }
-      const [seq] = await this.insertMessages(db, queueId, [{ message, groupId: message.groupId ?? null }]);
+      const [seq] = await this.insertMessages(db, queueId, [message], { tenants: [], announce: false });
       if (deduplication) {
         await run(
           db,
@@ -363,26 +360,43 @@ export class PostgresStore implements Store {
     return results;
   }
 
-  /** Inserts the messages in one statement, in order; their seqs, in the same order. */
+  /**
+   * Inserts the messages in one statement, in order, and returns their seqs in the same order. In the same
+   * statement: `tenants` become the queue's fair-queue tenants (the queue's messages without a group join the
+   * tenant '' when it is new), a message without a group is the tenant '' once the queue has tenants, and with
+   * `announce` the other nodes are told (at commit) that the queue has new messages.
+   */
   private async insertMessages(
     db: Db,
     queueId: number,
-    messages: Array<{ message: NewMessage; groupId: string | null }>,
+    messages: NewMessage[],
+    options: { tenants: string[]; announce: boolean },
   ): Promise<number[]> {
-    const column = <T>(pick: (message: NewMessage) => T) => messages.map(({ message }) => pick(message));
+    const column = <T>(pick: (message: NewMessage) => T) => messages.map(pick);
     const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
     const { rows } = await run<{ seq: number }>(
       db,
-      `INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
+      `WITH added AS (
+         INSERT INTO fair_tenants (queue_id, tenant, served_at) SELECT $1, unnest($15::text[]), 0
+         ON CONFLICT DO NOTHING RETURNING tenant),
+       joined AS (
+         UPDATE messages SET group_id = '' WHERE queue_id = $1 AND group_id IS NULL
+           AND EXISTS (SELECT 1 FROM added WHERE tenant = '')),
+       fair AS (
+         SELECT cardinality($15::text[]) > 0 OR EXISTS (SELECT 1 FROM fair_tenants WHERE queue_id = $1) AS yes),
+       announced AS (SELECT CASE WHEN $18::boolean THEN pg_notify($16, $17) END AS n)
+       INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
          md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at,
          group_id, deduplication_id)
        SELECT $1, message_id, body, message_attributes, system_attributes, md5_of_body, md5_of_message_attributes,
-         md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at, group_id, deduplication_id
+         md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at,
+         CASE WHEN m.group_id IS NULL AND fair.yes THEN '' ELSE m.group_id END, deduplication_id
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
          $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::text[], $14::text[])
          WITH ORDINALITY AS m(message_id, body, message_attributes, system_attributes, md5_of_body,
            md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at,
            group_id, deduplication_id, position)
+         CROSS JOIN fair CROSS JOIN announced
        ORDER BY position
        RETURNING seq`,
       [
@@ -398,8 +412,12 @@ export class PostgresStore implements Store {
         column((m) => m.sentAt),
         column((m) => m.visibleAt),
         column((m) => m.expiresAt),
-        messages.map(({ groupId }) => groupId),
+        column((m) => m.groupId ?? null),
         column((m) => m.deduplication?.id ?? null),
+        options.tenants,
+        WAKE_CHANNEL,
+        `${this.nodeId}:${queueId}`,
+        options.announce,
       ],
     );
     // Seqs come from one sequence in insertion order, which ORDER BY position makes the batch's order.
