@@ -441,6 +441,7 @@ export class PostgresStore implements Store {
       const progress: ReceiveProgress = { request, claimed: [], seen: new Set(), moved: 0 };
       if (fifo) await this.claimFromGroups(db, progress, deadLetterFifo);
       else await this.claimByTenant(db, progress, deadLetterFifo);
+      await this.writeClaims(db, request, progress.claimed);
       if (fifo && request.attempt && progress.claimed.length > 0) {
         const claims = progress.claimed.map((message) => [message.seq, message.receiptToken]);
         await run(
@@ -518,22 +519,33 @@ export class PostgresStore implements Store {
       receipt_token: request.newReceiptToken(),
       delivery_started_at: request.now,
     };
-    await run(
-      db,
-      `UPDATE messages SET visible_at = $2, receive_count = $3, first_received_at = $4, receipt_token = $5,
-         delivery_started_at = $6
-       WHERE seq = $1`,
-      [
-        row.seq,
-        claim.visible_at,
-        claim.receive_count,
-        claim.first_received_at,
-        claim.receipt_token,
-        claim.delivery_started_at,
-      ],
-    );
+    // Written with the receive's other claims in one statement (writeClaims); the row is locked meanwhile.
     progress.claimed.push(toMessage({ ...row, ...claim }));
     return 'claimed';
+  }
+
+  /**
+   * Records the receive's claims, all in one statement. Until then nothing in the transaction reads the claimed
+   * rows again: a receive looks at each row once (`seen`), and a FIFO group's row is set from the claims.
+   */
+  private async writeClaims(db: Db, request: ReceiveRequest, claimed: StoredMessage[]): Promise<void> {
+    if (claimed.length === 0) return;
+    await run(
+      db,
+      `UPDATE messages m SET visible_at = $1, delivery_started_at = $2, receive_count = c.receive_count,
+         first_received_at = c.first_received_at, receipt_token = c.receipt_token
+       FROM unnest($3::bigint[], $4::integer[], $5::bigint[], $6::text[])
+         AS c(seq, receive_count, first_received_at, receipt_token)
+       WHERE m.seq = c.seq`,
+      [
+        request.visibleUntil,
+        request.now,
+        claimed.map((message) => message.seq),
+        claimed.map((message) => message.receiveCount),
+        claimed.map((message) => message.firstReceivedAt),
+        claimed.map((message) => message.receiptToken),
+      ],
+    );
   }
 
   /**
