@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import type { AccessKey } from '../server/auth/access.ts';
 import { ACCESS_KEY_ID } from '../server/config-file.ts';
 import { startSluice } from '../server/sluice-server.ts';
+import { isWebhookUrl } from '../server/webhooks.ts';
 import { integerFlag, UsageError } from './flags.ts';
 import { REDRIVE_HELP, redrive } from './redrive.ts';
 import { STATS_HELP, stats } from './stats.ts';
@@ -91,7 +92,7 @@ function optional<K extends string, V>(key: K, value: V | undefined): Partial<Re
 }
 
 function webhookUrl(value: string): string {
-  if (!/^https?:\/\/./.test(value)) fail(`--alarm-webhook must be an http(s) URL, got "${value}"`);
+  if (!isWebhookUrl(value)) fail(`--alarm-webhook must be an http(s) URL, got "${value}"`);
   return value;
 }
 

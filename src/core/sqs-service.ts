@@ -838,7 +838,7 @@ export class SqsService {
     const policy = queue.attributes.RedrivePolicy;
     if (!policy) return undefined;
     const { deadLetterTargetArn, maxReceiveCount } = parseRedrivePolicy(policy);
-    const target = await this.store.getQueue(deadLetterTargetArn.split(':').at(-1)!);
+    const target = await this.queueByArn(deadLetterTargetArn);
     // A DLQ deleted after the policy was set: SQS keeps redelivering to the source; so do we.
     if (!target) return undefined;
     return {

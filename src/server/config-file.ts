@@ -4,6 +4,7 @@ import { SqsError } from '../core/errors.ts';
 import type { MoveTaskSettings } from '../core/move-tasks.ts';
 import type { RequestContext, SqsService } from '../core/sqs-service.ts';
 import type { AccessKey } from './auth/access.ts';
+import { isWebhookUrl } from './webhooks.ts';
 
 /**
  * `--config FILE`: queues to create, or bring up to date, at start (like ElasticMQ's configuration).
@@ -94,10 +95,7 @@ export function readConfigFile(path: string): ConfigFile {
   numbers('redrive', config.redrive, ['defaultRate', 'backlogLimit']);
   numbers('alarms', config.alarms, ['threshold', 'periodSeconds']);
   const webhooks = config.alarms?.webhooks;
-  if (
-    webhooks !== undefined &&
-    (!Array.isArray(webhooks) || webhooks.some((url) => !/^https?:\/\//.test(url)))
-  )
+  if (webhooks !== undefined && (!Array.isArray(webhooks) || !webhooks.every(isWebhookUrl)))
     throw new Error(`config file ${path}: "alarms.webhooks" must be a list of http(s) URLs`);
   return config;
 }
