@@ -10,6 +10,7 @@ import { type Options, parseArgs, USAGE } from './args.ts';
 import { makeClient } from './client.ts';
 import { cpuMeter } from './cpu.ts';
 import { fairness, fifoComparison } from './fifo-and-fair.ts';
+import { type PostgresBenchResult, postgresComparison, renderPostgres } from './postgres.ts';
 import { evaluate, type MillionOutcome, renderEvaluation, renderTable, type TargetResult } from './report.ts';
 import { RssSampler } from './rss.ts';
 import { consume, createQueue, longPoll, million, mixed, produce } from './scenarios.ts';
@@ -255,6 +256,19 @@ async function main(): Promise<number> {
   );
   const results: TargetResult[] = [];
   for (const name of options.targets) results.push(await runTarget(name, options));
+  let postgres: PostgresBenchResult | undefined;
+  if (options.postgresMessages > 0) {
+    try {
+      postgres = await postgresComparison({
+        messages: options.postgresMessages,
+        concurrency: Math.min(options.producers, 8),
+        wakeSamples: options.postgresWakes,
+        log,
+      });
+    } catch (err) {
+      log(`postgres bench: could not run: ${errorText(err)}`);
+    }
+  }
   const evaluations = evaluate(results, options);
   const elapsedS = round((now() - started) / 1000, 1);
   process.stdout.write('\n');
@@ -264,12 +278,13 @@ async function main(): Promise<number> {
   );
   process.stdout.write(`${renderTable(results, options)}\n\n`);
   process.stdout.write(`Goals (from this run):\n${renderEvaluation(evaluations)}\n`);
+  if (postgres) process.stdout.write(`\n${renderPostgres(postgres)}\n`);
   const failed = results.filter((r) => r.status !== 'ok');
   for (const r of failed) process.stdout.write(`NOTE: ${r.label} did not start: ${r.startError}\n`);
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(
     options.out,
-    `${JSON.stringify({ machine, client: options.client, options, elapsedS, results, evaluations }, null, 2)}\n`,
+    `${JSON.stringify({ machine, client: options.client, options, elapsedS, results, evaluations, postgres }, null, 2)}\n`,
   );
   log(`results written to ${options.out}`);
   return 0;

@@ -116,6 +116,9 @@ export class SqsService {
     this.accountId = options.accountId ?? '000000000000';
     this.region = options.region ?? 'us-east-1';
     this.longPoll = new LongPoll(this.clock);
+    options.store.onRemoteWake?.((queueId) =>
+      queueId === undefined ? this.longPoll.notifyAll() : this.longPoll.notify(queueId),
+    );
     this.moveTasks = new MoveTasks(this, options.moveTasks, options.moveTaskEvents);
     this.warn = options.warn ?? (() => {});
   }

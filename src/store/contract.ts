@@ -114,6 +114,21 @@ export interface Store {
    * can leave it out (the cap then cannot be set on it).
    */
   storedBytes?(): Promise<number>;
+  /**
+   * For stores shared by several servers (nodes): calls `wake` when another node may have made messages of
+   * the queue visible (a send, a visibility change to 0, a move), or with undefined when any queue may have,
+   * so this node's long polls try again. A single-process store leaves it out.
+   */
+  onRemoteWake?(wake: (queueId: number | undefined) => void): void;
+  /**
+   * For stores shared by several nodes: takes or renews the named lease for `holder` for `ttlMs`, unless
+   * another holder's lease has not expired (checked and set atomically); returns whether `holder` holds it.
+   * Expiry is measured on the database's clock, the one clock every node shares. A single-process store
+   * leaves it out: its one server always holds every lease.
+   */
+  claimLease?(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up at once if `holder` holds it (a clean shutdown), so another node takes over now. */
+  releaseLease?(name: string, holder: string): Promise<void>;
   close(): Promise<void>;
 }
 
