@@ -19,7 +19,8 @@ export const TARGET_LABELS: Record<TargetName, string> = {
 };
 
 export interface RunningTarget {
-  readonly name: TargetName;
+  /** A TargetName, or a peer system's name (bench/peers). */
+  readonly name: string;
   readonly endpoint: string;
   /** PID of the server process itself (RSS is sampled from it). */
   readonly pid: number;
@@ -83,7 +84,7 @@ function startSluice(name: 'full' | 'durable' | 'normal', bin: string): Promise<
 }
 
 /** The real moto_server script, so the spawned PID is the Python server and not a pyenv shim. */
-function motoCommand(): string {
+export function motoCommand(): string {
   try {
     const path = execFileSync('pyenv', ['which', 'moto_server'], {
       encoding: 'utf8',
@@ -105,8 +106,8 @@ export async function stopAllTargets(): Promise<void> {
 }
 
 /** Spawns a server that prints its URL; `pattern` captures it. The child's PID is the server. */
-async function spawnListening(
-  name: TargetName,
+export async function spawnListening(
+  name: string,
   command: string,
   args: string[],
   pattern: RegExp,
