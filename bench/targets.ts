@@ -69,7 +69,11 @@ function loopback(endpoint: string): string {
  * --data DIR ...`), but here, so the child is known from the first moment and can be stopped even
  * if the run is interrupted while the server is still starting.
  */
-function startSluice(name: 'full' | 'durable' | 'normal', bin: string): Promise<RunningTarget> {
+function startSluice(
+  name: 'full' | 'durable' | 'normal',
+  bin: string,
+  nodeArgs: readonly string[],
+): Promise<RunningTarget> {
   if (!existsSync(bin)) {
     return Promise.reject(new Error(`${bin} not found; server not built yet`));
   }
@@ -77,7 +81,19 @@ function startSluice(name: 'full' | 'durable' | 'normal', bin: string): Promise<
   return spawnListening(
     name,
     process.execPath,
-    [bin, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--durability', name],
+    [
+      ...nodeArgs,
+      bin,
+      'serve',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--data',
+      dataDir,
+      '--durability',
+      name,
+    ],
     /listening on (http:\/\/[^\s]+)/,
     () => rmSync(dataDir, { recursive: true, force: true }),
   );
@@ -164,7 +180,12 @@ export async function spawnListening(
   }
 }
 
-export function startTarget(name: TargetName, sluiceBin = SLUICE_BIN): Promise<RunningTarget> {
+/** nodeArgs go to Sluice's node process only, e.g. --cpu-prof (not allowed in NODE_OPTIONS). */
+export function startTarget(
+  name: TargetName,
+  sluiceBin = SLUICE_BIN,
+  nodeArgs: readonly string[] = [],
+): Promise<RunningTarget> {
   switch (name) {
     case 'moto':
       return spawnListening(
@@ -181,6 +202,6 @@ export function startTarget(name: TargetName, sluiceBin = SLUICE_BIN): Promise<R
         /listening on (http:\/\/[^\s]+)/,
       );
     default:
-      return startSluice(name, sluiceBin);
+      return startSluice(name, sluiceBin, nodeArgs);
   }
 }

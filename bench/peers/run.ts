@@ -28,6 +28,8 @@ export interface PeerOptions {
   phaseTimeout: number;
   out: string;
   svg: string;
+  /** Directory for a --cpu-prof profile of the Sluice server, or null. */
+  cpuProf: string | null;
   quick: boolean;
 }
 
@@ -42,6 +44,7 @@ export const PEER_USAGE = `usage: npm run bench -- --peers [flags]
   --phase-timeout S      time limit of each phase (default 90, --quick 15)
   --out FILE             JSON (default bench/results/peers.json)
   --svg FILE             chart (default docs/images/peers.svg; --quick: bench/results/peers-quick.svg)
+  --cpu-prof DIR         profile the Sluice server (node --cpu-prof) into DIR
   --quick                small counts (for the integration test)`;
 
 export function parsePeerArgs(argv: readonly string[]): PeerOptions {
@@ -59,6 +62,7 @@ export function parsePeerArgs(argv: readonly string[]): PeerOptions {
     phaseTimeout: quick ? 15 : 90,
     out: 'bench/results/peers.json',
     svg: quick ? 'bench/results/peers-quick.svg' : 'docs/images/peers.svg',
+    cpuProf: null,
     quick,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -101,6 +105,9 @@ export function parsePeerArgs(argv: readonly string[]): PeerOptions {
         break;
       case '--svg':
         options.svg = value();
+        break;
+      case '--cpu-prof':
+        options.cpuProf = value();
         break;
       default:
         throw new Error(`unknown flag ${flag}\n${PEER_USAGE}`);
@@ -235,7 +242,10 @@ export async function runPeers(argv: readonly string[], log: (m: string) => void
   }
   const machine = machineFacts();
   log(`peers: ${machine.cpuModel}, ${machine.cores} cores, load ${machine.loadAverage1m}, ${machine.date}`);
-  const systems = peerSystems().filter((s) => options.only === null || options.only.includes(s.name));
+  const sluiceNodeArgs = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProf}`] : [];
+  const systems = peerSystems(sluiceNodeArgs).filter(
+    (s) => options.only === null || options.only.includes(s.name),
+  );
   const results: PeerResult[] = [];
   for (const info of systems) {
     results.push(await runPeer(info, options, log));

@@ -73,5 +73,6 @@ function sqsQueue(sqs: QueueClient, url: string): PeerQueue {
   };
 }
 
-export const sluicePeer = (bin?: string): Peer => sqsPeer('sluice', () => startTarget('durable', bin));
+export const sluicePeer = (nodeArgs: readonly string[] = []): Peer =>
+  sqsPeer('sluice', () => startTarget('durable', undefined, nodeArgs));
 export const motoPeer = (): Peer => sqsPeer('moto', () => startTarget('moto'));

@@ -11,7 +11,8 @@ const FAUXQS_SERVER = new URL('./fauxqs-server.ts', import.meta.url).pathname;
 
 export const SLUICE = 'sluice';
 
-export function peerSystems(sluiceBin?: string): PeerInfo[] {
+/** sluiceNodeArgs: extra node flags for the Sluice server, e.g. `--cpu-prof`. */
+export function peerSystems(sluiceNodeArgs: readonly string[] = []): PeerInfo[] {
   return [
     {
       name: SLUICE,
@@ -19,7 +20,7 @@ export function peerSystems(sluiceBin?: string): PeerInfo[] {
       setup: '`--durability durable`, SQS JSON API, batches of 10',
       onCrash:
         'a send is answered after its commit is fsynced (group commit); receives and deletes ride on the next fsync, so after a crash a just-deleted message can come back (at-least-once), never a lost send',
-      make: () => sluicePeer(sluiceBin),
+      make: () => sluicePeer(sluiceNodeArgs),
     },
     {
       name: 'moto',
