@@ -30,6 +30,8 @@ export interface PeerOptions {
   svg: string;
   /** Directory for a --cpu-prof profile of the Sluice server, or null. */
   cpuProf: string | null;
+  /** Another checkout's bin/sluice.js to run as one more system, or null. */
+  compareBin: string | null;
   quick: boolean;
 }
 
@@ -44,6 +46,7 @@ export const PEER_USAGE = `usage: npm run bench -- --peers [flags]
   --phase-timeout S      time limit of each phase (default 90, --quick 15)
   --out FILE             JSON (default bench/results/peers.json)
   --svg FILE             chart (default docs/images/peers.svg; --quick: bench/results/peers-quick.svg)
+  --compare-bin FILE     also run another checkout's bin/sluice.js (before/after in one run)
   --cpu-prof DIR         profile the Sluice server (node --cpu-prof) into DIR
   --quick                small counts (for the integration test)`;
 
@@ -63,6 +66,7 @@ export function parsePeerArgs(argv: readonly string[]): PeerOptions {
     out: 'bench/results/peers.json',
     svg: quick ? 'bench/results/peers-quick.svg' : 'docs/images/peers.svg',
     cpuProf: null,
+    compareBin: null,
     quick,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -108,6 +112,9 @@ export function parsePeerArgs(argv: readonly string[]): PeerOptions {
         break;
       case '--cpu-prof':
         options.cpuProf = value();
+        break;
+      case '--compare-bin':
+        options.compareBin = value();
         break;
       default:
         throw new Error(`unknown flag ${flag}\n${PEER_USAGE}`);
@@ -243,8 +250,8 @@ export async function runPeers(argv: readonly string[], log: (m: string) => void
   const machine = machineFacts();
   log(`peers: ${machine.cpuModel}, ${machine.cores} cores, load ${machine.loadAverage1m}, ${machine.date}`);
   const sluiceNodeArgs = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProf}`] : [];
-  const systems = peerSystems(sluiceNodeArgs).filter(
-    (s) => options.only === null || options.only.includes(s.name),
+  const systems = peerSystems(sluiceNodeArgs, options.compareBin ?? undefined).filter(
+    (s) => options.only === null || options.only.includes(s.name) || s.name === 'sluice-compare',
   );
   const results: PeerResult[] = [];
   for (const info of systems) {

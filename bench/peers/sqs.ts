@@ -73,6 +73,6 @@ function sqsQueue(sqs: QueueClient, url: string): PeerQueue {
   };
 }
 
-export const sluicePeer = (nodeArgs: readonly string[] = []): Peer =>
-  sqsPeer('sluice', () => startTarget('durable', undefined, nodeArgs));
+export const sluicePeer = (name: string, bin?: string, nodeArgs: readonly string[] = []): Peer =>
+  sqsPeer(name, () => startTarget('durable', bin, nodeArgs));
 export const motoPeer = (): Peer => sqsPeer('moto', () => startTarget('moto'));

@@ -11,16 +11,33 @@ const FAUXQS_SERVER = new URL('./fauxqs-server.ts', import.meta.url).pathname;
 
 export const SLUICE = 'sluice';
 
-/** sluiceNodeArgs: extra node flags for the Sluice server, e.g. `--cpu-prof`. */
-export function peerSystems(sluiceNodeArgs: readonly string[] = []): PeerInfo[] {
+const SLUICE_ON_CRASH =
+  'a send is answered after its commit is fsynced (group commit); receives and deletes ride on the next fsync, so after a crash a just-deleted message can come back (at-least-once), never a lost send';
+
+/**
+ * sluiceNodeArgs: extra node flags for the Sluice server, e.g. `--cpu-prof`. compareBin: another
+ * checkout's bin/sluice.js, run as one more system (before/after figures from the same run).
+ */
+export function peerSystems(sluiceNodeArgs: readonly string[] = [], compareBin?: string): PeerInfo[] {
+  const compare: PeerInfo[] = compareBin
+    ? [
+        {
+          name: 'sluice-compare',
+          label: `Sluice (${compareBin})`,
+          setup: 'the same, from another checkout',
+          onCrash: SLUICE_ON_CRASH,
+          make: () => sluicePeer('sluice-compare', compareBin),
+        },
+      ]
+    : [];
   return [
+    ...compare,
     {
       name: SLUICE,
       label: 'Sluice (SQLite, durable)',
       setup: '`--durability durable`, SQS JSON API, batches of 10',
-      onCrash:
-        'a send is answered after its commit is fsynced (group commit); receives and deletes ride on the next fsync, so after a crash a just-deleted message can come back (at-least-once), never a lost send',
-      make: () => sluicePeer(sluiceNodeArgs),
+      onCrash: SLUICE_ON_CRASH,
+      make: () => sluicePeer(SLUICE, undefined, sluiceNodeArgs),
     },
     {
       name: 'moto',
