@@ -4,7 +4,7 @@
  * Every message carries its sequence number and send time (bench/scenarios.ts' body format), so losses,
  * duplicates and end-to-end latency are checked per message.
  */
-import { makeBody, parseBody } from '../scenarios.ts';
+import { makeBody, parseBody, roundSummary } from '../scenarios.ts';
 import { errorText, now, round, type Summary, sleep, summarize } from '../stats.ts';
 import type { Delivery, PeerConsumer, PeerQueue } from './peer.ts';
 
@@ -347,16 +347,5 @@ export async function wake(
     wakeMs: summary && roundSummary(summary),
     errors: tally.errors,
     firstError: tally.firstError,
-  };
-}
-
-function roundSummary(s: Summary): Summary {
-  return {
-    count: s.count,
-    p50: round(s.p50, 3),
-    p90: round(s.p90, 3),
-    p99: round(s.p99, 3),
-    max: round(s.max, 3),
-    mean: round(s.mean, 3),
   };
 }
