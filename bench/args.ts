@@ -63,7 +63,7 @@ export const USAGE = `usage: npm run bench -- [flags]
   --quick                 smaller defaults for a fast smoke run
   --help                  this text`;
 
-function positiveInt(flag: string, raw: string | undefined): number {
+export function positiveInt(flag: string, raw: string | undefined): number {
   const value = Number(raw);
   if (raw === undefined || !Number.isInteger(value) || value <= 0) {
     throw new Error(`${flag} needs a positive integer, got ${raw ?? 'nothing'}`);

@@ -2,14 +2,14 @@
  * `npm run bench`: throughput, latency and memory of Sluice against moto_server measured in the
  * same run. See bench/README.md for the scenarios and flags.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import { dirname } from 'node:path';
 import { type Options, parseArgs, USAGE } from './args.ts';
 import { makeClient } from './client.ts';
 import { cpuMeter } from './cpu.ts';
 import { fairness, fifoComparison } from './fifo-and-fair.ts';
+import { machineFacts } from './machine.ts';
+import { runPeers } from './peers/run.ts';
 import { type PostgresBenchResult, postgresComparison, renderPostgres } from './postgres.ts';
 import { evaluate, type MillionOutcome, renderEvaluation, renderTable, type TargetResult } from './report.ts';
 import { RssSampler } from './rss.ts';
@@ -32,29 +32,6 @@ const FAIR_QUIET_MESSAGES = 100;
 function log(message: string): void {
   const s = ((now() - started) / 1000).toFixed(1).padStart(6);
   process.stdout.write(`[${s}s] ${message}\n`);
-}
-
-function machineFacts(): Record<string, string | number> {
-  const cpus = os.cpus();
-  let commit = 'unknown';
-  try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
-      encoding: 'utf8',
-      timeout: 5_000,
-    }).trim();
-  } catch {
-    // not a git checkout
-  }
-  return {
-    date: new Date().toISOString(),
-    cpuModel: cpus[0]?.model ?? 'unknown',
-    cores: cpus.length,
-    memoryGiB: round(os.totalmem() / 2 ** 30, 1),
-    loadAverage1m: round(os.loadavg()[0] ?? 0, 2),
-    node: process.version,
-    platform: `${os.platform()} ${os.release()}`,
-    commit,
-  };
 }
 
 async function scenario<T>(
@@ -232,6 +209,7 @@ async function runMillion(result: TargetResult, options: Options, tlog: (m: stri
 }
 
 async function main(): Promise<number> {
+  if (process.argv.includes('--peers')) return runPeers(process.argv.slice(2), log);
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs(process.argv.slice(2));

@@ -482,7 +482,7 @@ export async function mixed(
   };
 }
 
-function roundSummary(s: Summary): Summary {
+export function roundSummary(s: Summary): Summary {
   return {
     count: s.count,
     p50: round(s.p50, 3),

@@ -19,7 +19,8 @@ export const TARGET_LABELS: Record<TargetName, string> = {
 };
 
 export interface RunningTarget {
-  readonly name: TargetName;
+  /** A TargetName, or a peer system's name (bench/peers). */
+  readonly name: string;
   readonly endpoint: string;
   /** PID of the server process itself (RSS is sampled from it). */
   readonly pid: number;
@@ -68,7 +69,11 @@ function loopback(endpoint: string): string {
  * --data DIR ...`), but here, so the child is known from the first moment and can be stopped even
  * if the run is interrupted while the server is still starting.
  */
-function startSluice(name: 'full' | 'durable' | 'normal', bin: string): Promise<RunningTarget> {
+function startSluice(
+  name: 'full' | 'durable' | 'normal',
+  bin: string,
+  nodeArgs: readonly string[],
+): Promise<RunningTarget> {
   if (!existsSync(bin)) {
     return Promise.reject(new Error(`${bin} not found; server not built yet`));
   }
@@ -76,14 +81,26 @@ function startSluice(name: 'full' | 'durable' | 'normal', bin: string): Promise<
   return spawnListening(
     name,
     process.execPath,
-    [bin, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--durability', name],
+    [
+      ...nodeArgs,
+      bin,
+      'serve',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--data',
+      dataDir,
+      '--durability',
+      name,
+    ],
     /listening on (http:\/\/[^\s]+)/,
     () => rmSync(dataDir, { recursive: true, force: true }),
   );
 }
 
 /** The real moto_server script, so the spawned PID is the Python server and not a pyenv shim. */
-function motoCommand(): string {
+export function motoCommand(): string {
   try {
     const path = execFileSync('pyenv', ['which', 'moto_server'], {
       encoding: 'utf8',
@@ -105,8 +122,8 @@ export async function stopAllTargets(): Promise<void> {
 }
 
 /** Spawns a server that prints its URL; `pattern` captures it. The child's PID is the server. */
-async function spawnListening(
-  name: TargetName,
+export async function spawnListening(
+  name: string,
   command: string,
   args: string[],
   pattern: RegExp,
@@ -163,7 +180,12 @@ async function spawnListening(
   }
 }
 
-export function startTarget(name: TargetName, sluiceBin = SLUICE_BIN): Promise<RunningTarget> {
+/** nodeArgs go to Sluice's node process only, e.g. --cpu-prof (not allowed in NODE_OPTIONS). */
+export function startTarget(
+  name: TargetName,
+  sluiceBin = SLUICE_BIN,
+  nodeArgs: readonly string[] = [],
+): Promise<RunningTarget> {
   switch (name) {
     case 'moto':
       return spawnListening(
@@ -180,6 +202,6 @@ export function startTarget(name: TargetName, sluiceBin = SLUICE_BIN): Promise<R
         /listening on (http:\/\/[^\s]+)/,
       );
     default:
-      return startSluice(name, sluiceBin);
+      return startSluice(name, sluiceBin, nodeArgs);
   }
 }

@@ -111,6 +111,12 @@ export class SqliteStore implements Store {
   private readonly fifoById = new Map<number, boolean>();
   /** Increases with every fair-queue tenant turn; tenants with the lowest last turn are served first. */
   private tenantTurn: number;
+  /**
+   * Queues seen to have no fair-queue tenant, so a receive or send on an ordinary queue skips the tenant
+   * query (one more SQLite statement per receive and per send batch). Only a query that found none adds a
+   * queue; noting a tenant removes it, and any rollback clears the set, so a stale entry never hides one.
+   */
+  private readonly queuesWithoutTenants = new Set<number>();
 
   constructor(options: SqliteStoreOptions) {
     const file = options.dataDir === ':memory:' ? ':memory:' : join(ensureDir(options.dataDir), 'sluice.db');
@@ -225,7 +231,7 @@ export class SqliteStore implements Store {
   ): Promise<SentMessage[]> {
     return this.write('durable', onVisible, () => {
       const fifo = this.isFifo(queueId);
-      let fair = !fifo && this.statements.anyTenant.get(queueId) !== undefined;
+      let fair = !fifo && this.hasTenants(queueId);
       return messages.map((message) => {
         const deduplication = message.deduplication;
         if (deduplication) {
@@ -365,6 +371,10 @@ export class SqliteStore implements Store {
     const { request } = progress;
     const oldest = (limit: number) =>
       this.statements.selectVisible.all(request.queueId, request.now, request.now, limit) as MessageRow[];
+    if (!this.hasTenants(request.queueId)) {
+      this.claimInOrder(progress, request.max, oldest);
+      return;
+    }
     const tenants = (
       this.statements.leastRecentlyServedTenants.all(request.queueId, TENANTS_PER_RECEIVE) as Array<{
         tenant: string;
@@ -469,11 +479,20 @@ export class SqliteStore implements Store {
     return fifo;
   }
 
+  /** Whether the queue is a fair queue (some message named a tenant), answered from memory when it is not. */
+  private hasTenants(queueId: number): boolean {
+    if (this.queuesWithoutTenants.has(queueId)) return false;
+    if (this.statements.anyTenant.get(queueId) !== undefined) return true;
+    this.queuesWithoutTenants.add(queueId);
+    return false;
+  }
+
   /**
    * A fair queue's tenants, and '' for its messages without a group, once any message names a tenant; the
    * queue's messages without a group join the tenant '' then.
    */
   private noteTenant(queueId: number, tenant: string): void {
+    this.queuesWithoutTenants.delete(queueId);
     this.statements.insertTenant.run(queueId, tenant);
     if (this.statements.insertTenant.run(queueId, '').changes > 0)
       this.statements.joinTenantless.run(queueId);
@@ -666,7 +685,7 @@ export class SqliteStore implements Store {
         }
         // '' is a fair queue's tenant for messages without a group: not a group to carry over.
         const groupId = row.group_id || null;
-        const fair = !destination.fifo && this.statements.anyTenant.get(destination.queueId) !== undefined;
+        const fair = !destination.fifo && this.hasTenants(destination.queueId);
         this.statements.insertMoved.run({
           seq: row.seq,
           queue_id: destination.queueId,
@@ -767,12 +786,14 @@ export class SqliteStore implements Store {
         } catch (error) {
           rollbackTo.run();
           release.run();
+          this.queuesWithoutTenants.clear();
           outcomes.push({ ok: false, error });
         }
       }
       commit.run();
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.queuesWithoutTenants.clear();
       // A BEGIN that fails (read-only, full) leaves writes still pending; they fail with the batch, or
       // they would wait for a flush that nothing schedules.
       for (const write of [...batch, ...this.pending.splice(0)]) write.reject(error);

@@ -1,0 +1,185 @@
+/** The peer comparison's table (ratios against Sluice from the same run), verdicts and SVG chart. */
+import type { ConsumeFigures, MixedFigures, ProduceFigures, WakeFigures } from './workload.ts';
+
+export interface PeerResult {
+  name: string;
+  label: string;
+  setup: string;
+  onCrash: string;
+  status: 'ok' | 'did not start';
+  startError?: string;
+  produce?: ProduceFigures;
+  consume: ConsumeFigures[];
+  mixed?: MixedFigures;
+  wake?: WakeFigures;
+  peakRssMiB?: number;
+  errors: Record<string, string>;
+}
+
+export interface Verdict {
+  target: string;
+  verdict: 'PASS' | 'MISS' | 'NOT RUN';
+  detail: string;
+}
+
+const SLUICE = 'sluice';
+
+const fmt = (v: number | undefined, digits = 0): string =>
+  v === undefined || !Number.isFinite(v) ? '-' : v.toLocaleString('en-US', { maximumFractionDigits: digits });
+
+function ratio(value: number | undefined, base: number | undefined): string {
+  if (value === undefined || base === undefined || base === 0 || !Number.isFinite(value)) return '-';
+  return `${(value / base).toFixed(2)}x`;
+}
+
+function consumeRate(r: PeerResult, consumers: number): number | undefined {
+  return r.consume.find((c) => c.consumers === consumers)?.msgPerSec;
+}
+
+function losses(r: PeerResult): { lost: number; duplicates: number } {
+  let lost = r.mixed?.lost ?? 0;
+  let duplicates = r.mixed?.duplicates ?? 0;
+  for (const c of r.consume) {
+    lost += c.lost;
+    duplicates += c.duplicates;
+  }
+  return { lost, duplicates };
+}
+
+export function renderPeerTable(
+  results: readonly PeerResult[],
+  options: { messages: number; motoMessages: number; duration: number },
+): string {
+  const sluice = results.find((r) => r.name === SLUICE && r.status === 'ok');
+  const head = [
+    'system',
+    'produce/s',
+    'consume/s x4',
+    'consume/s x16',
+    'e2e msg/s',
+    'e2e vs sluice',
+    'e2e p50 ms',
+    'e2e p99 ms',
+    'wake p50 ms',
+    'wake p99 ms',
+    'wake p99 vs sluice',
+    'peak RSS MiB',
+    'lost',
+    'dup',
+  ];
+  const rows = results.map((r) => {
+    if (r.status !== 'ok')
+      return [r.label, `did not start: ${r.startError ?? ''}`.slice(0, 60), ...head.slice(2).map(() => '')];
+    const { lost, duplicates } = losses(r);
+    return [
+      r.label,
+      fmt(r.produce?.msgPerSec),
+      fmt(consumeRate(r, 4)),
+      fmt(consumeRate(r, 16)),
+      fmt(r.mixed?.e2ePerSec),
+      ratio(r.mixed?.e2ePerSec, sluice?.mixed?.e2ePerSec),
+      fmt(r.mixed?.latencyMs?.p50, 1),
+      fmt(r.mixed?.latencyMs?.p99, 1),
+      fmt(r.wake?.wakeMs?.p50, 2),
+      fmt(r.wake?.wakeMs?.p99, 2),
+      ratio(r.wake?.wakeMs?.p99, sluice?.wake?.wakeMs?.p99),
+      fmt(r.peakRssMiB, 1),
+      String(lost),
+      String(duplicates),
+    ];
+  });
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join(' | ')} |`;
+  const rule = `| ${widths.map((w, i) => (i === 0 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`;
+  const notes = [
+    `N = ${options.messages.toLocaleString('en-US')} per consume run (moto ${options.motoMessages.toLocaleString('en-US')}), mixed ${options.duration} s, 1 KiB bodies, 16 producers.`,
+    'Errors per phase (if any) are in the JSON.',
+  ];
+  return [line(head), rule, ...rows.map(line), '', ...notes].join('\n');
+}
+
+export function peerVerdicts(results: readonly PeerResult[]): Verdict[] {
+  const sluice = results.find((r) => r.name === SLUICE && r.status === 'ok');
+  const find = (name: string): PeerResult | undefined =>
+    results.find((r) => r.name === name && r.status === 'ok');
+  const verdicts: Verdict[] = [];
+  const e2e = (r: PeerResult | undefined): number | undefined => r?.mixed?.e2ePerSec;
+  const p99 = (r: PeerResult | undefined): number | undefined => r?.wake?.wakeMs?.p99;
+  const check = (
+    target: string,
+    peer: string,
+    get: (r: PeerResult | undefined) => number | undefined,
+    ok: (s: number, p: number) => boolean,
+    how: string,
+  ): void => {
+    const s = get(sluice);
+    const p = get(find(peer));
+    if (s === undefined || p === undefined) {
+      verdicts.push({ target, verdict: 'NOT RUN', detail: `${peer} or sluice has no figure in this run` });
+      return;
+    }
+    verdicts.push({
+      target,
+      verdict: ok(s, p) ? 'PASS' : 'MISS',
+      detail: `sluice ${fmt(s, 2)} vs ${peer} ${fmt(p, 2)} (${how})`,
+    });
+  };
+  for (const peer of ['moto', 'fauxqs']) check(`e2e >= 2x ${peer}`, peer, e2e, (s, p) => s >= 2 * p, 'msg/s');
+  check('e2e >= rabbitmq', 'rabbitmq', e2e, (s, p) => s >= p, 'msg/s');
+  for (const peer of ['rabbitmq', 'nats']) check(`wake p99 <= ${peer}`, peer, p99, (s, p) => s <= p, 'ms');
+  return verdicts;
+}
+
+const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+
+/** Two horizontal bar panels: mixed end-to-end msg/s and idle wake p99 (log scale, so all fit). */
+export function renderPeerSvg(
+  results: readonly PeerResult[],
+  machine: Record<string, string | number>,
+): string {
+  const ok = results.filter((r) => r.status === 'ok');
+  const panels: { title: string; get: (r: PeerResult) => number | undefined; unit: string }[] = [
+    { title: 'mixed end-to-end msg/s (higher is better)', get: (r) => r.mixed?.e2ePerSec, unit: 'msg/s' },
+    { title: 'idle consumer wake p99, ms (lower is better)', get: (r) => r.wake?.wakeMs?.p99, unit: 'ms' },
+  ];
+  const barH = 18;
+  const gap = 6;
+  const labelW = 190;
+  const plotW = 420;
+  const panelH = 30 + results.length * (barH + gap);
+  const height = 40 + panels.length * (panelH + 20);
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${labelW + plotW + 120}" height="${height}" font-family="sans-serif" font-size="12">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="10" y="20" font-size="14" font-weight="bold">Sluice vs peers, ${esc(String(machine.date).slice(0, 10))}, ${esc(String(machine.cpuModel))} (${machine.cores} cores)</text>`,
+  ];
+  let y = 40;
+  for (const panel of panels) {
+    parts.push(`<text x="10" y="${y + 14}" font-weight="bold">${esc(panel.title)}, log scale</text>`);
+    const values = ok.map(panel.get).filter((v): v is number => v !== undefined && v > 0);
+    const max = Math.log10(Math.max(10, ...values) * 1.2);
+    const min = Math.log10(Math.max(0.01, Math.min(...values, 1) / 2));
+    let by = y + 26;
+    for (const r of results) {
+      const v = r.status === 'ok' ? panel.get(r) : undefined;
+      parts.push(`<text x="${labelW - 6}" y="${by + 13}" text-anchor="end">${esc(r.label)}</text>`);
+      if (v !== undefined && v > 0) {
+        const w = Math.max(2, ((Math.log10(v) - min) / (max - min)) * plotW);
+        const fill = r.name === SLUICE ? '#1f6feb' : '#8b949e';
+        parts.push(`<rect x="${labelW}" y="${by}" width="${w.toFixed(1)}" height="${barH}" fill="${fill}"/>`);
+        parts.push(
+          `<text x="${labelW + w + 4}" y="${by + 13}">${fmt(v, v < 100 ? 2 : 0)} ${panel.unit}</text>`,
+        );
+      } else {
+        parts.push(
+          `<text x="${labelW + 4}" y="${by + 13}" fill="#b00">${r.status === 'ok' ? 'no figure' : 'did not start'}</text>`,
+        );
+      }
+      by += barH + gap;
+    }
+    y += panelH + 20;
+  }
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}
