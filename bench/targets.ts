@@ -68,7 +68,11 @@ function loopback(endpoint: string): string {
  * --data DIR ...`), but here, so the child is known from the first moment and can be stopped even
  * if the run is interrupted while the server is still starting.
  */
-function startSluice(name: 'full' | 'durable' | 'normal', bin: string): Promise<RunningTarget> {
+function startSluice(
+  name: 'full' | 'durable' | 'normal',
+  bin: string,
+  serverArgs: readonly string[],
+): Promise<RunningTarget> {
   if (!existsSync(bin)) {
     return Promise.reject(new Error(`${bin} not found; server not built yet`));
   }
@@ -76,7 +80,19 @@ function startSluice(name: 'full' | 'durable' | 'normal', bin: string): Promise<
   return spawnListening(
     name,
     process.execPath,
-    [bin, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--durability', name],
+    [
+      bin,
+      'serve',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--data',
+      dataDir,
+      '--durability',
+      name,
+      ...serverArgs,
+    ],
     /listening on (http:\/\/[^\s]+)/,
     () => rmSync(dataDir, { recursive: true, force: true }),
   );
@@ -163,7 +179,12 @@ async function spawnListening(
   }
 }
 
-export function startTarget(name: TargetName, sluiceBin = SLUICE_BIN): Promise<RunningTarget> {
+/** `serverArgs` are extra `sluice serve` flags (e.g. --no-metrics); only Sluice targets take them. */
+export function startTarget(
+  name: TargetName,
+  sluiceBin = SLUICE_BIN,
+  serverArgs: readonly string[] = [],
+): Promise<RunningTarget> {
   switch (name) {
     case 'moto':
       return spawnListening(
@@ -180,6 +201,6 @@ export function startTarget(name: TargetName, sluiceBin = SLUICE_BIN): Promise<R
         /listening on (http:\/\/[^\s]+)/,
       );
     default:
-      return startSluice(name, sluiceBin);
+      return startSluice(name, sluiceBin, serverArgs);
   }
 }
