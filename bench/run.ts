@@ -10,6 +10,7 @@ import { type Options, parseArgs, USAGE } from './args.ts';
 import { makeClient } from './client.ts';
 import { cpuMeter } from './cpu.ts';
 import { fairness, fifoComparison } from './fifo-and-fair.ts';
+import { type MetricsCost, metricsCost, renderMetricsCost } from './metrics-cost.ts';
 import { evaluate, type MillionOutcome, renderEvaluation, renderTable, type TargetResult } from './report.ts';
 import { RssSampler } from './rss.ts';
 import { consume, createQueue, longPoll, million, mixed, produce } from './scenarios.ts';
@@ -255,6 +256,26 @@ async function main(): Promise<number> {
   );
   const results: TargetResult[] = [];
   for (const name of options.targets) results.push(await runTarget(name, options));
+  let metrics: MetricsCost | undefined;
+  let metricsError: string | undefined;
+  if (options.metricsCostRounds > 0) {
+    try {
+      metrics = await metricsCost(
+        {
+          rounds: options.metricsCostRounds,
+          durationS: options.duration,
+          producers: options.producers,
+          consumers: options.consumers,
+          backlog: options.backlog,
+          sluiceBin: options.sluiceBin,
+        },
+        log,
+      );
+    } catch (err) {
+      metricsError = errorText(err);
+      log(`metrics cost: FAILED ${metricsError}`);
+    }
+  }
   const evaluations = evaluate(results, options);
   const elapsedS = round((now() - started) / 1000, 1);
   process.stdout.write('\n');
@@ -264,12 +285,14 @@ async function main(): Promise<number> {
   );
   process.stdout.write(`${renderTable(results, options)}\n\n`);
   process.stdout.write(`Goals (from this run):\n${renderEvaluation(evaluations)}\n`);
+  if (metrics) process.stdout.write(`\n${renderMetricsCost(metrics)}\n`);
+  if (metricsError) process.stdout.write(`\nMetrics cost: FAILED ${metricsError}\n`);
   const failed = results.filter((r) => r.status !== 'ok');
   for (const r of failed) process.stdout.write(`NOTE: ${r.label} did not start: ${r.startError}\n`);
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(
     options.out,
-    `${JSON.stringify({ machine, client: options.client, options, elapsedS, results, evaluations }, null, 2)}\n`,
+    `${JSON.stringify({ machine, client: options.client, options, elapsedS, results, evaluations, metricsCost: metrics ?? metricsError ?? null }, null, 2)}\n`,
   );
   log(`results written to ${options.out}`);
   return 0;

@@ -44,7 +44,7 @@ const SOAK_USAGE = `usage: npm run soak -- [flags]
   --rate R            messages/s the producers keep to (default 1667: 1,000,000 in 10 minutes; --quick 500)
   --sample-seconds S  window length: one sample of memory, depth and latency per S s (default 10, --quick 3)
   --producers C       most SendMessageBatch calls in flight (default 16)
-  --consumers C       ReceiveMessage + DeleteMessageBatch loops (default 8)
+  --consumers C       ReceiveMessage + DeleteMessageBatch loops (default 16)
   --durability MODE   full | durable | normal (default durable, the server's default)
   --out FILE          JSON report (default bench/results/soak.json)
   --svg FILE          SVG chart (default docs/images/soak.svg; --quick: bench/results/soak-quick.svg)
@@ -88,7 +88,7 @@ function parseSoakArgs(argv: string[]): SoakOptions | 'help' {
     rate: Math.round(positive('rate', values.rate, quick ? 500 : 1667)),
     sampleSeconds: positive('sample-seconds', values['sample-seconds'], quick ? 3 : 10),
     producers: Math.round(positive('producers', values.producers, 16)),
-    consumers: Math.round(positive('consumers', values.consumers, 8)),
+    consumers: Math.round(positive('consumers', values.consumers, 16)),
     durability,
     out: values.out ?? `${results}soak.json`,
     svg:

@@ -1,0 +1,171 @@
+/**
+ * The per-request cost of the server's metrics (prom-client counters and histograms per action, the
+ * SentMessageSize histogram per queue): the mixed scenario against a fresh `sluice serve --durability normal`
+ * with metrics on and with `--no-metrics`, alternating, in the same run. `normal` leaves out the fsync
+ * waits, so the server is CPU-bound and its CPU per message is what the metrics add to.
+ */
+import { makeClient } from './client.ts';
+import { processCpuSeconds } from './cpu.ts';
+import { createQueue, type MixedResult, mixed } from './scenarios.ts';
+import { round } from './stats.ts';
+import { startTarget } from './targets.ts';
+
+export type MetricsMode = 'on' | 'off';
+
+export interface MetricsCostRun {
+  mode: MetricsMode;
+  round: number;
+  e2ePerSec: number;
+  /** Server CPU (user + system) per message sent, received and deleted, microseconds. */
+  serverCpuUsPerMessage: number | null;
+  latencyP50Ms: number | null;
+  lost: number;
+  requestErrors: number;
+}
+
+export interface MetricsCostSide {
+  /** Medians over the rounds. */
+  e2ePerSec: number;
+  serverCpuUsPerMessage: number | null;
+}
+
+export interface MetricsCost {
+  durability: 'normal';
+  durationS: number;
+  rounds: number;
+  runs: MetricsCostRun[];
+  on: MetricsCostSide;
+  off: MetricsCostSide;
+  /** on / off: below 1 means metrics cost throughput. */
+  throughputRatio: number | null;
+  /** on / off: above 1 means metrics cost CPU per message. */
+  cpuPerMessageRatio: number | null;
+}
+
+export interface MetricsCostSettings {
+  rounds: number;
+  durationS: number;
+  producers: number;
+  consumers: number;
+  backlog: number;
+  sluiceBin: string;
+}
+
+function median(xs: readonly number[]): number | null {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[mid] ?? null) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+}
+
+async function runOnce(
+  mode: MetricsMode,
+  roundNo: number,
+  settings: MetricsCostSettings,
+  log: (m: string) => void,
+): Promise<MetricsCostRun> {
+  const target = await startTarget('normal', settings.sluiceBin, mode === 'off' ? ['--no-metrics'] : []);
+  const client = makeClient('raw', target.endpoint);
+  try {
+    const queueUrl = await createQueue(client, `metrics-${mode}`);
+    const cpuBefore = processCpuSeconds(target.pid);
+    const ctx = { client, log: (m: string) => log(`metrics ${mode}: ${m}`) };
+    const result: MixedResult = await mixed(
+      ctx,
+      queueUrl,
+      settings.durationS,
+      settings.producers,
+      settings.consumers,
+      settings.backlog,
+      30_000,
+      5_000,
+    );
+    // Window and drain: every message sent was also received and deleted in this span.
+    const cpuAfter = processCpuSeconds(target.pid);
+    const serverCpuS = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
+    return {
+      mode,
+      round: roundNo,
+      e2ePerSec: result.e2ePerSec,
+      serverCpuUsPerMessage:
+        serverCpuS === null || result.sent === 0 ? null : round((serverCpuS * 1e6) / result.sent, 1),
+      latencyP50Ms: result.latencyMs?.p50 ?? null,
+      lost: result.lost,
+      requestErrors: result.requestErrors,
+    };
+  } finally {
+    client.close();
+    await target.stop();
+  }
+}
+
+/** Rounds of (on, off), the order flipped every round so drift on a shared machine hits both sides. */
+export async function metricsCost(
+  settings: MetricsCostSettings,
+  log: (m: string) => void,
+): Promise<MetricsCost> {
+  const runs: MetricsCostRun[] = [];
+  for (let r = 1; r <= settings.rounds; r++) {
+    const order: MetricsMode[] = r % 2 === 1 ? ['on', 'off'] : ['off', 'on'];
+    for (const mode of order) {
+      const run = await runOnce(mode, r, settings, log);
+      log(
+        `metrics ${mode} round ${r}: ${run.e2ePerSec} msg/s, server CPU ${run.serverCpuUsPerMessage ?? '?'} us/msg`,
+      );
+      runs.push(run);
+    }
+  }
+  const side = (mode: MetricsMode): MetricsCostSide => {
+    const mine = runs.filter((r) => r.mode === mode);
+    const cpu = median(
+      mine.flatMap((r) => (r.serverCpuUsPerMessage === null ? [] : [r.serverCpuUsPerMessage])),
+    );
+    return {
+      e2ePerSec: round(median(mine.map((r) => r.e2ePerSec)) ?? 0, 1),
+      serverCpuUsPerMessage: cpu === null ? null : round(cpu, 1),
+    };
+  };
+  const on = side('on');
+  const off = side('off');
+  return {
+    durability: 'normal',
+    durationS: settings.durationS,
+    rounds: settings.rounds,
+    runs,
+    on,
+    off,
+    throughputRatio: off.e2ePerSec > 0 ? round(on.e2ePerSec / off.e2ePerSec, 3) : null,
+    cpuPerMessageRatio:
+      on.serverCpuUsPerMessage !== null && off.serverCpuUsPerMessage
+        ? round(on.serverCpuUsPerMessage / off.serverCpuUsPerMessage, 3)
+        : null,
+  };
+}
+
+export function renderMetricsCost(cost: MetricsCost): string {
+  const rows: Array<[string, string, string, string]> = [
+    [
+      'end-to-end msg/s [hi]',
+      String(cost.on.e2ePerSec),
+      String(cost.off.e2ePerSec),
+      String(cost.throughputRatio ?? '-'),
+    ],
+    [
+      'server CPU us/msg [lo]',
+      String(cost.on.serverCpuUsPerMessage ?? '-'),
+      String(cost.off.serverCpuUsPerMessage ?? '-'),
+      String(cost.cpuPerMessageRatio ?? '-'),
+    ],
+  ];
+  const header: [string, string, string, string] = ['', 'metrics on', '--no-metrics', 'on / off'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (r: readonly string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ');
+  const lost = cost.runs.reduce((n, r) => n + r.lost, 0);
+  const errors = cost.runs.reduce((n, r) => n + r.requestErrors, 0);
+  return [
+    `Metrics cost (sluice normal, mixed ${cost.durationS}s, median of ${cost.rounds} round(s) each, alternating; lost ${lost}, errors ${errors}):`,
+    line(header),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...rows.map(line),
+  ].join('\n');
+}
