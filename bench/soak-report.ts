@@ -213,7 +213,8 @@ interface Series {
   color: string;
 }
 
-const PANELS: ReadonlyArray<{ title: string; series: readonly Series[] }> = [
+/** `log`: a log10 y axis, so one stall of seconds does not flatten the usual milliseconds to the floor. */
+const PANELS: ReadonlyArray<{ title: string; series: readonly Series[]; log?: boolean }> = [
   {
     title: 'server memory (MiB)',
     series: [
@@ -222,7 +223,8 @@ const PANELS: ReadonlyArray<{ title: string; series: readonly Series[] }> = [
     ],
   },
   {
-    title: 'latency per window (ms)',
+    title: 'latency per window (ms, log scale)',
+    log: true,
     series: [
       { field: 'sendP99', label: 'send p99', color: '#d62728' },
       { field: 'e2eP50', label: 'end-to-end p50', color: '#2ca02c' },
@@ -256,13 +258,20 @@ export function renderSoakSvg(samples: readonly SoakSample[], title: string): st
     const all = panel.series.flatMap((s) => values(samples, s.field));
     const vMax = Math.max(1e-9, ...all) * 1.1;
     const x = (t: number) => MARGIN.left + (t / tMax) * plotW;
-    const y = (v: number) => y0 + MARGIN.top + plotH - (v / vMax) * plotH;
+    // Log axis from 10^floor(log10(min)) to vMax; values at or below the floor sit on it.
+    const logMin = Math.floor(Math.log10(Math.max(1e-3, Math.min(...all.filter((v) => v > 0), vMax))));
+    const logSpan = Math.max(1e-9, Math.log10(vMax) - logMin);
+    const scale = (v: number): number =>
+      panel.log ? Math.max(0, Math.log10(Math.max(v, 10 ** logMin)) - logMin) / logSpan : v / vMax;
+    const y = (v: number) => y0 + MARGIN.top + plotH - scale(v) * plotH;
+    const ticks = panel.log
+      ? Array.from({ length: Math.floor(Math.log10(vMax)) - logMin + 1 }, (_, i) => 10 ** (logMin + i))
+      : [0, vMax / 2, vMax];
     parts.push(
       `<text x="${MARGIN.left}" y="${y0 + 18}" font-weight="bold">${escapeXml(panel.title)}</text>`,
       `<rect x="${MARGIN.left}" y="${y0 + MARGIN.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#999"/>`,
     );
-    for (const fraction of [0, 0.5, 1]) {
-      const v = vMax * fraction;
+    for (const v of ticks) {
       parts.push(
         `<text x="${MARGIN.left - 6}" y="${y(v) + 4}" text-anchor="end">${round(v, v < 10 ? 2 : 0)}</text>`,
         `<line x1="${MARGIN.left}" x2="${MARGIN.left + plotW}" y1="${y(v)}" y2="${y(v)}" stroke="#eee"/>`,

@@ -6,7 +6,7 @@
  * the first third of the run with the last (bench/soak-report.ts), prints a table, writes JSON and an SVG.
  * See bench/README.md, "Soak run".
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -37,6 +37,8 @@ export interface SoakOptions {
   svg: string;
   sluiceBin: string;
   quick: boolean;
+  /** Run nothing: judge and draw the samples of this earlier report again. */
+  fromJson: string | undefined;
 }
 
 const SOAK_USAGE = `usage: npm run soak -- [flags]
@@ -50,6 +52,7 @@ const SOAK_USAGE = `usage: npm run soak -- [flags]
   --svg FILE          SVG chart (default docs/images/soak.svg; --quick: bench/results/soak-quick.svg)
   --sluice-bin FILE   sluice entry point to run (default: this checkout's bin/sluice.js)
   --quick             about 30 s, for a smoke run and the integration test
+  --from-json FILE    run nothing: print the table and draw the chart (--svg) of an earlier report
   --help              this text`;
 
 function positive(flag: string, raw: string | undefined, fallback: number): number {
@@ -74,6 +77,7 @@ function parseSoakArgs(argv: string[]): SoakOptions | 'help' {
       svg: { type: 'string' },
       'sluice-bin': { type: 'string' },
       quick: { type: 'boolean' },
+      'from-json': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -96,6 +100,7 @@ function parseSoakArgs(argv: string[]): SoakOptions | 'help' {
       (quick ? `${results}soak-quick.svg` : new URL('../docs/images/soak.svg', import.meta.url).pathname),
     sluiceBin: values['sluice-bin'] ?? SLUICE_BIN,
     quick,
+    fromJson: values['from-json'],
   };
 }
 
@@ -351,6 +356,23 @@ async function soak(
   };
 }
 
+/** Starts the server, soaks it, stops it. */
+async function run(opts: SoakOptions, log: (m: string) => void): Promise<SoakReport> {
+  const machine = machineFacts();
+  log(
+    `machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB, load ${machine.loadAverage1m}; ` +
+      `soak ${opts.minutes} min at ${opts.rate} msg/s (${Math.round(opts.rate * opts.minutes * 60)} messages), ` +
+      `durability ${opts.durability}, ${opts.producers} producers, ${opts.consumers} consumers`,
+  );
+  const target = await startTarget(opts.durability, opts.sluiceBin);
+  try {
+    log(`sluice ${opts.durability} listening on ${target.endpoint}, pid ${target.pid}`);
+    return await soak(opts, log, target);
+  } finally {
+    await target.stop();
+  }
+}
+
 const flat = (v: boolean | null): string => (v === null ? 'NOT JUDGED' : v ? 'FLAT' : 'NOT FLAT');
 
 async function main(): Promise<number> {
@@ -370,19 +392,14 @@ async function main(): Promise<number> {
   const log = (m: string): void => {
     process.stdout.write(`[${((now() - started) / 1000).toFixed(1).padStart(6)}s] ${m}\n`);
   };
-  const machine = machineFacts();
-  log(
-    `machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB, load ${machine.loadAverage1m}; ` +
-      `soak ${opts.minutes} min at ${opts.rate} msg/s (${Math.round(opts.rate * opts.minutes * 60)} messages), ` +
-      `durability ${opts.durability}, ${opts.producers} producers, ${opts.consumers} consumers`,
-  );
-  const target = await startTarget(opts.durability, opts.sluiceBin);
   let report: SoakReport;
-  try {
-    log(`sluice ${opts.durability} listening on ${target.endpoint}, pid ${target.pid}`);
-    report = await soak(opts, log, target);
-  } finally {
-    await target.stop();
+  if (opts.fromJson) {
+    const earlier = JSON.parse(readFileSync(opts.fromJson, 'utf8')) as SoakReport;
+    report = { ...earlier, verdict: judge(earlier.samples) };
+  } else {
+    report = await run(opts, log);
+    mkdirSync(dirname(opts.out), { recursive: true });
+    writeFileSync(opts.out, `${JSON.stringify(report, null, 2)}\n`);
   }
   process.stdout.write(`\n${renderSoakTable(report.samples, report.verdict)}\n\n`);
   process.stdout.write(
@@ -395,16 +412,16 @@ async function main(): Promise<number> {
     `memory: ${flat(report.verdict.memoryFlat)}; latency: ${flat(report.verdict.latencyFlat)} ` +
       `(first third vs last third of ${report.verdict.samplesUsed} windows after the warm-up)\n`,
   );
-  for (const file of [opts.out, opts.svg]) mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(opts.out, `${JSON.stringify(report, null, 2)}\n`);
+  mkdirSync(dirname(opts.svg), { recursive: true });
+  const { machine, options: ran } = report;
   writeFileSync(
     opts.svg,
     renderSoakSvg(
       report.samples,
-      `Sluice soak: ${report.sent} messages at ${opts.rate} msg/s, ${opts.durability}, ${machine.cores} cores, ${String(machine.date).slice(0, 10)}`,
+      `Sluice soak: ${report.sent} messages at ${ran.rate} msg/s, ${ran.durability}, ${ran.consumers} consumers, ${machine.cores} cores, ${String(machine.date).slice(0, 10)}`,
     ),
   );
-  log(`report written to ${opts.out}, chart to ${opts.svg}`);
+  log(`${opts.fromJson ? '' : `report written to ${opts.out}, `}chart to ${opts.svg}`);
   return 0;
 }
 
