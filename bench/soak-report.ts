@@ -26,6 +26,13 @@ export interface SoakSample {
   e2eP99: number | null;
   /** Server CPU in the window, percent of one core. */
   serverCpuPct: number | null;
+  /**
+   * Time the server's threads were runnable but got no core, percent of the window (/proc schedstat): the
+   * shared machine's share of a slow window. Absent in reports from before it was recorded.
+   */
+  serverRunQueueWaitPct?: number | null;
+  /** The machine's 1-minute load average at the end of the window. */
+  loadAverage1m?: number;
   /** Messages the producers were behind the steady schedule at the end of the window. */
   behind: number;
 }
@@ -70,6 +77,7 @@ const RULES: ReadonlyArray<{ field: SampleField; limit: number; kind: 'memory' |
   { field: 'e2eP99', limit: 1.5, kind: 'latency' },
   { field: 'depth', limit: 2, kind: 'info' },
   { field: 'serverCpuPct', limit: 1.5, kind: 'info' },
+  { field: 'serverRunQueueWaitPct', limit: 1.5, kind: 'info' },
 ];
 
 function values(samples: readonly SoakSample[], field: SampleField): number[] {
@@ -157,6 +165,8 @@ const UNITS: Record<SampleField, string> = {
   e2eP50: 'ms',
   e2eP99: 'ms',
   serverCpuPct: '% core',
+  serverRunQueueWaitPct: '% window',
+  loadAverage1m: 'load',
   behind: 'msgs',
 };
 
@@ -175,7 +185,19 @@ function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>
 /** Every window, then the first-third / last-third comparison. */
 export function renderSoakTable(samples: readonly SoakSample[], verdict: SoakVerdict): string {
   const windows = table(
-    ['t s', 'RSS MiB', 'heap MiB', 'depth', 'sent/s', 'recv/s', 'send p50/p99', 'e2e p50/p99 ms', 'CPU %'],
+    [
+      't s',
+      'RSS MiB',
+      'heap MiB',
+      'depth',
+      'sent/s',
+      'recv/s',
+      'send p50/p99',
+      'e2e p50/p99 ms',
+      'CPU %',
+      'no core %',
+      'load',
+    ],
     samples.map((s) => [
       String(s.t),
       cell(s.rssMiB),
@@ -186,6 +208,8 @@ export function renderSoakTable(samples: readonly SoakSample[], verdict: SoakVer
       `${cell(s.sendP50)}/${cell(s.sendP99)}`,
       `${cell(s.e2eP50)}/${cell(s.e2eP99)}`,
       cell(s.serverCpuPct),
+      cell(s.serverRunQueueWaitPct ?? null),
+      cell(s.loadAverage1m ?? null),
     ]),
   );
   const trends = table(

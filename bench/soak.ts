@@ -11,7 +11,7 @@ import os from 'node:os';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { makeClient, type QueueClient, type SendEntry } from './client.ts';
-import { processCpuSeconds } from './cpu.ts';
+import { processCpuSeconds, processRunQueueWaitSeconds } from './cpu.ts';
 import { readRss } from './rss.ts';
 import { createQueue, deleteAll, Errors, makeBody, parseBody, receiveOrBackOff } from './scenarios.ts';
 import { judge, renderSoakSvg, renderSoakTable, type SoakSample, type SoakVerdict } from './soak-report.ts';
@@ -275,6 +275,7 @@ async function soak(
 
   const samples: SoakSample[] = [];
   let cpuBefore = processCpuSeconds(target.pid);
+  let waitBefore = processRunQueueWaitSeconds(target.pid);
   let windowStart = t0;
   const takeSample = async (): Promise<void> => {
     const w = window;
@@ -283,6 +284,7 @@ async function soak(
     const seconds = (t - windowStart) / 1000;
     windowStart = t;
     const cpuNow = processCpuSeconds(target.pid);
+    const waitNow = processRunQueueWaitSeconds(target.pid);
     const rss = readRss(target.pid);
     const [heap, depth] = await Promise.all([heapUsedMiB(target.endpoint), queueDepth(client, queueUrl)]);
     const due = Math.min(planned, Math.floor(((t - t0) / 1000) * options.rate));
@@ -301,22 +303,32 @@ async function soak(
       e2eP99: pct(w.e2e, 'p99'),
       serverCpuPct:
         cpuBefore === null || cpuNow === null ? null : round((100 * (cpuNow - cpuBefore)) / seconds, 0),
+      serverRunQueueWaitPct:
+        waitBefore === null || waitNow === null ? null : round((100 * (waitNow - waitBefore)) / seconds, 0),
+      loadAverage1m: round(os.loadavg()[0] ?? 0, 2),
       behind: Math.max(0, due - issued),
     };
     cpuBefore = cpuNow;
+    waitBefore = waitNow;
     samples.push(sample);
     log(
       `t=${sample.t}s sent ${sent}/${planned} received ${received} RSS ${sample.rssMiB} MiB heap ${sample.heapUsedMiB} MiB ` +
         `depth ${sample.depth} send p99 ${sample.sendP99} ms e2e p50/p99 ${sample.e2eP50}/${sample.e2eP99} ms ` +
-        `CPU ${sample.serverCpuPct}% behind ${sample.behind}`,
+        `CPU ${sample.serverCpuPct}% waiting for a core ${sample.serverRunQueueWaitPct}% load ${sample.loadAverage1m} behind ${sample.behind}`,
     );
   };
-  // Samples only cover the load phase: the drain's windows would mix a falling rate into the comparison.
-  while (now() < loadEnd) {
-    await sleep(Math.min(options.sampleSeconds * 1000, Math.max(0, loadEnd - now())));
-    if (now() - windowStart >= options.sampleSeconds * 500) await takeSample();
+  // Samples cover the load phase, also when a slow server makes it outlast its schedule; not the drain,
+  // whose windows would mix a falling rate into the comparison. A last window under half a window is dropped.
+  let paced = false;
+  void pacer.then(() => {
+    paced = true;
+  });
+  const windowMs = options.sampleSeconds * 1000;
+  while (!paced) {
+    const end = Math.min(windowStart + windowMs, now() < loadEnd ? loadEnd : Number.POSITIVE_INFINITY);
+    await Promise.race([sleep(Math.max(0, end - now())), pacer]);
+    if (!paced || now() - windowStart >= windowMs / 2) await takeSample();
   }
-  await pacer;
   const loadSeconds = (now() - t0) / 1000;
   log(`load done in ${round(loadSeconds, 1)}s; draining`);
   const drainStart = now();
