@@ -27,6 +27,9 @@ export interface MetricsCostSide {
   /** Medians over the rounds. */
   e2ePerSec: number;
   serverCpuUsPerMessage: number | null;
+  /** Lowest and highest over the rounds: how much the machine moved the figure between runs. */
+  e2eRange: [number, number];
+  cpuRange: [number, number] | null;
 }
 
 export interface MetricsCost {
@@ -117,12 +120,14 @@ export async function metricsCost(
   }
   const side = (mode: MetricsMode): MetricsCostSide => {
     const mine = runs.filter((r) => r.mode === mode);
-    const cpu = median(
-      mine.flatMap((r) => (r.serverCpuUsPerMessage === null ? [] : [r.serverCpuUsPerMessage])),
-    );
+    const e2e = mine.map((r) => r.e2ePerSec);
+    const cpus = mine.flatMap((r) => (r.serverCpuUsPerMessage === null ? [] : [r.serverCpuUsPerMessage]));
+    const cpu = median(cpus);
     return {
-      e2ePerSec: round(median(mine.map((r) => r.e2ePerSec)) ?? 0, 1),
+      e2ePerSec: round(median(e2e) ?? 0, 1),
       serverCpuUsPerMessage: cpu === null ? null : round(cpu, 1),
+      e2eRange: [Math.min(...e2e), Math.max(...e2e)],
+      cpuRange: cpus.length === 0 ? null : [Math.min(...cpus), Math.max(...cpus)],
     };
   };
   const on = side('on');
@@ -143,21 +148,28 @@ export async function metricsCost(
 }
 
 export function renderMetricsCost(cost: MetricsCost): string {
+  const withRange = (median: number | null, range: [number, number] | null): string =>
+    median === null ? '-' : range === null ? String(median) : `${median} (${range[0]}-${range[1]})`;
   const rows: Array<[string, string, string, string]> = [
     [
       'end-to-end msg/s [hi]',
-      String(cost.on.e2ePerSec),
-      String(cost.off.e2ePerSec),
+      withRange(cost.on.e2ePerSec, cost.on.e2eRange),
+      withRange(cost.off.e2ePerSec, cost.off.e2eRange),
       String(cost.throughputRatio ?? '-'),
     ],
     [
       'server CPU us/msg [lo]',
-      String(cost.on.serverCpuUsPerMessage ?? '-'),
-      String(cost.off.serverCpuUsPerMessage ?? '-'),
+      withRange(cost.on.serverCpuUsPerMessage, cost.on.cpuRange),
+      withRange(cost.off.serverCpuUsPerMessage, cost.off.cpuRange),
       String(cost.cpuPerMessageRatio ?? '-'),
     ],
   ];
-  const header: [string, string, string, string] = ['', 'metrics on', '--no-metrics', 'on / off'];
+  const header: [string, string, string, string] = [
+    '(median (min-max))',
+    'metrics on',
+    '--no-metrics',
+    'on / off',
+  ];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (r: readonly string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ');
   const lost = cost.runs.reduce((n, r) => n + r.lost, 0);
