@@ -2,14 +2,13 @@
  * `npm run bench`: throughput, latency and memory of Sluice against moto_server measured in the
  * same run. See bench/README.md for the scenarios and flags.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import { dirname } from 'node:path';
 import { type Options, parseArgs, USAGE } from './args.ts';
 import { makeClient } from './client.ts';
 import { cpuMeter } from './cpu.ts';
 import { fairness, fifoComparison } from './fifo-and-fair.ts';
+import { machineFacts } from './machine.ts';
 import { type MetricsCost, metricsCost, renderMetricsCost } from './metrics-cost.ts';
 import { evaluate, type MillionOutcome, renderEvaluation, renderTable, type TargetResult } from './report.ts';
 import { RssSampler } from './rss.ts';
@@ -18,8 +17,8 @@ import { errorText, now, round, sleep } from './stats.ts';
 import {
   BASELINE,
   type RunningTarget,
+  runMain,
   startTarget,
-  stopAllTargets,
   TARGET_LABELS,
   type TargetName,
 } from './targets.ts';
@@ -32,29 +31,6 @@ const FAIR_QUIET_MESSAGES = 100;
 function log(message: string): void {
   const s = ((now() - started) / 1000).toFixed(1).padStart(6);
   process.stdout.write(`[${s}s] ${message}\n`);
-}
-
-function machineFacts(): Record<string, string | number> {
-  const cpus = os.cpus();
-  let commit = 'unknown';
-  try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
-      encoding: 'utf8',
-      timeout: 5_000,
-    }).trim();
-  } catch {
-    // not a git checkout
-  }
-  return {
-    date: new Date().toISOString(),
-    cpuModel: cpus[0]?.model ?? 'unknown',
-    cores: cpus.length,
-    memoryGiB: round(os.totalmem() / 2 ** 30, 1),
-    loadAverage1m: round(os.loadavg()[0] ?? 0, 2),
-    node: process.version,
-    platform: `${os.platform()} ${os.release()}`,
-    commit,
-  };
 }
 
 async function scenario<T>(
@@ -298,26 +274,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-let interrupted = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (interrupted) return;
-    interrupted = true;
-    log(`${signal}: stopping servers`);
-    void stopAllTargets().finally(() => process.exit(130));
-  });
-}
-
-main().then(
-  async (code) => {
-    await stopAllTargets();
-    process.exit(code);
-  },
-  async (err: unknown) => {
-    process.stderr.write(
-      `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
-    await stopAllTargets();
-    process.exit(1);
-  },
-);
+runMain('bench', main, (signal) => log(`${signal}: stopping servers`));

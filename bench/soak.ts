@@ -12,11 +12,12 @@ import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { makeClient, type QueueClient, type SendEntry } from './client.ts';
 import { processCpuSeconds, processRunQueueWaitSeconds } from './cpu.ts';
+import { machineFacts } from './machine.ts';
 import { readRss } from './rss.ts';
 import { createQueue, deleteAll, Errors, makeBody, parseBody, receiveOrBackOff } from './scenarios.ts';
 import { judge, renderSoakSvg, renderSoakTable, type SoakSample, type SoakVerdict } from './soak-report.ts';
 import { now, round, sleep, summarize } from './stats.ts';
-import { type RunningTarget, SLUICE_BIN, startTarget, stopAllTargets } from './targets.ts';
+import { type RunningTarget, runMain, SLUICE_BIN, startTarget } from './targets.ts';
 
 const BATCH = 10;
 /** How often the pacer tops the producers up to the schedule. */
@@ -124,17 +125,6 @@ export interface SoakReport {
   e2eLatencyMs: ReturnType<typeof summarize>;
   samples: SoakSample[];
   verdict: SoakVerdict;
-}
-
-function machineFacts(): Record<string, string | number> {
-  return {
-    date: new Date().toISOString(),
-    cpuModel: os.cpus()[0]?.model ?? 'unknown',
-    cores: os.cpus().length,
-    memoryGiB: round(os.totalmem() / 2 ** 30, 1),
-    loadAverage1m: round(os.loadavg()[0] ?? 0, 2),
-    node: process.version,
-  };
 }
 
 /** Latencies of one window; swapped out at every sample so a window's figures are its own. */
@@ -437,20 +427,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    void stopAllTargets().finally(() => process.exit(130));
-  });
-}
-
-main().then(
-  async (code) => {
-    await stopAllTargets();
-    process.exit(code);
-  },
-  async (err: unknown) => {
-    process.stderr.write(`soak failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    await stopAllTargets();
-    process.exit(1);
-  },
-);
+runMain('soak', main);

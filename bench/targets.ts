@@ -204,3 +204,36 @@ export function startTarget(
       return startSluice(name, sluiceBin, serverArgs);
   }
 }
+
+/**
+ * Runs a bench entry point: its servers are stopped on Ctrl-C or SIGTERM (exit 130), after a crash (exit 1)
+ * and at the end (exit with main's code).
+ */
+export function runMain(
+  what: string,
+  main: () => Promise<number>,
+  onSignal: (signal: string) => void = () => {},
+): void {
+  let interrupted = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (interrupted) return;
+      interrupted = true;
+      onSignal(signal);
+      void stopAllTargets().finally(() => process.exit(130));
+    });
+  }
+  main().then(
+    async (code) => {
+      await stopAllTargets();
+      process.exit(code);
+    },
+    async (err: unknown) => {
+      process.stderr.write(
+        `${what} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      );
+      await stopAllTargets();
+      process.exit(1);
+    },
+  );
+}
