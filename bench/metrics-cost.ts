@@ -4,6 +4,10 @@
  * with metrics on and with `--no-metrics`, alternating, in the same run. `normal` leaves out the fsync
  * waits, so the server is CPU-bound and its CPU per message is what the metrics add to.
  */
+import { systemClock } from '../src/core/clock.ts';
+import { SqsService } from '../src/core/sqs-service.ts';
+import { createServerMetrics } from '../src/server/metrics.ts';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { makeClient } from './client.ts';
 import { processCpuSeconds } from './cpu.ts';
 import { createQueue, type MixedResult, mixed } from './scenarios.ts';
@@ -32,8 +36,18 @@ export interface MetricsCostSide {
   cpuRange: [number, number] | null;
 }
 
+/** The metrics' own work, timed in this process without a network or a neighbour in the way. */
+export interface MetricsCallCost {
+  calls: number;
+  /** observeRequest: the request counter and the latency histogram, per answered request. */
+  perRequestUs: number;
+  /** The SentMessageSize observation, per message sent (a service with metrics minus one without). */
+  perSentMessageUs: number;
+}
+
 export interface MetricsCost {
   durability: 'normal';
+  inProcess: MetricsCallCost;
   durationS: number;
   rounds: number;
   runs: MetricsCostRun[];
@@ -102,6 +116,39 @@ async function runOnce(
   }
 }
 
+function timeUs(calls: number, fn: () => void): number {
+  for (let i = 0; i < Math.min(calls, 10_000); i++) fn(); // warm up the JIT first
+  const t0 = performance.now();
+  for (let i = 0; i < calls; i++) fn();
+  return ((performance.now() - t0) * 1000) / calls;
+}
+
+/** The real createServerMetrics on a real (in-memory SQLite) service, called `calls` times. */
+export async function metricsCallCost(calls = 200_000): Promise<MetricsCallCost> {
+  const sizes = Array.from({ length: 10 }, () => 1024);
+  const service = (): SqsService =>
+    new SqsService({
+      store: new SqliteStore({ dataDir: ':memory:', durability: 'normal' }),
+      clock: systemClock,
+    });
+  const metered = service();
+  const bare = service();
+  const metrics = createServerMetrics(metered, () => []);
+  try {
+    const perRequestUs = timeUs(calls, () => metrics.observeRequest('SendMessageBatch', 200, 0.004));
+    const batchCalls = Math.ceil(calls / sizes.length);
+    const withMetrics = timeUs(batchCalls, () => metered.activity.sent('q', sizes));
+    const without = timeUs(batchCalls, () => bare.activity.sent('q', sizes));
+    return {
+      calls,
+      perRequestUs: round(perRequestUs, 2),
+      perSentMessageUs: round(Math.max(0, withMetrics - without) / sizes.length, 2),
+    };
+  } finally {
+    await Promise.all([metered.store.close(), bare.store.close()]);
+  }
+}
+
 /** Rounds of (on, off), the order flipped every round so drift on a shared machine hits both sides. */
 export async function metricsCost(
   settings: MetricsCostSettings,
@@ -132,8 +179,13 @@ export async function metricsCost(
   };
   const on = side('on');
   const off = side('off');
+  const inProcess = await metricsCallCost();
+  log(
+    `metrics in process: ${inProcess.perRequestUs} us/request, ${inProcess.perSentMessageUs} us/sent message`,
+  );
   return {
     durability: 'normal',
+    inProcess,
     durationS: settings.durationS,
     rounds: settings.rounds,
     runs,
@@ -179,5 +231,7 @@ export function renderMetricsCost(cost: MetricsCost): string {
     line(header),
     line(widths.map((w) => '-'.repeat(w))),
     ...rows.map(line),
+    `In process (${cost.inProcess.calls} calls of the real metrics): ${cost.inProcess.perRequestUs} us per request ` +
+      `(counter + latency histogram), ${cost.inProcess.perSentMessageUs} us per sent message (SentMessageSize).`,
   ].join('\n');
 }
