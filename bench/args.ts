@@ -31,6 +31,10 @@ export interface Options {
   /** bin/sluice.js to run (this checkout's by default). */
   sluiceBin: string;
   quick: boolean;
+  /** PostgreSQL comparison: messages per target (0 skips it). */
+  postgresMessages: number;
+  /** PostgreSQL comparison: cross-node wake samples. */
+  postgresWakes: number;
 }
 
 export const USAGE = `usage: npm run bench -- [flags]
@@ -58,6 +62,9 @@ export const USAGE = `usage: npm run bench -- [flags]
   --million-timeout S     time limit for the --million fill per target, seconds (default 600)
   --out FILE              JSON results file (default bench/results/latest.json)
   --sluice-bin FILE       sluice entry point to run (default: this checkout's bin/sluice.js)
+  --postgres-messages N   PostgreSQL vs SQLite (1 and 3 nodes, 127.0.0.1:5432, a fresh database each):
+                          messages per target (default 5000, --quick 1000; 0 skips it)
+  --postgres-wakes N      cross-node long-poll wake samples (default 100, --quick 30)
   --quick                 smaller defaults for a fast smoke run
   --help                  this text`;
 
@@ -92,6 +99,8 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
     out: new URL('./results/latest.json', import.meta.url).pathname,
     sluiceBin: SLUICE_BIN,
     quick,
+    postgresMessages: quick ? 1_000 : 5_000,
+    postgresWakes: quick ? 30 : 100,
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
@@ -156,6 +165,14 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
         break;
       case '--phase-timeout':
         options.phaseTimeout = positiveInt(flag, value());
+        break;
+      case '--postgres-messages': {
+        const raw = value();
+        options.postgresMessages = raw === '0' ? 0 : positiveInt(flag, raw);
+        break;
+      }
+      case '--postgres-wakes':
+        options.postgresWakes = positiveInt(flag, value());
         break;
       case '--million-messages':
         options.millionMessages = positiveInt(flag, value());

@@ -10,6 +10,7 @@ import { cpuMeter } from './cpu.ts';
 import { fairness, fifoComparison } from './fifo-and-fair.ts';
 import { machineFacts } from './machine.ts';
 import { type MetricsCost, metricsCost, renderMetricsCost } from './metrics-cost.ts';
+import { type PostgresBenchResult, postgresComparison, renderPostgres } from './postgres.ts';
 import { evaluate, type MillionOutcome, renderEvaluation, renderTable, type TargetResult } from './report.ts';
 import { RssSampler } from './rss.ts';
 import { consume, createQueue, longPoll, million, mixed, produce } from './scenarios.ts';
@@ -252,6 +253,19 @@ async function main(): Promise<number> {
       log(`metrics cost: FAILED ${metricsError}`);
     }
   }
+  let postgres: PostgresBenchResult | undefined;
+  if (options.postgresMessages > 0) {
+    try {
+      postgres = await postgresComparison({
+        messages: options.postgresMessages,
+        concurrency: Math.min(options.producers, 8),
+        wakeSamples: options.postgresWakes,
+        log,
+      });
+    } catch (err) {
+      log(`postgres bench: could not run: ${errorText(err)}`);
+    }
+  }
   const evaluations = evaluate(results, options);
   const elapsedS = round((now() - started) / 1000, 1);
   process.stdout.write('\n');
@@ -261,6 +275,7 @@ async function main(): Promise<number> {
   );
   process.stdout.write(`${renderTable(results, options)}\n\n`);
   process.stdout.write(`Goals (from this run):\n${renderEvaluation(evaluations)}\n`);
+  if (postgres) process.stdout.write(`\n${renderPostgres(postgres)}\n`);
   if (metrics) process.stdout.write(`\n${renderMetricsCost(metrics)}\n`);
   if (metricsError) process.stdout.write(`\nMetrics cost: FAILED ${metricsError}\n`);
   const failed = results.filter((r) => r.status !== 'ok');
@@ -268,7 +283,7 @@ async function main(): Promise<number> {
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(
     options.out,
-    `${JSON.stringify({ machine, client: options.client, options, elapsedS, results, evaluations, metricsCost: metrics ?? metricsError ?? null }, null, 2)}\n`,
+    `${JSON.stringify({ machine, client: options.client, options, elapsedS, results, evaluations, postgres, metricsCost: metrics ?? metricsError ?? null }, null, 2)}\n`,
   );
   log(`results written to ${options.out}`);
   return 0;

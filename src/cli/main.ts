@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import type { AccessKey } from '../server/auth/access.ts';
 import { ACCESS_KEY_ID } from '../server/config-file.ts';
 import { startSluice } from '../server/sluice-server.ts';
+import { isWebhookUrl } from '../server/webhooks.ts';
 import { integerFlag, UsageError } from './flags.ts';
 import { REDRIVE_HELP, redrive } from './redrive.ts';
 import { STATS_HELP, stats } from './stats.ts';
@@ -24,6 +25,9 @@ Options:
   --port N            TCP port (default 9324; 0 picks a free one)
   --host ADDR         address to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)
   --data DIR          data directory of the embedded SQLite store (default ./sluice-data)
+  --store URL         keep the queues in PostgreSQL instead: postgres://user[:password]@host[:port]/db;
+                      every node started on the same database serves the same queues
+  --store-connections N  PostgreSQL connections this node opens at most, plus one (default 10)
   --durability MODE   full | durable | normal | off (default durable):
                         full     every commit is fsynced before the answer
                         durable  sends and queue changes are fsynced before the answer; receives,
@@ -89,7 +93,7 @@ function optional<K extends string, V>(key: K, value: V | undefined): Partial<Re
 }
 
 function webhookUrl(value: string): string {
-  if (!/^https?:\/\/./.test(value)) fail(`--alarm-webhook must be an http(s) URL, got "${value}"`);
+  if (!isWebhookUrl(value)) fail(`--alarm-webhook must be an http(s) URL, got "${value}"`);
   return value;
 }
 
@@ -138,6 +142,8 @@ async function serve(args: string[]): Promise<void> {
       host: values.host ?? '127.0.0.1',
       dataDir,
       durability,
+      storeUrl: values.store,
+      storeConnections: integer('store-connections', values['store-connections'], 1, 1000),
       configFile: values.config,
       region: values.region,
       accountId: account,
@@ -170,7 +176,11 @@ async function serve(args: string[]): Promise<void> {
     fail(`cannot start: ${(error as Error).message}`);
   }
   process.stdout.write(
-    `sluice: listening on ${sluice.endpoint} (data: ${dataDir}, durability: ${durability})\n`,
+    `sluice: listening on ${sluice.endpoint} (${
+      values.store === undefined
+        ? `data: ${dataDir}, durability: ${durability}`
+        : `store: ${withoutPassword(values.store)}`
+    })\n`,
   );
   const shutdown = (signal: string) => {
     process.stdout.write(`sluice: ${signal}, shutting down\n`);
@@ -183,6 +193,11 @@ async function serve(args: string[]): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'));
 }
 
+/** A store URL fit for a log line: its password left out. */
+function withoutPassword(url: string): string {
+  return url.replace(/^(\w+:\/\/[^:@/]*):[^@/]*@/, '$1:***@');
+}
+
 function parseServeArgs(args: string[]) {
   return parseArgs({
     args,
@@ -191,6 +206,8 @@ function parseServeArgs(args: string[]) {
       port: { type: 'string' },
       host: { type: 'string' },
       data: { type: 'string' },
+      store: { type: 'string' },
+      'store-connections': { type: 'string' },
       durability: { type: 'string' },
       config: { type: 'string' },
       region: { type: 'string' },

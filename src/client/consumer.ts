@@ -35,6 +35,17 @@ export type BatchHandler = (
   context: HandlerContext,
 ) => Promise<BatchOutcome | undefined>;
 
+/**
+ * A step between receive and handler, and after a processed message's delete: large payloads use it
+ * (`LargePayloads.consumerHook()`). Events, deletes and the DLQ copy keep the message as received.
+ */
+export interface PayloadHook {
+  /** The message the handler is given. A throw fails the message as a handler error would. */
+  prepare(message: Message): Promise<Message>;
+  /** After these messages were deleted as processed (not dead-lettered), as received. */
+  deleted?(messages: Message[]): Promise<void>;
+}
+
 export interface BackoffOptions {
   /** Visibility after the first failure, before jitter. Default 2. */
   initialSeconds?: number;
@@ -78,6 +89,8 @@ export interface ConsumerOptions {
   random?: () => number;
   /** Pause after a failed receive before the next one. Default 1 s. */
   receiveRetrySeconds?: number;
+  /** Resolves Extended Client pointers for handlers and removes blobs after deletes: `large.consumerHook()`. */
+  largePayloads?: PayloadHook;
 }
 
 export type TimeoutReason = 'handler-timeout' | 'visibility-limit' | 'shutdown';
@@ -147,6 +160,8 @@ export class Consumer {
   /** Latest receipt handle per MessageId, and how many copies are being handled (SQS may redeliver). */
   private readonly latestHandles = new Map<string, { receiptHandle: string; copies: number }>();
   private pendingDeletes: Message[] = [];
+  /** Deleted because a copy went to the DLQ: their payload hook must not see them as processed. */
+  private readonly deadLettered = new WeakSet<Message>();
   private deleting: Promise<void> | undefined;
   private readonly signalListener = () => void this.stop();
 
@@ -436,24 +451,41 @@ export class Consumer {
 
   private async handle(lease: Lease): Promise<Outcome> {
     const context: HandlerContext = { signal: lease.controller.signal };
-    const [first] = lease.messages;
+    const { ready, unprepared } = await this.prepare(lease.messages);
+    const pending = lease.messages.filter((m) => !unprepared.some((u) => u.message === m));
+    if (ready.length === 0) return { succeeded: [], failed: unprepared };
     try {
       if (this.options.handler) {
-        await this.options.handler(first!, context);
-        return { succeeded: lease.messages, failed: [] };
+        await this.options.handler(ready[0]!, context);
+        return { succeeded: pending, failed: [] };
       }
-      const outcome = await this.options.batchHandler!(lease.messages, context);
+      const outcome = await this.options.batchHandler!(ready, context);
       const failedIds = new Set(outcome?.failed ?? []);
       const error = new Error('reported failed by the batch handler');
       return {
-        succeeded: lease.messages.filter((m) => !failedIds.has(m.MessageId!)),
-        failed: lease.messages
-          .filter((m) => failedIds.has(m.MessageId!))
-          .map((message) => ({ message, error })),
+        succeeded: pending.filter((m) => !failedIds.has(m.MessageId!)),
+        failed: [
+          ...unprepared,
+          ...pending.filter((m) => failedIds.has(m.MessageId!)).map((message) => ({ message, error })),
+        ],
       };
     } catch (error) {
-      return { succeeded: [], failed: lease.messages.map((message) => ({ message, error })) };
+      return { succeeded: [], failed: [...unprepared, ...pending.map((message) => ({ message, error }))] };
     }
+  }
+
+  /** Runs the payload hook: the messages handlers get, in order, and those it could not prepare. */
+  private async prepare(messages: Message[]): Promise<{ ready: Message[]; unprepared: Outcome['failed'] }> {
+    const hook = this.options.largePayloads;
+    if (!hook) return { ready: messages, unprepared: [] };
+    const settled = await Promise.allSettled(messages.map((m) => hook.prepare(m)));
+    const ready: Message[] = [];
+    const unprepared: Outcome['failed'] = [];
+    settled.forEach((result, i) => {
+      if (result.status === 'fulfilled') ready.push(result.value);
+      else unprepared.push({ message: messages[i]!, error: result.reason });
+    });
+    return { ready, unprepared };
   }
 
   private async settle(lease: Lease, outcome: Outcome): Promise<void> {
@@ -475,6 +507,7 @@ export class Consumer {
           kind: 'dead-lettered',
           deadLetterQueueUrl: this.deadLetterQueueUrl!,
         });
+        this.deadLettered.add(message);
         this.pendingDeletes.push(message);
         this.scheduleDeleteFlush();
       } else {
@@ -587,7 +620,24 @@ export class Consumer {
         const message = byHandle.get(failure.receiptHandle);
         if (message) this.emit('deleteFailed', message, failure.code, failure.message);
       }
+      await this.afterDeletes(batch, new Set(failures.map((f) => f.receiptHandle)));
       for (const message of batch) this.untrackHandle(message);
+    }
+  }
+
+  /** Tells the payload hook which processed messages are gone; its failures are reported as deleteFailed. */
+  private async afterDeletes(batch: Message[], failedHandles: Set<string>): Promise<void> {
+    const hook = this.options.largePayloads;
+    if (!hook?.deleted) return;
+    const processed = batch.filter(
+      (m) => !this.deadLettered.has(m) && !failedHandles.has(this.latestHandle(m)),
+    );
+    if (processed.length === 0) return;
+    try {
+      await hook.deleted(processed);
+    } catch (error) {
+      const text = error instanceof Error ? error.message : String(error);
+      for (const message of processed) this.emit('deleteFailed', message, 'PayloadDeleteFailed', text);
     }
   }
 

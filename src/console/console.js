@@ -50,6 +50,22 @@ async function attempt(work, done) {
 
 let account = '000000000000';
 const queueUrl = (name) => `${location.origin}/${account}/${name}`;
+/** Every queue's ARN is this prefix and its name; /api/overview says what it is. */
+let arnPrefix = `arn:aws:sqs:us-east-1:${account}:`;
+
+/** The overview's answer for one query, remembering the account and ARN prefix it reports. */
+async function loadOverview(query) {
+  const data = await api(`/api/overview?${new URLSearchParams(query)}`);
+  account = data.accountId;
+  arnPrefix = data.queueArnPrefix;
+  return data;
+}
+
+/** Names of the queues (ListQueues answers up to 1,000), for pickers, which must not depend on the overview's cap. */
+async function queueNames() {
+  const { QueueUrls: urls = [] } = await sqs('ListQueues', {});
+  return urls.map((url) => decodeURIComponent(url.split('/').pop())).sort();
+}
 
 // ---- DOM helpers -----------------------------------------------------------------------------------
 
@@ -195,13 +211,14 @@ async function queueListPage() {
     max: 43200,
     placeholder: '30',
   });
+  const cut = h('p', { id: 'overview-cut', class: 'muted', hidden: true });
   let queues = [];
 
-  const render = () => {
-    const needle = filter.value.trim().toLowerCase();
-    const shown = queues.filter((q) => q.name.toLowerCase().includes(needle));
+  const render = (data) => {
+    cut.hidden = data.matching <= queues.length;
+    cut.textContent = `Showing the first ${queues.length} of ${data.matching} queues by name; filter to narrow.`;
     tbody.replaceChildren(
-      ...shown.map((q) =>
+      ...queues.map((q) =>
         h(
           'tr',
           { 'data-queue': q.name },
@@ -219,28 +236,39 @@ async function queueListPage() {
         ),
       ),
     );
-    if (shown.length === 0)
+    if (queues.length === 0)
       tbody.append(
         h(
           'tr',
           {},
-          h('td', { colspan: 7, class: 'muted' }, queues.length ? 'No queue matches.' : 'No queues yet.'),
+          h(
+            'td',
+            { colspan: 7, class: 'muted' },
+            filter.value.trim() ? 'No queue matches.' : 'No queues yet.',
+          ),
         ),
       );
+  };
+  const renderPicker = (names) => {
     const chosen = dlqSelect.value;
     dlqSelect.replaceChildren(
       h('option', { value: '' }, '(none)'),
-      ...queues.map((q) => h('option', { value: q.name }, q.name)),
+      ...names.map((queueName) => h('option', { value: queueName }, queueName)),
     );
-    dlqSelect.value = queues.some((q) => q.name === chosen) ? chosen : '';
+    dlqSelect.value = names.includes(chosen) ? chosen : '';
   };
   const load = async () => {
-    const data = await api('/api/overview');
-    account = data.accountId;
+    const [data, names] = await Promise.all([loadOverview({ filter: filter.value.trim() }), queueNames()]);
     queues = data.queues;
-    render();
+    render(data);
+    renderPicker(names);
   };
-  filter.addEventListener('input', render);
+  // The filter runs on the server (the overview is capped), so typing waits for a pause before asking.
+  let typing;
+  filter.addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => attempt(load), 200);
+  });
 
   const create = async (event) => {
     event.preventDefault();
@@ -249,9 +277,8 @@ async function queueListPage() {
     if (fifo.checked) attributes.FifoQueue = 'true';
     if (visibility.value !== '') attributes.VisibilityTimeout = visibility.value;
     if (dlqSelect.value) {
-      const target = queues.find((q) => q.name === dlqSelect.value);
       attributes.RedrivePolicy = JSON.stringify({
-        deadLetterTargetArn: target.arn,
+        deadLetterTargetArn: `${arnPrefix}${dlqSelect.value}`,
         maxReceiveCount: Number(maxReceives.value),
       });
     }
@@ -284,6 +311,7 @@ async function queueListPage() {
       {},
       h('h2', {}, 'All queues'),
       field('Filter by name', filter),
+      cut,
       h(
         'table',
         { id: 'queues' },
@@ -308,43 +336,11 @@ async function queueListPage() {
 
 // ---- Queue page ------------------------------------------------------------------------------------
 
-const READ_ONLY = new Set([
-  'ApproximateNumberOfMessages',
-  'ApproximateNumberOfMessagesNotVisible',
-  'ApproximateNumberOfMessagesDelayed',
-  'CreatedTimestamp',
-  'LastModifiedTimestamp',
-  'QueueArn',
-  'FifoQueue',
-]);
-const CHOICES = {
-  SqsManagedSseEnabled: ['true', 'false'],
-  ContentBasedDeduplication: ['true', 'false'],
-  DeduplicationScope: ['queue', 'messageGroup'],
-  FifoThroughputLimit: ['perQueue', 'perMessageGroupId'],
-};
-const TEXT = new Set(['RedrivePolicy', 'RedriveAllowPolicy', 'Policy']);
-const EDITABLE = [
-  'VisibilityTimeout',
-  'MessageRetentionPeriod',
-  'DelaySeconds',
-  'MaximumMessageSize',
-  'ReceiveMessageWaitTimeSeconds',
-  'RedrivePolicy',
-  'RedriveAllowPolicy',
-  'Policy',
-  'KmsMasterKeyId',
-  'KmsDataKeyReusePeriodSeconds',
-  'SqsManagedSseEnabled',
-];
-const FIFO_EDITABLE = ['ContentBasedDeduplication', 'DeduplicationScope', 'FifoThroughputLimit'];
-
 async function queuePage(name) {
   const url = queueUrl(name);
   const overviewOf = async () => {
-    const data = await api('/api/overview');
-    account = data.accountId;
-    return { data, queue: data.queues.find((q) => q.name === name) };
+    const data = await loadOverview({ queue: name });
+    return { data, queue: data.queues[0] };
   };
   const first = await overviewOf();
   if (!first.queue) {
@@ -504,7 +500,7 @@ async function queuePage(name) {
       charts,
     ),
     messagesSection(name, url, fifoQueue),
-    first.queue.deadLetterSources.length > 0 ? redriveSection(name, first.queue, first.data.queues) : '',
+    first.queue.deadLetterSources.length > 0 ? redriveSection(name, first.queue, await queueNames()) : '',
     await attributesSection(url, fifoQueue),
     await tagsSection(url),
   );
@@ -700,12 +696,14 @@ function renderMessage(url, m) {
   return box;
 }
 
-function redriveSection(name, queue, allQueues) {
+function redriveSection(name, queue, names) {
   const destination = h(
     'select',
     { id: 'redrive-destination' },
     h('option', { value: '' }, `its source queues (${queue.deadLetterSources.join(', ')})`),
-    allQueues.filter((q) => q.name !== name).map((q) => h('option', { value: q.arn }, q.name)),
+    names
+      .filter((other) => other !== name)
+      .map((other) => h('option', { value: `${arnPrefix}${other}` }, other)),
   );
   const rate = h('input', {
     type: 'number',
@@ -770,31 +768,40 @@ function redriveSection(name, queue, allQueues) {
 }
 
 async function attributesSection(url, fifoQueue) {
-  const { Attributes: attributes = {} } = await sqs('GetQueueAttributes', {
-    QueueUrl: url,
-    AttributeNames: ['All'],
-  });
+  const [{ Attributes: attributes = {} }, catalog] = await Promise.all([
+    sqs('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['All'] }),
+    api('/api/attributes'),
+  ]);
+  const applies = catalog.settable.filter((spec) => fifoQueue || !spec.fifoOnly);
+  // Attributes set only by CreateQueue (FifoQueue) are shown with the computed ones, not as fields.
+  const readOnly = [
+    ...catalog.computed,
+    ...applies.filter((spec) => spec.createOnly).map((spec) => spec.name),
+  ];
+  const textual = new Set(applies.filter((spec) => spec.kind === 'text').map((spec) => spec.name));
   const inputs = {};
-  for (const key of [...EDITABLE, ...(fifoQueue ? FIFO_EDITABLE : [])]) {
+  for (const spec of applies.filter((s) => !s.createOnly)) {
+    const key = spec.name;
     const value = attributes[key] ?? '';
     const id = `attr-${key}`;
-    if (CHOICES[key])
+    if (spec.kind === 'choice')
       inputs[key] = h(
         'select',
         { id },
-        CHOICES[key].map((c) => h('option', { value: c, selected: c === value }, c)),
+        spec.choices.map((c) => h('option', { value: c, selected: c === value }, c)),
       );
-    else if (TEXT.has(key)) inputs[key] = h('textarea', { id, value: value ? prettyBody(value) : '' });
-    else inputs[key] = h('input', { id, value, size: 12 });
+    else if (spec.kind === 'text') inputs[key] = h('textarea', { id, value: value ? prettyBody(value) : '' });
+    else inputs[key] = h('input', { id, value, size: 12, title: `${spec.min} to ${spec.max}` });
   }
   const save = async (event) => {
     event.preventDefault();
     const changed = {};
     for (const [key, input] of Object.entries(inputs)) {
-      const before = TEXT.has(key) && attributes[key] ? prettyBody(attributes[key]) : (attributes[key] ?? '');
+      const before =
+        textual.has(key) && attributes[key] ? prettyBody(attributes[key]) : (attributes[key] ?? '');
       if (input.value !== before)
         changed[key] =
-          TEXT.has(key) && input.value.trim() ? JSON.stringify(JSON.parse(input.value)) : input.value;
+          textual.has(key) && input.value.trim() ? JSON.stringify(JSON.parse(input.value)) : input.value;
     }
     if (Object.keys(changed).length === 0) return say('No attribute changed.');
     await attempt(
@@ -818,7 +825,7 @@ async function attributesSection(url, fifoQueue) {
     h(
       'dl',
       { class: 'attrs' },
-      [...READ_ONLY]
+      readOnly
         .filter((k) => attributes[k] !== undefined)
         .flatMap((k) => [
           h('dt', {}, k),

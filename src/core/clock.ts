@@ -79,7 +79,15 @@ export class FakeClock implements Clock {
   private timers: PendingTimer[] = [];
   private order = 0;
 
-  constructor(start = Date.UTC(2026, 0, 1)) {
+  /**
+   * `idle` resolves once a store's work under way is done, with whether there was any: a store that talks to a
+   * server over the network (PostgreSQL) finishes its work in real time, which the immediates `settle` waits
+   * for do not cover.
+   */
+  constructor(
+    start = Date.UTC(2026, 0, 1),
+    private readonly idle?: () => Promise<boolean>,
+  ) {
     this.current = start;
   }
 
@@ -109,7 +117,7 @@ export class FakeClock implements Clock {
   async advance(ms: number): Promise<void> {
     const target = this.current + ms;
     for (;;) {
-      await settle();
+      await this.settle();
       this.timers = this.timers.filter((t) => !t.cancelled);
       const due = this.timers
         .filter((t) => t.at <= target)
@@ -121,7 +129,13 @@ export class FakeClock implements Clock {
       if (started instanceof Promise) await started.catch(() => {});
     }
     this.current = target;
+    await this.settle();
+  }
+
+  private async settle(): Promise<void> {
     await settle();
+    // Work that finished may have started more (a woken long poll's receive): settle until none is left.
+    while (this.idle && (await this.idle())) await settle();
   }
 
   /** Number of timers still waiting (lets tests check that nothing is left behind). */

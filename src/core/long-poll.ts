@@ -82,6 +82,11 @@ export class LongPoll {
     else entry.missedWake = true;
   }
 
+  /** Messages of any queue may be visible now (a wake from another node that names no queue). */
+  notifyAll(): void {
+    for (const queueId of [...this.queues.keys()]) this.notify(queueId);
+  }
+
   private run(queueId: number, entry: QueueWaiters, waiter: Waiter): void {
     waiter.busy = true;
     entry.missedWake = false;

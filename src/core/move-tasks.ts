@@ -143,9 +143,14 @@ export class MoveTasks {
     return { ApproximateNumberOfMessagesMoved: (cancelling ?? task).moved };
   }
 
-  /** Picks up the tasks a previous run of the server left RUNNING or CANCELLING. */
+  /**
+   * Picks up the tasks left RUNNING or CANCELLING by a previous run of the server, or (several nodes on one
+   * store) started through or abandoned by another node; tasks this runner already carries out keep their pace.
+   */
   async resume(): Promise<void> {
-    for (const task of await this.service.store.activeMoveTasks()) this.run(task.handle, 0);
+    this.stopped = false;
+    for (const task of await this.service.store.activeMoveTasks())
+      if (!this.running.has(task.handle)) this.run(task.handle, 0);
   }
 
   /** Stops every runner; tasks stay RUNNING in the store and resume with the next `resume()`. */

@@ -81,6 +81,26 @@ export function isKnownAttributeName(name: string): boolean {
   return name in SETTABLE || (COMPUTED_ATTRIBUTE_NAMES as readonly string[]).includes(name);
 }
 
+/** One settable attribute as the console's forms need it: its kind, range or choices, and where it applies. */
+export type AttributeDescription = { name: string; fifoOnly: boolean; createOnly: boolean } & (
+  | { kind: 'integer'; default: number; min: number; max: number }
+  | { kind: 'choice'; default: string | undefined; choices: readonly string[] }
+  | { kind: 'text' }
+);
+
+/** Every queue attribute, settable and computed, from this file's one list (served at /api/attributes). */
+export function attributeCatalog(): { settable: AttributeDescription[]; computed: readonly string[] } {
+  return {
+    settable: Object.entries(SETTABLE).map(([name, { fifoOnly = false, createOnly = false, ...spec }]) => ({
+      name,
+      fifoOnly,
+      createOnly,
+      ...spec,
+    })),
+    computed: COMPUTED_ATTRIBUTE_NAMES,
+  };
+}
+
 /** Attributes whose value is a JSON document and checked elsewhere (redrive rules need the store). */
 export const JSON_POLICY_ATTRIBUTES = ['RedrivePolicy', 'RedriveAllowPolicy', 'Policy'] as const;
 

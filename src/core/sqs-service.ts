@@ -116,6 +116,9 @@ export class SqsService {
     this.accountId = options.accountId ?? '000000000000';
     this.region = options.region ?? 'us-east-1';
     this.longPoll = new LongPoll(this.clock);
+    options.store.onRemoteWake?.((queueId) =>
+      queueId === undefined ? this.longPoll.notifyAll() : this.longPoll.notify(queueId),
+    );
     this.moveTasks = new MoveTasks(this, options.moveTasks, options.moveTaskEvents);
     this.warn = options.warn ?? (() => {});
   }
@@ -835,7 +838,7 @@ export class SqsService {
     const policy = queue.attributes.RedrivePolicy;
     if (!policy) return undefined;
     const { deadLetterTargetArn, maxReceiveCount } = parseRedrivePolicy(policy);
-    const target = await this.store.getQueue(deadLetterTargetArn.split(':').at(-1)!);
+    const target = await this.queueByArn(deadLetterTargetArn);
     // A DLQ deleted after the policy was set: SQS keeps redelivering to the source; so do we.
     if (!target) return undefined;
     return {

@@ -4,6 +4,7 @@ import { SqsError } from '../core/errors.ts';
 import type { MoveTaskSettings } from '../core/move-tasks.ts';
 import type { RequestContext, SqsService } from '../core/sqs-service.ts';
 import type { AccessKey } from './auth/access.ts';
+import { isWebhookUrl } from './webhooks.ts';
 
 /**
  * `--config FILE`: queues to create, or bring up to date, at start (like ElasticMQ's configuration).
@@ -29,6 +30,8 @@ import type { AccessKey } from './auth/access.ts';
  * "credentials" turns on SigV4 verification (README, "Authentication"):
  *   "credentials": [{ "accessKeyId": "AKIDORDERS", "secretAccessKey": "…",
  *                     "queues": ["orders*"], "actions": ["SendMessage", "Receive*", "DeleteMessage*"] }]
+ * A key with "accountId" (12 digits) belongs to another account: queue policies decide what it may do
+ * (README, "Queue policies").
  */
 export interface ConfigFile {
   queues?: Array<{
@@ -52,13 +55,15 @@ function checkCredentials(path: string, value: unknown): void {
   for (const [index, key] of value.entries()) {
     const where = `config file ${path}: credentials[${index}]`;
     if (!key || typeof key !== 'object') throw new Error(`${where} must be an object`);
-    const { accessKeyId, secretAccessKey, queues, actions } = key as Record<string, unknown>;
+    const { accessKeyId, secretAccessKey, queues, actions, accountId } = key as Record<string, unknown>;
     if (typeof accessKeyId !== 'string' || !ACCESS_KEY_ID.test(accessKeyId))
       throw new Error(`${where}: "accessKeyId" must be 1-128 letters, digits or underscores`);
     if (typeof secretAccessKey !== 'string' || secretAccessKey === '')
       throw new Error(`${where}: "secretAccessKey" must be a non-empty string`);
     if (!stringList(queues) || !stringList(actions))
       throw new Error(`${where}: "queues" and "actions" must be lists of strings`);
+    if (accountId !== undefined && (typeof accountId !== 'string' || !/^\d{12}$/.test(accountId)))
+      throw new Error(`${where}: "accountId" must be 12 digits`);
   }
 }
 
@@ -94,10 +99,7 @@ export function readConfigFile(path: string): ConfigFile {
   numbers('redrive', config.redrive, ['defaultRate', 'backlogLimit']);
   numbers('alarms', config.alarms, ['threshold', 'periodSeconds']);
   const webhooks = config.alarms?.webhooks;
-  if (
-    webhooks !== undefined &&
-    (!Array.isArray(webhooks) || webhooks.some((url) => !/^https?:\/\//.test(url)))
-  )
+  if (webhooks !== undefined && (!Array.isArray(webhooks) || !webhooks.every(isWebhookUrl)))
     throw new Error(`config file ${path}: "alarms.webhooks" must be a list of http(s) URLs`);
   return config;
 }

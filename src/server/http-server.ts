@@ -15,6 +15,7 @@ import {
 import { checkJsonInput } from '../protocol/model.ts';
 import { decodeQueryRequest } from '../protocol/query.ts';
 import { renderQueryError, renderQueryResponse } from '../protocol/xml.ts';
+import { StoreUnavailableError } from '../store/contract.ts';
 import type { AccessKey, Authenticator } from './auth/access.ts';
 import type { Logger } from './logger.ts';
 import { LONG_POLL_CAP_DEFAULTS, type LongPollCaps, longPollGate } from './long-poll-gate.ts';
@@ -153,7 +154,7 @@ async function handle(
       action = decoded.action;
       input = decoded.input;
     }
-    if (caller) options.auth?.authorize(caller, action, input);
+    if (caller) await options.auth?.authorize(caller, action, input, policyContextOf(request));
     const abort = new AbortController();
     response.once('close', () => {
       if (!response.writableFinished) abort.abort();
@@ -172,6 +173,15 @@ async function handle(
     if (response.destroyed) return;
     if (error instanceof SqsError) {
       fail(error);
+      return;
+    }
+    // Disk full or read-only: a condition of the machine, not a bug; 503 tells SDKs to retry later.
+    if (error instanceof StoreUnavailableError) {
+      options.logger.warn(
+        { requestId, action, reason: error.reason, cause: String(error.cause) },
+        error.message,
+      );
+      fail(errors.unavailable(error.message));
       return;
     }
     options.logger.error({ err: error, requestId, action }, 'unexpected error');
@@ -233,6 +243,15 @@ function baseUrlOf(request: IncomingMessage): string {
   const fallback = `${address.includes(':') ? `[${address}]` : address}:${request.socket.localPort}`;
   const scheme = 'encrypted' in request.socket ? 'https' : 'http';
   return `${scheme}://${host && /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? host : fallback}`;
+}
+
+/** The condition keys a caller states about the request's origin (caller-asserted; see README). */
+function policyContextOf(request: IncomingMessage): Record<string, string | undefined> {
+  const header = (name: string) => {
+    const value = request.headers[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  return { 'aws:SourceArn': header('x-amz-source-arn'), 'aws:SourceAccount': header('x-amz-source-account') };
 }
 
 /** SigV4 `Credential=<access key id>/...`; SQS reports the caller in SenderId. */

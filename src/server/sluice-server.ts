@@ -7,8 +7,10 @@ import { QueueSampler } from '../core/queue-history.ts';
 import { startRetentionSweeper } from '../core/retention.ts';
 import { SqsService } from '../core/sqs-service.ts';
 import type { Store } from '../store/contract.ts';
+import { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { type AccessKey, createAuthenticator } from './auth/access.ts';
+import { ClusterLease } from './cluster-lease.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
 import { consoleApi, consolePages } from './console-api.ts';
 import { createHttpServer } from './http-server.ts';
@@ -36,6 +38,13 @@ export interface SluiceOptions {
   clock?: Clock;
   /** Use this store instead of opening SQLite in dataDir (tests, other backends). */
   store?: Store;
+  /**
+   * postgres://user[:password]@host[:port]/database: keep the queues in this PostgreSQL database instead of
+   * SQLite, shared with every other node started on it. The schema is created and migrated at start.
+   */
+  storeUrl?: string;
+  /** Connections this node opens to PostgreSQL at most, besides one for LISTEN (default 10). */
+  storeConnections?: number;
   logger?: Logger;
   /** Move tasks started without MaxNumberOfMessagesPerSecond (the config file's "redrive" can set these too). */
   redrive?: Partial<MoveTaskSettings>;
@@ -62,8 +71,23 @@ export interface RunningSluice {
   readonly alarms: DlqAlarms;
   /** Takes the history samples; tests call sample() to take one now. */
   readonly sampler: QueueSampler;
+  /** Whether this node runs the cluster jobs (retention, alarms, history, move tasks); always, on SQLite. */
+  readonly lease: ClusterLease;
   /** Stops accepting requests, ends long polls, lets requests under way finish, closes the store. */
   close(): Promise<void>;
+}
+
+/** True when a --store value names a PostgreSQL database. */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//.test(url);
+}
+
+async function openStore(options: SluiceOptions, dataDir: string): Promise<Store> {
+  if (options.storeUrl === undefined)
+    return new SqliteStore({ dataDir, durability: options.durability ?? 'durable' });
+  if (!isPostgresUrl(options.storeUrl))
+    throw new Error(`--store must be a postgres:// URL, not ${JSON.stringify(options.storeUrl)}`);
+  return PostgresStore.open({ connectionString: options.storeUrl, maxConnections: options.storeConnections });
 }
 
 /** Addresses only this machine can reach; anything else exposes the server. */
@@ -76,7 +100,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const dataDir = options.dataDir ?? './sluice-data';
   const config = options.configFile ? readConfigFile(options.configFile) : {};
   const clock = options.clock ?? systemClock;
-  const store = options.store ?? new SqliteStore({ dataDir, durability: options.durability ?? 'durable' });
+  const store = options.store ?? (await openStore(options, dataDir));
   const service = new SqsService({
     store,
     clock,
@@ -136,7 +160,13 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     longPolls: options.longPolls,
     auth:
       keys.length > 0
-        ? createAuthenticator({ keys, region: service.region, accountId: service.accountId, clock })
+        ? createAuthenticator({
+            keys,
+            region: service.region,
+            accountId: service.accountId,
+            clock,
+            queuePolicy: async (name) => (await store.getQueue(name))?.attributes.Policy,
+          })
         : undefined,
     pages: {
       ...(metrics && {
@@ -157,24 +187,45 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const { port } = server.address() as AddressInfo;
   const endpoint = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   await applyConfig(service, config, { baseUrl: endpoint, senderId: service.accountId });
-  const sweeper = startRetentionSweeper(service, (error) =>
-    logger.error({ err: error }, 'retention sweep failed'),
+  // Retention, DLQ alarms, history samples and move tasks run on one node of those sharing the store: the
+  // lease holder (with SQLite, this server, always). Another node's move tasks wait for the holder's tick.
+  await service.moveTasks.stop();
+  let sweeper: { stop(): void } | undefined;
+  const lease = new ClusterLease(
+    store,
+    clock,
+    {
+      async start() {
+        logger.info({ holder: lease.holder }, 'running the cluster jobs (lease taken)');
+        sweeper = startRetentionSweeper(service, (error) =>
+          logger.error({ err: error }, 'retention sweep failed'),
+        );
+        await service.moveTasks.resume();
+        alarms.start();
+        sampler.start();
+      },
+      async stop() {
+        logger.info({ holder: lease.holder }, 'no longer running the cluster jobs (lease lost)');
+        sweeper?.stop();
+        await sampler.stop();
+        await alarms.stop();
+        await service.moveTasks.stop();
+      },
+      tick: () => service.moveTasks.resume(),
+    },
+    (error) => logger.error({ err: error }, 'cluster lease renewal failed'),
   );
-  await service.moveTasks.resume();
-  alarms.start();
-  sampler.start();
+  await lease.start();
   let closing: Promise<void> | undefined;
   return {
     endpoint,
     service,
     alarms,
     sampler,
+    lease,
     close() {
       closing ??= (async () => {
-        sweeper.stop();
-        await sampler.stop();
-        await alarms.stop();
-        await service.moveTasks.stop();
+        await lease.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         service.longPoll.closeAll();
         // Keep-alive connections become idle as their last answers go out; close each as soon as it does,

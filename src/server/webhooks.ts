@@ -2,6 +2,13 @@ import type { Clock } from '../core/clock.ts';
 import type { AlarmNotification } from '../core/dlq-alarms.ts';
 import type { Logger } from './logger.ts';
 
+/** Whether `value` can be an alarm webhook: an absolute http(s) URL (checked once, for flags and config alike). */
+export function isWebhookUrl(value: unknown): boolean {
+  if (typeof value !== 'string' || !URL.canParse(value)) return false;
+  const { protocol } = new URL(value);
+  return protocol === 'http:' || protocol === 'https:';
+}
+
 export interface WebhookOptions {
   urls: string[];
   clock: Clock;

@@ -8,6 +8,29 @@ import type { QueueAttributes } from '../core/queue-attributes.ts';
  *
  * All times are epoch milliseconds. A store never reads a clock: `now` always comes from the caller.
  */
+/**
+ * The store cannot write now: its disk is full, its files are read-only, or the device failed. The write
+ * was not acknowledged (it may or may not have been applied if only the final fsync failed), and reads
+ * may still work; the server answers ServiceUnavailable and keeps running, so writes resume once the
+ * condition clears.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(
+    readonly reason: 'full' | 'read-only' | 'io',
+    options: { cause: unknown },
+  ) {
+    super(
+      reason === 'full'
+        ? 'The server cannot store more data: its disk is full.'
+        : reason === 'read-only'
+          ? 'The server cannot store data: its data directory is read-only.'
+          : 'The server cannot store data: its disk reported an I/O error.',
+      options,
+    );
+    this.name = 'StoreUnavailableError';
+  }
+}
+
 export interface Store {
   createQueue(queue: NewQueue): Promise<QueueRecord>;
   getQueue(name: string): Promise<QueueRecord | undefined>;
@@ -91,6 +114,21 @@ export interface Store {
    * can leave it out (the cap then cannot be set on it).
    */
   storedBytes?(): Promise<number>;
+  /**
+   * For stores shared by several servers (nodes): calls `wake` when another node may have made messages of
+   * the queue visible (a send, a visibility change to 0, a move), or with undefined when any queue may have,
+   * so this node's long polls try again. A single-process store leaves it out.
+   */
+  onRemoteWake?(wake: (queueId: number | undefined) => void): void;
+  /**
+   * For stores shared by several nodes: takes or renews the named lease for `holder` for `ttlMs`, unless
+   * another holder's lease has not expired (checked and set atomically); returns whether `holder` holds it.
+   * Expiry is measured on the database's clock, the one clock every node shares. A single-process store
+   * leaves it out: its one server always holds every lease.
+   */
+  claimLease?(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up at once if `holder` holds it (a clean shutdown), so another node takes over now. */
+  releaseLease?(name: string, holder: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -219,7 +219,7 @@ describe('web console', { concurrency: false }, () => {
     await page.locator('#attr-VisibilityTimeout').fill('45');
     await page.locator('#attr-MessageRetentionPeriod').fill('7200');
     await page.getByRole('button', { name: 'Save attributes' }).click();
-    await statusShows('Saved VisibilityTimeout, MessageRetentionPeriod.');
+    await statusShows('Saved MessageRetentionPeriod, VisibilityTimeout.');
     const url = `${sluice.endpoint}/000000000000/orders`;
     const { Attributes } = await sluice.service.GetQueueAttributes({
       QueueUrl: url,

@@ -8,8 +8,10 @@ import { promisify } from 'node:util';
 import {
   CreateQueueCommand,
   DeleteMessageCommand,
+  GetQueueUrlCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
+  SetQueueAttributesCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import pino from 'pino';
@@ -219,5 +221,99 @@ describe('metrics and history', { concurrency: false }, () => {
     } finally {
       await info.close();
     }
+  });
+});
+
+/** The console's own API, on more queues than one overview answer describes. */
+describe('console API', { concurrency: false }, () => {
+  const clock = new FakeClock(Date.UTC(2026, 11, 1, 12));
+  let sluice: RunningSluice;
+  let sqs: SQSClient;
+  const names = Array.from({ length: 260 }, (_, i) => `q-${String(i).padStart(3, '0')}`);
+
+  type OverviewAnswer = {
+    limit: number;
+    matching: number;
+    queueArnPrefix: string;
+    queues: Array<{ name: string; deadLetterSources: string[]; deadLetterQueue?: string }>;
+  };
+  const overviewOf = async (query: string) => {
+    const response = await fetch(`${sluice.endpoint}/api/overview?${query}`);
+    const text = await response.text();
+    return { bytes: Buffer.byteLength(text), answer: JSON.parse(text) as OverviewAnswer };
+  };
+
+  before(async () => {
+    sluice = await startSluice({ port: 0, dataDir: ':memory:', clock, logLevel: 'silent' });
+    sqs = new SQSClient({
+      endpoint: sluice.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+    // Created in reverse so that the answer's order is the server's doing.
+    for (const name of [...names].reverse()) await sqs.send(new CreateQueueCommand({ QueueName: name }));
+  });
+  after(async () => {
+    sqs?.destroy();
+    await sluice?.close();
+  });
+
+  it('caps the overview at its limit, by name, and says how many queues matched', async () => {
+    const { bytes, answer } = await overviewOf('');
+    assert.equal(answer.limit, 250);
+    assert.equal(answer.matching, 260);
+    assert.deepEqual(
+      answer.queues.map((q) => q.name),
+      names.slice(0, 250),
+    );
+    assert.ok(bytes < 200 * 1024, `${bytes} bytes`);
+    assert.match(answer.queueArnPrefix, /^arn:aws:sqs:[a-z0-9-]+:\d{12}:$/);
+  });
+
+  it('filters on the server, and a DLQ names its sources even when they are filtered out', async () => {
+    const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: 'q-259' }));
+    const { answer: all } = await overviewOf('queue=q-000');
+    const dlqArn = `${all.queueArnPrefix}q-000`;
+    await sqs.send(
+      new SetQueueAttributesCommand({
+        QueueUrl,
+        Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 3 }) },
+      }),
+    );
+    const { answer: narrowed } = await overviewOf('filter=Q-25');
+    assert.deepEqual(
+      narrowed.queues.map((q) => q.name),
+      names.slice(250),
+    );
+    assert.equal(narrowed.matching, 10);
+    assert.equal(narrowed.queues.at(-1)?.deadLetterQueue, 'q-000');
+    const { answer: one } = await overviewOf('queue=q-000');
+    assert.deepEqual(
+      one.queues.map((q) => [q.name, q.deadLetterSources]),
+      [['q-000', ['q-259']]],
+    );
+    assert.equal((await overviewOf('queue=q-')).answer.queues.length, 0, 'queue= is an exact name');
+  });
+
+  it('describes the queue attributes from the server’s one list at /api/attributes', async () => {
+    const catalog = (await (await fetch(`${sluice.endpoint}/api/attributes`)).json()) as {
+      settable: Array<{ name: string; kind: string; createOnly: boolean; fifoOnly: boolean; max?: number }>;
+      computed: string[];
+    };
+    const byName = new Map(catalog.settable.map((spec) => [spec.name, spec]));
+    assert.deepEqual(byName.get('VisibilityTimeout'), {
+      name: 'VisibilityTimeout',
+      kind: 'integer',
+      default: 30,
+      min: 0,
+      max: 43_200,
+      fifoOnly: false,
+      createOnly: false,
+    });
+    assert.equal(byName.get('FifoQueue')?.createOnly, true);
+    assert.equal(byName.get('ContentBasedDeduplication')?.fifoOnly, true);
+    assert.equal(byName.get('RedrivePolicy')?.kind, 'text');
+    assert.ok(catalog.computed.includes('QueueArn'));
+    assert.ok(!byName.has('QueueArn'), 'a computed attribute is not settable');
   });
 });

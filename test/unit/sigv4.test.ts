@@ -87,6 +87,7 @@ const auth = createAuthenticator({
   region: 'us-east-1',
   accountId: '000000000000',
   clock,
+  queuePolicy: async () => undefined,
 });
 
 function rejects(request: RequestToVerify, code: ErrorCode, part: string) {
@@ -196,23 +197,23 @@ describe('SigV4 verification', () => {
     rejects(received, 'SignatureDoesNotMatch', 'Signature expired');
   });
 
-  it('lets a key reach only its queues and actions', () => {
+  it('lets a key reach only its queues and actions', async () => {
     const orders = { QueueUrl: 'http://127.0.0.1:9324/000000000000/orders-eu' };
-    auth.authorize(LIMITED, 'SendMessage', orders);
-    auth.authorize(LIMITED, 'ReceiveMessage', orders);
-    auth.authorize(KEY, 'DeleteQueue', { QueueUrl: 'http://127.0.0.1:9324/000000000000/payroll' });
+    await auth.authorize(LIMITED, 'SendMessage', orders, {});
+    await auth.authorize(LIMITED, 'ReceiveMessage', orders, {});
+    await auth.authorize(KEY, 'DeleteQueue', { QueueUrl: 'http://127.0.0.1:9324/000000000000/payroll' }, {});
     const denied = (action: string, input: Record<string, unknown>, part: string) =>
-      assert.throws(
-        () => auth.authorize(LIMITED, action, input),
+      assert.rejects(
+        () => auth.authorize(LIMITED, action, input, {}),
         (error: unknown) =>
           error instanceof SqsError && error.code === 'AccessDenied' && error.message.includes(part),
       );
-    denied(
+    await denied(
       'DeleteQueue',
       orders,
       'sqs:DeleteQueue on resource: arn:aws:sqs:us-east-1:000000000000:orders-eu',
     );
-    denied('SendMessage', { QueueUrl: 'http://127.0.0.1:9324/000000000000/payroll' }, ':payroll');
-    denied('CreateQueue', { QueueName: 'payroll' }, 'sqs:CreateQueue');
+    await denied('SendMessage', { QueueUrl: 'http://127.0.0.1:9324/000000000000/payroll' }, ':payroll');
+    await denied('CreateQueue', { QueueName: 'payroll' }, 'sqs:CreateQueue');
   });
 });

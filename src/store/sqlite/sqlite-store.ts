@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
+import { accessSync, closeSync, constants, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
@@ -10,7 +10,6 @@ import type {
   MoveRequest,
   MoveTaskChange,
   MoveTaskRecord,
-  MoveTaskStatus,
   NewMessage,
   NewMoveTask,
   NewQueue,
@@ -23,6 +22,18 @@ import type {
   Store,
   StoredMessage,
 } from '../contract.ts';
+import { StoreUnavailableError } from '../contract.ts';
+import {
+  type MessageRow,
+  type MoveTaskRow,
+  type QueueRow,
+  type SampleRow,
+  sampleRow,
+  toMessage,
+  toMoveTask,
+  toQueue,
+  toSample,
+} from '../rows.ts';
 import { MIGRATIONS } from './schema.ts';
 
 /**
@@ -54,55 +65,6 @@ interface PendingWrite {
   onApplied: (() => void) | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
-}
-
-interface QueueRow {
-  id: number;
-  name: string;
-  fifo: number;
-  attributes: string;
-  tags: string;
-  created_at: number;
-  last_modified_at: number;
-  last_purged_at: number | null;
-}
-
-interface MoveTaskRow {
-  handle: string;
-  source_arn: string;
-  source_queue_id: number;
-  destination_arn: string | null;
-  max_per_second: number | null;
-  status: MoveTaskStatus;
-  moved: number;
-  to_move: number;
-  up_to_seq: number;
-  started_at: number;
-  ended_at: number | null;
-  failure_reason: string | null;
-}
-
-interface MessageRow {
-  seq: number;
-  queue_id: number;
-  message_id: string;
-  body: string;
-  message_attributes: string | null;
-  system_attributes: string | null;
-  md5_of_body: string;
-  md5_of_message_attributes: string | null;
-  md5_of_system_attributes: string | null;
-  sender_id: string;
-  sent_at: number;
-  visible_at: number;
-  expires_at: number;
-  receive_count: number;
-  first_received_at: number | null;
-  receipt_token: string | null;
-  delivery_started_at: number | null;
-  dead_letter_source_arn: string | null;
-  group_id: string | null;
-  deduplication_id: string | null;
 }
 
 /** What one receive has claimed and moved so far, while it picks its messages. */
@@ -163,6 +125,12 @@ export class SqliteStore implements Store {
       if ((error as { code?: string }).code === 'SQLITE_BUSY') {
         throw new Error(
           `the data directory ${options.dataDir} is in use by another Sluice server (database is locked)`,
+        );
+      }
+      // SQLite says only "disk I/O error" when WAL mode cannot create its files; name the real cause.
+      if (file !== ':memory:' && !isWritable(options.dataDir)) {
+        throw new Error(
+          `the data directory ${options.dataDir} is not writable (read-only filesystem or permissions); Sluice must write there to open its database`,
         );
       }
       throw error;
@@ -767,7 +735,8 @@ export class SqliteStore implements Store {
   private write<T>(kind: WriteKind, ...rest: [() => T] | [(() => void) | undefined, () => T]): Promise<T> {
     const [onApplied, run] = rest.length === 1 ? [undefined, rest[0]] : rest;
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ kind, run, onApplied, resolve: resolve as (value: unknown) => void, reject });
+      const fail = (error: unknown) => reject(unavailableOrSelf(error));
+      this.pending.push({ kind, run, onApplied, resolve: resolve as (value: unknown) => void, reject: fail });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -804,7 +773,9 @@ export class SqliteStore implements Store {
       commit.run();
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      for (const write of batch) write.reject(error);
+      // A BEGIN that fails (read-only, full) leaves writes still pending; they fail with the batch, or
+      // they would wait for a flush that nothing schedules.
+      for (const write of [...batch, ...this.pending.splice(0)]) write.reject(error);
       return;
     }
     batch.forEach((write, index) => {
@@ -841,56 +812,35 @@ export class SqliteStore implements Store {
   }
 }
 
-interface SampleRow {
-  queue: string;
-  at: number;
-  period_ms: number;
-  visible: number;
-  not_visible: number;
-  delayed: number;
-  oldest_age_s: number;
-  sent: number;
-  received: number;
-  deleted: number;
-  empty_receives: number;
-  sent_bytes: number;
-}
-
-function sampleRow(sample: QueueSample): SampleRow {
-  return {
-    queue: sample.queue,
-    at: sample.at,
-    period_ms: sample.periodMs,
-    visible: sample.visible,
-    not_visible: sample.notVisible,
-    delayed: sample.delayed,
-    oldest_age_s: sample.oldestAgeSeconds,
-    sent: sample.sent,
-    received: sample.received,
-    deleted: sample.deleted,
-    empty_receives: sample.emptyReceives,
-    sent_bytes: sample.sentBytes,
-  };
-}
-
-function toSample(row: SampleRow): QueueSample {
-  return {
-    queue: row.queue,
-    at: row.at,
-    periodMs: row.period_ms,
-    visible: row.visible,
-    notVisible: row.not_visible,
-    delayed: row.delayed,
-    oldestAgeSeconds: row.oldest_age_s,
-    sent: row.sent,
-    received: row.received,
-    deleted: row.deleted,
-    emptyReceives: row.empty_receives,
-    sentBytes: row.sent_bytes,
-  };
+/**
+ * SQLite's and the OS's "cannot write" errors (full disk, read-only files, failing device) become the
+ * store's StoreUnavailableError; any other error (a bug, a constraint) stays as it is.
+ */
+function unavailableOrSelf(error: unknown): unknown {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code !== 'string') return error;
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') {
+    return new StoreUnavailableError('full', { cause: error });
+  }
+  if (code.startsWith('SQLITE_READONLY') || code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
+    return new StoreUnavailableError('read-only', { cause: error });
+  }
+  if (code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN' || code === 'EIO') {
+    return new StoreUnavailableError('io', { cause: error });
+  }
+  return error;
 }
 
 const fdatasyncAsync = promisify(fdatasync);
+
+function isWritable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function ensureDir(dir: string): string {
   mkdirSync(dir, { recursive: true });
@@ -1129,59 +1079,5 @@ function prepareStatements(db: Database.Database) {
       `SELECT * FROM messages WHERE queue_id = ? AND group_id = ? AND visible_at <= ? AND expires_at > ?
        ORDER BY visible_at, seq LIMIT ?`,
     ),
-  };
-}
-
-function toQueue(row: QueueRow): QueueRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    fifo: row.fifo === 1,
-    attributes: JSON.parse(row.attributes) as Record<string, string>,
-    tags: JSON.parse(row.tags) as Record<string, string>,
-    createdAt: row.created_at,
-    lastModifiedAt: row.last_modified_at,
-  };
-}
-
-function toMoveTask(row: MoveTaskRow): MoveTaskRecord {
-  return {
-    handle: row.handle,
-    sourceArn: row.source_arn,
-    sourceQueueId: row.source_queue_id,
-    destinationArn: row.destination_arn ?? undefined,
-    maxPerSecond: row.max_per_second ?? undefined,
-    status: row.status,
-    moved: row.moved,
-    toMove: row.to_move,
-    upToSeq: row.up_to_seq,
-    startedAt: row.started_at,
-    endedAt: row.ended_at ?? undefined,
-    failureReason: row.failure_reason ?? undefined,
-  };
-}
-
-function toMessage(row: MessageRow): StoredMessage {
-  return {
-    seq: row.seq,
-    messageId: row.message_id,
-    body: row.body,
-    messageAttributes: row.message_attributes ? JSON.parse(row.message_attributes) : undefined,
-    systemAttributes: row.system_attributes ? JSON.parse(row.system_attributes) : undefined,
-    md5OfBody: row.md5_of_body,
-    md5OfMessageAttributes: row.md5_of_message_attributes ?? undefined,
-    md5OfSystemAttributes: row.md5_of_system_attributes ?? undefined,
-    senderId: row.sender_id,
-    sentAt: row.sent_at,
-    visibleAt: row.visible_at,
-    expiresAt: row.expires_at,
-    receiveCount: row.receive_count,
-    firstReceivedAt: row.first_received_at ?? undefined,
-    receiptToken: row.receipt_token ?? undefined,
-    deliveryStartedAt: row.delivery_started_at ?? undefined,
-    deadLetterSourceArn: row.dead_letter_source_arn ?? undefined,
-    // '' is the tenant of a fair queue's messages sent without a group: they have none to show.
-    groupId: row.group_id || undefined,
-    deduplicationId: row.deduplication_id ?? undefined,
   };
 }

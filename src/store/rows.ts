@@ -1,0 +1,159 @@
+import type { MoveTaskRecord, MoveTaskStatus, QueueRecord, QueueSample, StoredMessage } from './contract.ts';
+
+/**
+ * The tables' rows as both stores read them (same column names and JSON-in-text encodings), and their
+ * mapping to the contract's records, so that a record means the same whichever backend produced it.
+ */
+
+export interface QueueRow {
+  id: number;
+  name: string;
+  /** 1 or 0 in SQLite, a boolean in PostgreSQL. */
+  fifo: number | boolean;
+  attributes: string;
+  tags: string;
+  created_at: number;
+  last_modified_at: number;
+  last_purged_at: number | null;
+}
+
+export interface MoveTaskRow {
+  handle: string;
+  source_arn: string;
+  source_queue_id: number;
+  destination_arn: string | null;
+  max_per_second: number | null;
+  status: MoveTaskStatus;
+  moved: number;
+  to_move: number;
+  up_to_seq: number;
+  started_at: number;
+  ended_at: number | null;
+  failure_reason: string | null;
+}
+
+export interface MessageRow {
+  seq: number;
+  queue_id: number;
+  message_id: string;
+  body: string;
+  message_attributes: string | null;
+  system_attributes: string | null;
+  md5_of_body: string;
+  md5_of_message_attributes: string | null;
+  md5_of_system_attributes: string | null;
+  sender_id: string;
+  sent_at: number;
+  visible_at: number;
+  expires_at: number;
+  receive_count: number;
+  first_received_at: number | null;
+  receipt_token: string | null;
+  delivery_started_at: number | null;
+  dead_letter_source_arn: string | null;
+  group_id: string | null;
+  deduplication_id: string | null;
+}
+
+export interface SampleRow {
+  queue: string;
+  at: number;
+  period_ms: number;
+  visible: number;
+  not_visible: number;
+  delayed: number;
+  oldest_age_s: number;
+  sent: number;
+  received: number;
+  deleted: number;
+  empty_receives: number;
+  sent_bytes: number;
+}
+
+export function sampleRow(sample: QueueSample): SampleRow {
+  return {
+    queue: sample.queue,
+    at: sample.at,
+    period_ms: sample.periodMs,
+    visible: sample.visible,
+    not_visible: sample.notVisible,
+    delayed: sample.delayed,
+    oldest_age_s: sample.oldestAgeSeconds,
+    sent: sample.sent,
+    received: sample.received,
+    deleted: sample.deleted,
+    empty_receives: sample.emptyReceives,
+    sent_bytes: sample.sentBytes,
+  };
+}
+
+export function toSample(row: SampleRow): QueueSample {
+  return {
+    queue: row.queue,
+    at: row.at,
+    periodMs: row.period_ms,
+    visible: row.visible,
+    notVisible: row.not_visible,
+    delayed: row.delayed,
+    oldestAgeSeconds: row.oldest_age_s,
+    sent: row.sent,
+    received: row.received,
+    deleted: row.deleted,
+    emptyReceives: row.empty_receives,
+    sentBytes: row.sent_bytes,
+  };
+}
+
+export function toQueue(row: QueueRow): QueueRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    fifo: row.fifo === 1 || row.fifo === true,
+    attributes: JSON.parse(row.attributes) as Record<string, string>,
+    tags: JSON.parse(row.tags) as Record<string, string>,
+    createdAt: row.created_at,
+    lastModifiedAt: row.last_modified_at,
+  };
+}
+
+export function toMoveTask(row: MoveTaskRow): MoveTaskRecord {
+  return {
+    handle: row.handle,
+    sourceArn: row.source_arn,
+    sourceQueueId: row.source_queue_id,
+    destinationArn: row.destination_arn ?? undefined,
+    maxPerSecond: row.max_per_second ?? undefined,
+    status: row.status,
+    moved: row.moved,
+    toMove: row.to_move,
+    upToSeq: row.up_to_seq,
+    startedAt: row.started_at,
+    endedAt: row.ended_at ?? undefined,
+    failureReason: row.failure_reason ?? undefined,
+  };
+}
+
+export function toMessage(row: MessageRow): StoredMessage {
+  return {
+    seq: row.seq,
+    messageId: row.message_id,
+    body: row.body,
+    messageAttributes: row.message_attributes ? JSON.parse(row.message_attributes) : undefined,
+    systemAttributes: row.system_attributes ? JSON.parse(row.system_attributes) : undefined,
+    md5OfBody: row.md5_of_body,
+    md5OfMessageAttributes: row.md5_of_message_attributes ?? undefined,
+    md5OfSystemAttributes: row.md5_of_system_attributes ?? undefined,
+    senderId: row.sender_id,
+    sentAt: row.sent_at,
+    visibleAt: row.visible_at,
+    expiresAt: row.expires_at,
+    receiveCount: row.receive_count,
+    firstReceivedAt: row.first_received_at ?? undefined,
+    receiptToken: row.receipt_token ?? undefined,
+    deliveryStartedAt: row.delivery_started_at ?? undefined,
+    deadLetterSourceArn: row.dead_letter_source_arn ?? undefined,
+    // '' is the tenant of a fair queue's messages sent without a group: they have none to show.
+    groupId: row.group_id || undefined,
+    deduplicationId: row.deduplication_id ?? undefined,
+  };
+}

@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import type { StoreFactory } from '../contract/harness.ts';
+
+/** The local PostgreSQL every test uses (trust auth); `SLUICE_TEST_PG` points elsewhere. */
+const SERVER = process.env.SLUICE_TEST_PG ?? 'postgres://postgres@127.0.0.1:5432';
+
+/** A fresh database with a unique name, its URL, and a drop that ends its connections first. */
+export async function freshDatabase(): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+  const name = `sluice_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  await admin(`CREATE DATABASE ${name}`);
+  return {
+    name,
+    url: `${SERVER}/${name}`,
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}
+
+async function admin(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: `${SERVER}/postgres` });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A contract factory on its own database, dropped in destroy; opened again, a store sees the same data. */
+export function postgresFactory(): StoreFactory {
+  let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
+  return {
+    async open() {
+      database ??= await freshDatabase();
+      // Semantics tests do not need commits to survive an OS crash: skipping the WAL flush per commit
+      // (a per-session setting, not the server's) keeps the suites fast; nodes and benches keep the default.
+      return PostgresStore.open({
+        connectionString: `${database.url}?options=-c%20synchronous_commit%3Doff`,
+      });
+    },
+    async idle(store) {
+      return (store as PostgresStore).idle();
+    },
+    async destroy() {
+      await database?.drop();
+    },
+  };
+}
