@@ -23,6 +23,8 @@ export interface Options {
   millionMessages: number;
   millionProducers: number;
   millionTimeout: number;
+  /** Rounds of the metrics-on / --no-metrics comparison (0: skip it). */
+  metricsCostRounds: number;
   /** Per-scenario time limit for produce and consume, seconds. */
   phaseTimeout: number;
   out: string;
@@ -50,6 +52,9 @@ export const USAGE = `usage: npm run bench -- [flags]
                           (default 20000, --quick 2000)
   --long-poll N           long-poll wake iterations (default 200, --quick 50)
   --settle MS             long-poll: wait before sending, so the receive is parked (default 30)
+  --metrics-cost-rounds N rounds of the metrics on / --no-metrics comparison, each a mixed run per side
+                          (default 2, --quick 1)
+  --no-metrics-cost       skip that comparison
   --phase-timeout S       time limit for each produce/consume phase, seconds (default 60)
   --million               also fill a fresh server with 1,000,000 waiting messages, report RSS
   --million-messages N    message count for --million (default 1000000)
@@ -89,6 +94,7 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
     millionMessages: 1_000_000,
     millionProducers: 16,
     millionTimeout: 600,
+    metricsCostRounds: quick ? 1 : 2,
     phaseTimeout: 60,
     out: new URL('./results/latest.json', import.meta.url).pathname,
     sluiceBin: SLUICE_BIN,
@@ -107,6 +113,12 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
         break;
       case '--million':
         options.million = true;
+        break;
+      case '--no-metrics-cost':
+        options.metricsCostRounds = 0;
+        break;
+      case '--metrics-cost-rounds':
+        options.metricsCostRounds = positiveInt(flag, value());
         break;
       case '--targets': {
         const list = (value() ?? '').split(',').map((t) => t.trim().replace(/^sluice-/, ''));

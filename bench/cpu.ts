@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { now, round } from './stats.ts';
 
 /** Linux reports utime/stime in clock ticks; USER_HZ is 100 on every mainstream kernel. */
@@ -41,4 +41,22 @@ export function cpuMeter(serverPid: number): () => CpuUse {
       serverPct: server0 === null || server1 === null ? null : round((100 * (server1 - server0)) / wallS, 0),
     };
   };
+}
+
+/**
+ * Seconds the threads of a process spent runnable but waiting for a core (sum over /proc/PID/task/*
+ * /schedstat, field 2), or null if unavailable. Growing fast while the process uses little CPU means the
+ * machine, not the process, is the bottleneck.
+ */
+export function processRunQueueWaitSeconds(pid: number): number | null {
+  try {
+    let ns = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const fields = readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').trim().split(' ');
+      ns += Number(fields[1] ?? 0);
+    }
+    return Number.isFinite(ns) ? ns / 1e9 : null;
+  } catch {
+    return null;
+  }
 }

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { round } from './stats.ts';
 
-/** What the numbers were measured on; printed and stored with every run. */
+/** What a bench report records about where it ran: the machine, its load at the start, Node, the commit. */
 export function machineFacts(): Record<string, string | number> {
   const cpus = os.cpus();
   let commit = 'unknown';

@@ -9,6 +9,7 @@ import { makeClient } from './client.ts';
 import { cpuMeter } from './cpu.ts';
 import { fairness, fifoComparison } from './fifo-and-fair.ts';
 import { machineFacts } from './machine.ts';
+import { type MetricsCost, metricsCost, renderMetricsCost } from './metrics-cost.ts';
 import { runPeers } from './peers/run.ts';
 import { type PostgresBenchResult, postgresComparison, renderPostgres } from './postgres.ts';
 import { evaluate, type MillionOutcome, renderEvaluation, renderTable, type TargetResult } from './report.ts';
@@ -18,8 +19,8 @@ import { errorText, now, round, sleep } from './stats.ts';
 import {
   BASELINE,
   type RunningTarget,
+  runMain,
   startTarget,
-  stopAllTargets,
   TARGET_LABELS,
   type TargetName,
 } from './targets.ts';
@@ -234,6 +235,26 @@ async function main(): Promise<number> {
   );
   const results: TargetResult[] = [];
   for (const name of options.targets) results.push(await runTarget(name, options));
+  let metrics: MetricsCost | undefined;
+  let metricsError: string | undefined;
+  if (options.metricsCostRounds > 0) {
+    try {
+      metrics = await metricsCost(
+        {
+          rounds: options.metricsCostRounds,
+          durationS: options.duration,
+          producers: options.producers,
+          consumers: options.consumers,
+          backlog: options.backlog,
+          sluiceBin: options.sluiceBin,
+        },
+        log,
+      );
+    } catch (err) {
+      metricsError = errorText(err);
+      log(`metrics cost: FAILED ${metricsError}`);
+    }
+  }
   let postgres: PostgresBenchResult | undefined;
   if (options.postgresMessages > 0) {
     try {
@@ -257,37 +278,17 @@ async function main(): Promise<number> {
   process.stdout.write(`${renderTable(results, options)}\n\n`);
   process.stdout.write(`Goals (from this run):\n${renderEvaluation(evaluations)}\n`);
   if (postgres) process.stdout.write(`\n${renderPostgres(postgres)}\n`);
+  if (metrics) process.stdout.write(`\n${renderMetricsCost(metrics)}\n`);
+  if (metricsError) process.stdout.write(`\nMetrics cost: FAILED ${metricsError}\n`);
   const failed = results.filter((r) => r.status !== 'ok');
   for (const r of failed) process.stdout.write(`NOTE: ${r.label} did not start: ${r.startError}\n`);
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(
     options.out,
-    `${JSON.stringify({ machine, client: options.client, options, elapsedS, results, evaluations, postgres }, null, 2)}\n`,
+    `${JSON.stringify({ machine, client: options.client, options, elapsedS, results, evaluations, postgres, metricsCost: metrics ?? metricsError ?? null }, null, 2)}\n`,
   );
   log(`results written to ${options.out}`);
   return 0;
 }
 
-let interrupted = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (interrupted) return;
-    interrupted = true;
-    log(`${signal}: stopping servers`);
-    void stopAllTargets().finally(() => process.exit(130));
-  });
-}
-
-main().then(
-  async (code) => {
-    await stopAllTargets();
-    process.exit(code);
-  },
-  async (err: unknown) => {
-    process.stderr.write(
-      `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
-    await stopAllTargets();
-    process.exit(1);
-  },
-);
+runMain('bench', main, (signal) => log(`${signal}: stopping servers`));

@@ -73,6 +73,7 @@ function startSluice(
   name: 'full' | 'durable' | 'normal',
   bin: string,
   nodeArgs: readonly string[],
+  serverArgs: readonly string[],
 ): Promise<RunningTarget> {
   if (!existsSync(bin)) {
     return Promise.reject(new Error(`${bin} not found; server not built yet`));
@@ -93,6 +94,7 @@ function startSluice(
       dataDir,
       '--durability',
       name,
+      ...serverArgs,
     ],
     /listening on (http:\/\/[^\s]+)/,
     () => rmSync(dataDir, { recursive: true, force: true }),
@@ -180,11 +182,14 @@ export async function spawnListening(
   }
 }
 
-/** nodeArgs go to Sluice's node process only, e.g. --cpu-prof (not allowed in NODE_OPTIONS). */
+/**
+ * Starts a bench target. For Sluice, `nodeArgs` go to its node process only (e.g. --cpu-prof, which
+ * NODE_OPTIONS refuses) and `serverArgs` are extra `sluice serve` flags (e.g. --no-metrics).
+ */
 export function startTarget(
   name: TargetName,
   sluiceBin = SLUICE_BIN,
-  nodeArgs: readonly string[] = [],
+  { nodeArgs = [], serverArgs = [] }: { nodeArgs?: readonly string[]; serverArgs?: readonly string[] } = {},
 ): Promise<RunningTarget> {
   switch (name) {
     case 'moto':
@@ -202,6 +207,39 @@ export function startTarget(
         /listening on (http:\/\/[^\s]+)/,
       );
     default:
-      return startSluice(name, sluiceBin, nodeArgs);
+      return startSluice(name, sluiceBin, nodeArgs, serverArgs);
   }
+}
+
+/**
+ * Runs a bench entry point: its servers are stopped on Ctrl-C or SIGTERM (exit 130), after a crash (exit 1)
+ * and at the end (exit with main's code).
+ */
+export function runMain(
+  what: string,
+  main: () => Promise<number>,
+  onSignal: (signal: string) => void = () => {},
+): void {
+  let interrupted = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (interrupted) return;
+      interrupted = true;
+      onSignal(signal);
+      void stopAllTargets().finally(() => process.exit(130));
+    });
+  }
+  main().then(
+    async (code) => {
+      await stopAllTargets();
+      process.exit(code);
+    },
+    async (err: unknown) => {
+      process.stderr.write(
+        `${what} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      );
+      await stopAllTargets();
+      process.exit(1);
+    },
+  );
 }

@@ -74,5 +74,5 @@ function sqsQueue(sqs: QueueClient, url: string): PeerQueue {
 }
 
 export const sluicePeer = (name: string, bin?: string, nodeArgs: readonly string[] = []): Peer =>
-  sqsPeer(name, () => startTarget('durable', bin, nodeArgs));
+  sqsPeer(name, () => startTarget('durable', bin, { nodeArgs }));
 export const motoPeer = (): Peer => sqsPeer('moto', () => startTarget('moto'));

@@ -56,6 +56,7 @@ Options:
   --max-long-polls-per-connection N  the same per connection (default 2)
   --tls-cert FILE     PEM certificate chain: serve HTTPS (needs --tls-key)
   --tls-key FILE      PEM private key of --tls-cert
+  --no-metrics        serve no /metrics and keep no per-request counters or latency histograms
   -h, --help          this text
 
 SIGTERM or SIGINT stops accepting requests, answers long polls, and closes the database cleanly.`;
@@ -169,6 +170,7 @@ async function serve(args: string[]): Promise<void> {
       credentials: (values.credentials ?? []).map(credential),
       insecure: values.insecure ?? false,
       tls: tlsFiles(values['tls-cert'], values['tls-key']),
+      metrics: !values['no-metrics'],
     });
   } catch (error) {
     fail(`cannot start: ${(error as Error).message}`);
@@ -225,6 +227,7 @@ function parseServeArgs(args: string[]) {
       insecure: { type: 'boolean' },
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
+      'no-metrics': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });

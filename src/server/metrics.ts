@@ -25,6 +25,7 @@ export interface ServerMetrics {
  */
 export function createServerMetrics(service: SqsService, alarmStates: () => AlarmState[]): ServerMetrics {
   const registry = new Registry();
+  processMemoryGauges(registry);
   const queueGauge = (name: string, help: string, pick: (c: QueueCounts) => number) =>
     new Gauge({
       name: `sluice_${name}`,
@@ -128,6 +129,31 @@ export function createServerMetrics(service: SqsService, alarmStates: () => Alar
       latency.observe({ action: known }, seconds);
     },
   };
+}
+
+/**
+ * The server's memory under prom-client's default metric names, read at scrape time (npm run soak samples
+ * them). Not collectDefaultMetrics(): its GC observer and event-loop monitor are never released, and an
+ * embedding process may start many servers.
+ */
+function processMemoryGauges(registry: Registry): void {
+  const gauge = (name: string, help: string, read: (m: NodeJS.MemoryUsage) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read(process.memoryUsage()));
+      },
+    });
+  gauge('process_resident_memory_bytes', 'Resident memory size in bytes.', (m) => m.rss);
+  gauge('nodejs_heap_size_total_bytes', 'V8 heap size in bytes.', (m) => m.heapTotal);
+  gauge('nodejs_heap_size_used_bytes', 'V8 heap used in bytes.', (m) => m.heapUsed);
+  gauge(
+    'nodejs_external_memory_bytes',
+    'Memory of C++ objects bound to JavaScript, in bytes.',
+    (m) => m.external,
+  );
 }
 
 interface QueueCounts {

@@ -60,6 +60,8 @@ export interface SluiceOptions {
   limits?: Partial<CapacityLimits>;
   /** Caps on concurrent long polls per connection and in total. */
   longPolls?: Partial<LongPollCaps>;
+  /** Default true. false: no /metrics and no per-request counters or histograms (their cost is benched). */
+  metrics?: boolean;
 }
 
 export interface RunningSluice {
@@ -135,7 +137,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     (error) => logger.error({ err: error }, 'DLQ alarm check failed'),
   );
   const host = options.host ?? '127.0.0.1';
-  const metrics = createServerMetrics(service, () => alarms.states());
+  const metrics = options.metrics === false ? undefined : createServerMetrics(service, () => alarms.states());
   const sampler = new QueueSampler(service, (error) => logger.error({ err: error }, 'history sample failed'));
   const keys = [...(config.credentials ?? []), ...(options.credentials ?? [])];
   if (keys.length === 0 && !isLoopback(host)) {
@@ -153,7 +155,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     service,
     logger,
     maxRequestBytes: options.maxRequestBytes,
-    observeRequest: metrics.observeRequest,
+    observeRequest: metrics?.observeRequest,
     tls: options.tls,
     longPolls: options.longPolls,
     auth:
@@ -167,7 +169,9 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
           })
         : undefined,
     pages: {
-      '/metrics': async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
+      ...(metrics && {
+        '/metrics': async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
+      }),
       '/alarms': () => ({
         contentType: 'application/json',
         body: JSON.stringify({ alarms: alarms.states() }),
