@@ -29,6 +29,10 @@ export interface Options {
   /** bin/sluice.js to run (this checkout's by default). */
   sluiceBin: string;
   quick: boolean;
+  /** Run the client toolkit's consumer and producer comparisons on their own Sluice (durable). */
+  toolkit: boolean;
+  /** Messages for the consumer and producer comparisons (the 50 ms-work run uses a quarter). */
+  toolkitMessages: number;
 }
 
 export const USAGE = `usage: npm run bench -- [flags]
@@ -53,6 +57,9 @@ export const USAGE = `usage: npm run bench -- [flags]
   --million-timeout S     time limit for the --million fill per target, seconds (default 600)
   --out FILE              JSON results file (default bench/results/latest.json)
   --sluice-bin FILE       sluice entry point to run (default: this checkout's bin/sluice.js)
+  --toolkit-messages N    client toolkit: messages for the Consumer and Producer comparisons
+                          (default 2000, --quick 400; the 50 ms-work consumer run uses a quarter)
+  --no-toolkit            skip the client toolkit comparisons
   --quick                 smaller defaults for a fast smoke run
   --help                  this text`;
 
@@ -86,6 +93,8 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
     out: new URL('./results/latest.json', import.meta.url).pathname,
     sluiceBin: SLUICE_BIN,
     quick,
+    toolkit: true,
+    toolkitMessages: quick ? 400 : 2_000,
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
@@ -98,6 +107,12 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
         break;
       case '--million':
         options.million = true;
+        break;
+      case '--no-toolkit':
+        options.toolkit = false;
+        break;
+      case '--toolkit-messages':
+        options.toolkitMessages = positiveInt(flag, value());
         break;
       case '--targets': {
         const list = (value() ?? '').split(',').map((t) => t.trim().replace(/^sluice-/, ''));

@@ -8,8 +8,10 @@ import os from 'node:os';
 import { dirname } from 'node:path';
 import { type Options, parseArgs, USAGE } from './args.ts';
 import { makeClient } from './client.ts';
+import { type ConsumerBench, consumerBench, renderConsumerBench } from './consumer.ts';
 import { cpuMeter } from './cpu.ts';
 import { fairness, fifoComparison } from './fifo-and-fair.ts';
+import { type ProducerComparison, producerComparison, renderProducerComparison } from './producer.ts';
 import { evaluate, type MillionOutcome, renderEvaluation, renderTable, type TargetResult } from './report.ts';
 import { RssSampler } from './rss.ts';
 import { consume, createQueue, longPoll, million, mixed, produce } from './scenarios.ts';
@@ -230,6 +232,44 @@ async function runMillion(result: TargetResult, options: Options, tlog: (m: stri
   }
 }
 
+interface ToolkitResult {
+  consumer?: ConsumerBench;
+  producer?: ProducerComparison;
+  errors: Record<string, string>;
+}
+
+/** The client toolkit's comparisons, each against its baseline on one fresh Sluice (durable). */
+async function runToolkit(options: Options): Promise<ToolkitResult> {
+  const tlog = (m: string): void => log(`client toolkit: ${m}`);
+  const result: ToolkitResult = { errors: {} };
+  const attempt = async <T>(name: string, fn: () => Promise<T>): Promise<T | undefined> => {
+    const t0 = now();
+    tlog(`${name}: start`);
+    try {
+      const value = await fn();
+      tlog(`${name}: done in ${((now() - t0) / 1000).toFixed(1)}s`);
+      return value;
+    } catch (err) {
+      result.errors[name] = errorText(err);
+      tlog(`${name}: FAILED ${errorText(err)}`);
+      return undefined;
+    }
+  };
+  await attempt('server', () =>
+    withTarget('durable', options, async (target) => {
+      tlog(`sluice durable on ${target.endpoint}, pid ${target.pid}`);
+      const phaseMs = options.phaseTimeout * 1000;
+      result.consumer = await attempt('consumer', () =>
+        consumerBench(target.endpoint, options.toolkitMessages, phaseMs, tlog),
+      );
+      result.producer = await attempt('producer', () =>
+        producerComparison(target.endpoint, options.toolkitMessages),
+      );
+    }),
+  );
+  return result;
+}
+
 async function main(): Promise<number> {
   let parsed: ReturnType<typeof parseArgs>;
   try {
@@ -255,6 +295,7 @@ async function main(): Promise<number> {
   );
   const results: TargetResult[] = [];
   for (const name of options.targets) results.push(await runTarget(name, options));
+  const toolkit = options.toolkit ? await runToolkit(options) : undefined;
   const evaluations = evaluate(results, options);
   const elapsedS = round((now() - started) / 1000, 1);
   process.stdout.write('\n');
@@ -264,12 +305,19 @@ async function main(): Promise<number> {
   );
   process.stdout.write(`${renderTable(results, options)}\n\n`);
   process.stdout.write(`Goals (from this run):\n${renderEvaluation(evaluations)}\n`);
+  if (toolkit) {
+    process.stdout.write('\nClient toolkit (sluice durable, @aws-sdk/client-sqs, same run):\n');
+    if (toolkit.consumer) process.stdout.write(`${renderConsumerBench(toolkit.consumer)}\n`);
+    if (toolkit.producer) process.stdout.write(`${renderProducerComparison(toolkit.producer)}\n`);
+    for (const [name, error] of Object.entries(toolkit.errors))
+      process.stdout.write(`${name} FAILED: ${error}\n`);
+  }
   const failed = results.filter((r) => r.status !== 'ok');
   for (const r of failed) process.stdout.write(`NOTE: ${r.label} did not start: ${r.startError}\n`);
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(
     options.out,
-    `${JSON.stringify({ machine, client: options.client, options, elapsedS, results, evaluations }, null, 2)}\n`,
+    `${JSON.stringify({ machine, client: options.client, options, elapsedS, results, evaluations, toolkit }, null, 2)}\n`,
   );
   log(`results written to ${options.out}`);
   return 0;

@@ -1,0 +1,279 @@
+/**
+ * The Consumer (src/client/consumer.ts) against a hand-written receive/delete loop with the same
+ * concurrency, on one started Sluice, in the same run; and the heartbeat's request cost, counted on the
+ * server (/metrics). `npm run bench` runs it after the targets (see bench/README.md, "Client toolkit").
+ */
+import {
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { Consumer } from '../src/client/index.ts';
+import { FakeClock } from '../src/index.ts';
+import { answeredRequests } from '../test/helpers/metrics.ts';
+import { now, round, sleep } from './stats.ts';
+
+/** Handlers (Consumer) or loops (baseline) at once, as the issue asks. */
+export const HANDLERS = 16;
+/** The queue default: the heartbeat then runs every 10 s (a third of it). */
+const DEFAULT_VISIBILITY_SECONDS = 30;
+/** Handler time the heartbeat cost is measured over, on the consumer's FakeClock. */
+const HEARTBEAT_WINDOW_MS = 60_000;
+/** Server actions a consumer or the baseline sends per message. */
+const MESSAGE_ACTIONS = [
+  'ReceiveMessage',
+  'DeleteMessage',
+  'DeleteMessageBatch',
+  'ChangeMessageVisibility',
+  'ChangeMessageVisibilityBatch',
+];
+
+export interface Throughput {
+  messages: number;
+  perSecond: number;
+  /** Requests the server answered for these messages, per message. */
+  requestsPerMessage: number;
+  /** Messages still in the queue afterwards (should be 0). */
+  left: number;
+}
+
+export interface ConsumerRun {
+  workMs: number;
+  baseline: Throughput;
+  consumer: Throughput;
+  /** consumer / baseline messages per second. */
+  ratio: number;
+}
+
+export interface HeartbeatCost {
+  visibilityTimeoutSeconds: number;
+  intervalSeconds: number;
+  messages: number;
+  /** ChangeMessageVisibilityBatch requests answered per message per minute of handler time. */
+  requestsPerMessageMinute: number;
+  /** What one heartbeat per interval per message makes: 60 / interval. */
+  expected: number;
+}
+
+export interface ConsumerBench {
+  runs: ConsumerRun[];
+  heartbeat: HeartbeatCost;
+}
+
+function work(ms: number): Promise<void> {
+  return ms > 0 ? sleep(ms) : Promise.resolve();
+}
+
+export async function consumerBench(
+  endpoint: string,
+  messages: number,
+  timeLimitMs: number,
+  log: (message: string) => void,
+): Promise<ConsumerBench> {
+  const sqs = new SQSClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+    maxAttempts: 1,
+  });
+  let queues = 0;
+  const createQueue = async (attributes?: Record<string, string>): Promise<string> => {
+    const { QueueUrl } = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: `bench-consumer-${process.pid}-${++queues}`,
+        Attributes: attributes,
+      }),
+    );
+    return QueueUrl!;
+  };
+  const requests = async (actions: readonly string[]): Promise<number> => {
+    let sum = 0;
+    for (const action of actions) sum += await answeredRequests(endpoint, action);
+    return sum;
+  };
+  const left = async (queueUrl: string): Promise<number> => {
+    const { Attributes = {} } = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    return (
+      Number(Attributes.ApproximateNumberOfMessages) +
+      Number(Attributes.ApproximateNumberOfMessagesNotVisible)
+    );
+  };
+  const fill = async (queueUrl: string, count: number): Promise<void> => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: HANDLERS }, async () => {
+        while (next < count) {
+          const first = next;
+          next = Math.min(count, next + 10);
+          const entries = Array.from({ length: next - first }, (_, i) => ({
+            Id: String(i),
+            MessageBody: `message ${first + i}`,
+          }));
+          await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+        }
+      }),
+    );
+  };
+  /** Fills a fresh queue, then times `drain` until `count` messages were handled and deleted. */
+  const measure = async (count: number, drain: (queueUrl: string, deadline: number) => Promise<number>) => {
+    const queueUrl = await createQueue();
+    await fill(queueUrl, count);
+    const before = await requests(MESSAGE_ACTIONS);
+    const start = now();
+    const done = await drain(queueUrl, start + timeLimitMs);
+    const seconds = (now() - start) / 1000;
+    const used = (await requests(MESSAGE_ACTIONS)) - before;
+    return {
+      messages: done,
+      perSecond: Math.round(done / seconds),
+      requestsPerMessage: round(used / Math.max(1, done), 2),
+      left: await left(queueUrl),
+    };
+  };
+
+  try {
+    const runs: ConsumerRun[] = [];
+    for (const workMs of [0, 50]) {
+      // 50 ms handlers cap 16 of them at 320 msg/s: a quarter of the messages keeps that run as short.
+      const count = workMs === 0 ? messages : Math.max(HANDLERS, Math.round(messages / 4));
+      const baseline = await measure(count, (queueUrl, deadline) =>
+        handWrittenLoop(queueUrl, count, workMs, deadline),
+      );
+      const consumer = await measure(count, (queueUrl, deadline) =>
+        throughConsumer(queueUrl, count, workMs, deadline),
+      );
+      const run = {
+        workMs,
+        baseline,
+        consumer,
+        ratio: round(consumer.perSecond / Math.max(1, baseline.perSecond), 2),
+      };
+      log(
+        `consumer ${workMs} ms work: Consumer ${consumer.perSecond} msg/s, hand-written loop ${baseline.perSecond} msg/s, ratio ${run.ratio}`,
+      );
+      runs.push(run);
+    }
+    const heartbeat = await heartbeatCost();
+    log(
+      `heartbeat: ${heartbeat.requestsPerMessageMinute} requests per message per minute (expected ${heartbeat.expected})`,
+    );
+    return { runs, heartbeat };
+  } finally {
+    sqs.destroy();
+  }
+
+  /** What people write by hand: each of 16 loops receives one message, works, deletes it. */
+  async function handWrittenLoop(queueUrl: string, count: number, workMs: number, deadline: number) {
+    let done = 0;
+    await Promise.all(
+      Array.from({ length: HANDLERS }, async () => {
+        while (done < count && now() < deadline) {
+          const { Messages = [] } = await sqs.send(
+            new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1 }),
+          );
+          for (const message of Messages) {
+            await work(workMs);
+            await sqs.send(
+              new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }),
+            );
+            done++;
+          }
+        }
+      }),
+    );
+    return done;
+  }
+
+  /** The Consumer with 16 handlers; timed until stop() sent the last deletes. */
+  async function throughConsumer(queueUrl: string, count: number, workMs: number, deadline: number) {
+    let done = 0;
+    let allDone!: () => void;
+    const finished = new Promise<void>((resolve) => {
+      allDone = resolve;
+    });
+    const consumer = new Consumer({
+      sqs,
+      queueUrl,
+      concurrency: HANDLERS,
+      waitTimeSeconds: 1,
+      stopOnSignals: [],
+      handler: () => work(workMs),
+    });
+    consumer.on('processed', () => {
+      if (++done >= count) allDone();
+    });
+    await consumer.start();
+    await Promise.race([finished, sleep(Math.max(0, deadline - now()))]);
+    await consumer.stop();
+    return done;
+  }
+
+  /**
+   * 16 handlers that run one minute on the consumer's FakeClock (the server keeps real time; each heartbeat
+   * asks it for another full timeout), at the default interval for the default 30 s timeout.
+   */
+  async function heartbeatCost(): Promise<HeartbeatCost> {
+    const queueUrl = await createQueue({ VisibilityTimeout: String(DEFAULT_VISIBILITY_SECONDS) });
+    await fill(queueUrl, HANDLERS);
+    const clock = new FakeClock(Date.now());
+    let started = 0;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const consumer = new Consumer({
+      sqs,
+      queueUrl,
+      concurrency: HANDLERS,
+      waitTimeSeconds: 1,
+      stopOnSignals: [],
+      clock,
+      handler: async () => {
+        started++;
+        await released;
+      },
+    });
+    await consumer.start();
+    const until = now() + timeLimitMs;
+    while (started < HANDLERS && now() < until) await sleep(5);
+    const before = await answeredRequests(endpoint, 'ChangeMessageVisibilityBatch');
+    await clock.advance(HEARTBEAT_WINDOW_MS);
+    const heartbeats = (await answeredRequests(endpoint, 'ChangeMessageVisibilityBatch')) - before;
+    release();
+    await consumer.stop();
+    const intervalSeconds = consumer.visibilityTimeoutSeconds / 3;
+    return {
+      visibilityTimeoutSeconds: consumer.visibilityTimeoutSeconds,
+      intervalSeconds,
+      messages: started,
+      requestsPerMessageMinute: round(heartbeats / Math.max(1, started) / (HEARTBEAT_WINDOW_MS / 60_000), 2),
+      expected: round(60 / intervalSeconds, 2),
+    };
+  }
+}
+
+export function renderConsumerBench(bench: ConsumerBench): string {
+  const lines = [`Consumer vs hand-written receive/delete loop, ${HANDLERS} concurrent handlers each:`];
+  for (const { workMs, baseline, consumer, ratio } of bench.runs) {
+    lines.push(
+      `  ${String(workMs).padStart(2)} ms work: Consumer ${consumer.perSecond} msg/s (${consumer.requestsPerMessage} req/msg), ` +
+        `loop ${baseline.perSecond} msg/s (${baseline.requestsPerMessage} req/msg), ratio Consumer / loop ${ratio.toFixed(2)}` +
+        (consumer.left + baseline.left > 0 ? `, LEFT in queue: ${consumer.left} / ${baseline.left}` : ''),
+    );
+  }
+  const h = bench.heartbeat;
+  lines.push(
+    `Heartbeat (visibility ${h.visibilityTimeoutSeconds} s, every ${h.intervalSeconds} s, ${h.messages} handlers): ` +
+      `${h.requestsPerMessageMinute} ChangeMessageVisibilityBatch requests per message per minute of handler time, ` +
+      `ratio to 60 s / interval ${(h.requestsPerMessageMinute / h.expected).toFixed(2)}`,
+  );
+  return lines.join('\n');
+}
