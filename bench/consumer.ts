@@ -5,6 +5,7 @@
  */
 import {
   CreateQueueCommand,
+  DeleteMessageBatchCommand,
   DeleteMessageCommand,
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
@@ -42,10 +43,14 @@ export interface Throughput {
 
 export interface ConsumerRun {
   workMs: number;
-  baseline: Throughput;
+  /** 16 loops of receive 1 / work / DeleteMessage: the loop people write first. */
+  single: Throughput;
+  /** 16 loops of receive 10 / work each in turn / DeleteMessageBatch: the same batching the Consumer does. */
+  batched: Throughput;
   consumer: Throughput;
-  /** consumer / baseline messages per second. */
-  ratio: number;
+  /** consumer / single and consumer / batched messages per second. */
+  ratioToSingle: number;
+  ratioToBatched: number;
 }
 
 export interface HeartbeatCost {
@@ -144,20 +149,25 @@ export async function consumerBench(
     for (const workMs of [0, 50]) {
       // 50 ms handlers cap 16 of them at 320 msg/s: a quarter of the messages keeps that run as short.
       const count = workMs === 0 ? messages : Math.max(HANDLERS, Math.round(messages / 4));
-      const baseline = await measure(count, (queueUrl, deadline) =>
-        handWrittenLoop(queueUrl, count, workMs, deadline),
+      const single = await measure(count, (queueUrl, deadline) =>
+        handWrittenLoop(queueUrl, count, workMs, 1, deadline),
+      );
+      const batched = await measure(count, (queueUrl, deadline) =>
+        handWrittenLoop(queueUrl, count, workMs, 10, deadline),
       );
       const consumer = await measure(count, (queueUrl, deadline) =>
         throughConsumer(queueUrl, count, workMs, deadline),
       );
-      const run = {
+      const run: ConsumerRun = {
         workMs,
-        baseline,
+        single,
+        batched,
         consumer,
-        ratio: round(consumer.perSecond / Math.max(1, baseline.perSecond), 2),
+        ratioToSingle: round(consumer.perSecond / Math.max(1, single.perSecond), 2),
+        ratioToBatched: round(consumer.perSecond / Math.max(1, batched.perSecond), 2),
       };
       log(
-        `consumer ${workMs} ms work: Consumer ${consumer.perSecond} msg/s, hand-written loop ${baseline.perSecond} msg/s, ratio ${run.ratio}`,
+        `${workMs} ms work: Consumer ${consumer.perSecond} msg/s, loops of 1 ${single.perSecond}, loops of 10 ${batched.perSecond}`,
       );
       runs.push(run);
     }
@@ -170,22 +180,44 @@ export async function consumerBench(
     sqs.destroy();
   }
 
-  /** What people write by hand: each of 16 loops receives one message, works, deletes it. */
-  async function handWrittenLoop(queueUrl: string, count: number, workMs: number, deadline: number) {
+  /**
+   * What people write by hand: 16 loops, each receives up to `batchSize` messages, works through them one
+   * after the other (so 16 handlers run at once, as in the Consumer) and deletes them (one DeleteMessage, or
+   * one DeleteMessageBatch for the lot). No heartbeat, no backoff, no events.
+   */
+  async function handWrittenLoop(
+    queueUrl: string,
+    count: number,
+    workMs: number,
+    batchSize: number,
+    deadline: number,
+  ) {
     let done = 0;
     await Promise.all(
       Array.from({ length: HANDLERS }, async () => {
         while (done < count && now() < deadline) {
           const { Messages = [] } = await sqs.send(
-            new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1 }),
+            new ReceiveMessageCommand({
+              QueueUrl: queueUrl,
+              MaxNumberOfMessages: batchSize,
+              WaitTimeSeconds: 1,
+            }),
           );
-          for (const message of Messages) {
-            await work(workMs);
+          if (Messages.length === 0) continue;
+          for (const _ of Messages) await work(workMs);
+          if (batchSize === 1) {
             await sqs.send(
-              new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }),
+              new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: Messages[0]!.ReceiptHandle }),
             );
-            done++;
+          } else {
+            await sqs.send(
+              new DeleteMessageBatchCommand({
+                QueueUrl: queueUrl,
+                Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+              }),
+            );
           }
+          done += Messages.length;
         }
       }),
     );
@@ -261,12 +293,16 @@ export async function consumerBench(
 }
 
 export function renderConsumerBench(bench: ConsumerBench): string {
-  const lines = [`Consumer vs hand-written receive/delete loop, ${HANDLERS} concurrent handlers each:`];
-  for (const { workMs, baseline, consumer, ratio } of bench.runs) {
+  const lines = [
+    `Consumer vs hand-written receive/work/delete loops, ${HANDLERS} handlers at once in each (msg/s, requests per message):`,
+  ];
+  const figures = (t: Throughput): string =>
+    `${t.perSecond} msg/s, ${t.requestsPerMessage} req/msg${t.left > 0 ? `, ${t.left} LEFT in queue` : ''}`;
+  for (const run of bench.runs) {
     lines.push(
-      `  ${String(workMs).padStart(2)} ms work: Consumer ${consumer.perSecond} msg/s (${consumer.requestsPerMessage} req/msg), ` +
-        `loop ${baseline.perSecond} msg/s (${baseline.requestsPerMessage} req/msg), ratio Consumer / loop ${ratio.toFixed(2)}` +
-        (consumer.left + baseline.left > 0 ? `, LEFT in queue: ${consumer.left} / ${baseline.left}` : ''),
+      `  ${String(run.workMs).padStart(2)} ms work: Consumer ${figures(run.consumer)}; loops of 1 ${figures(run.single)}; ` +
+        `loops of 10 ${figures(run.batched)}`,
+      `             ratio Consumer / loops of 1 ${run.ratioToSingle.toFixed(2)}, Consumer / loops of 10 ${run.ratioToBatched.toFixed(2)}`,
     );
   }
   const h = bench.heartbeat;
