@@ -224,21 +224,27 @@ export async function consumerBench(
     return done;
   }
 
-  /** The Consumer with 16 handlers; timed until stop() sent the last deletes. */
+  /** The bench's Consumer: 16 handlers, short long polls (so stop() returns soon), no signal handlers. */
+  function benchConsumer(queueUrl: string, handler: () => Promise<void>, clock?: FakeClock): Consumer {
+    return new Consumer({
+      sqs,
+      queueUrl,
+      concurrency: HANDLERS,
+      waitTimeSeconds: 1,
+      stopOnSignals: [],
+      handler,
+      ...(clock ? { clock } : {}),
+    });
+  }
+
+  /** Timed until stop() sent the last deletes. */
   async function throughConsumer(queueUrl: string, count: number, workMs: number, deadline: number) {
     let done = 0;
     let allDone!: () => void;
     const finished = new Promise<void>((resolve) => {
       allDone = resolve;
     });
-    const consumer = new Consumer({
-      sqs,
-      queueUrl,
-      concurrency: HANDLERS,
-      waitTimeSeconds: 1,
-      stopOnSignals: [],
-      handler: () => work(workMs),
-    });
+    const consumer = benchConsumer(queueUrl, () => work(workMs));
     consumer.on('processed', () => {
       if (++done >= count) allDone();
     });
@@ -261,18 +267,14 @@ export async function consumerBench(
     const released = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const consumer = new Consumer({
-      sqs,
+    const consumer = benchConsumer(
       queueUrl,
-      concurrency: HANDLERS,
-      waitTimeSeconds: 1,
-      stopOnSignals: [],
-      clock,
-      handler: async () => {
+      async () => {
         started++;
         await released;
       },
-    });
+      clock,
+    );
     await consumer.start();
     const until = now() + timeLimitMs;
     while (started < HANDLERS && now() < until) await sleep(5);
