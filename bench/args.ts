@@ -58,7 +58,7 @@ export const USAGE = `usage: npm run bench -- [flags]
   --out FILE              JSON results file (default bench/results/latest.json)
   --sluice-bin FILE       sluice entry point to run (default: this checkout's bin/sluice.js)
   --toolkit-messages N    client toolkit: messages for the Consumer and Producer comparisons
-                          (default 2000, --quick 400; the 50 ms-work consumer run uses a quarter)
+                          per round (default 1000, --quick 300; the 50 ms-work runs use a quarter)
   --no-toolkit            skip the client toolkit comparisons
   --quick                 smaller defaults for a fast smoke run
   --help                  this text`;
@@ -94,7 +94,7 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
     sluiceBin: SLUICE_BIN,
     quick,
     toolkit: true,
-    toolkitMessages: quick ? 400 : 2_000,
+    toolkitMessages: quick ? 300 : 1_000,
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
