@@ -35,6 +35,10 @@ export interface Options {
   postgresMessages: number;
   /** PostgreSQL comparison: cross-node wake samples. */
   postgresWakes: number;
+  /** Run the client toolkit's consumer and producer comparisons on their own Sluice (durable). */
+  toolkit: boolean;
+  /** Messages for the consumer and producer comparisons (the 50 ms-work run uses a quarter). */
+  toolkitMessages: number;
 }
 
 export const USAGE = `usage: npm run bench -- [flags]
@@ -65,6 +69,9 @@ export const USAGE = `usage: npm run bench -- [flags]
   --postgres-messages N   PostgreSQL vs SQLite (1 and 3 nodes, 127.0.0.1:5432, a fresh database each):
                           messages per target (default 5000, --quick 1000; 0 skips it)
   --postgres-wakes N      cross-node long-poll wake samples (default 100, --quick 30)
+  --toolkit-messages N    client toolkit: messages for the Consumer and Producer comparisons
+                          per round (default 1000, --quick 300; the 50 ms-work runs use a quarter)
+  --no-toolkit            skip the client toolkit comparisons
   --quick                 smaller defaults for a fast smoke run
   --help                  this text`;
 
@@ -101,6 +108,8 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
     quick,
     postgresMessages: quick ? 1_000 : 5_000,
     postgresWakes: quick ? 30 : 100,
+    toolkit: true,
+    toolkitMessages: quick ? 300 : 1_000,
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
@@ -119,6 +128,12 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
         break;
       case '--metrics-cost-rounds':
         options.metricsCostRounds = positiveInt(flag, value());
+        break;
+      case '--no-toolkit':
+        options.toolkit = false;
+        break;
+      case '--toolkit-messages':
+        options.toolkitMessages = positiveInt(flag, value());
         break;
       case '--targets': {
         const list = (value() ?? '').split(',').map((t) => t.trim().replace(/^sluice-/, ''));

@@ -6,12 +6,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type Options, parseArgs, USAGE } from './args.ts';
 import { makeClient } from './client.ts';
+import { type ConsumerBench, consumerBench, renderConsumerBench } from './consumer.ts';
 import { cpuMeter } from './cpu.ts';
 import { fairness, fifoComparison } from './fifo-and-fair.ts';
 import { machineFacts } from './machine.ts';
 import { type MetricsCost, metricsCost, renderMetricsCost } from './metrics-cost.ts';
 import { runPeers } from './peers/run.ts';
 import { type PostgresBenchResult, postgresComparison, renderPostgres } from './postgres.ts';
+import { type ProducerComparison, producerComparison, renderProducerComparison } from './producer.ts';
 import { evaluate, type MillionOutcome, renderEvaluation, renderTable, type TargetResult } from './report.ts';
 import { RssSampler } from './rss.ts';
 import { consume, createQueue, longPoll, million, mixed, produce } from './scenarios.ts';
@@ -209,6 +211,44 @@ async function runMillion(result: TargetResult, options: Options, tlog: (m: stri
   }
 }
 
+interface ToolkitResult {
+  consumer?: ConsumerBench;
+  producer?: ProducerComparison;
+  errors: Record<string, string>;
+}
+
+/** The client toolkit's comparisons, each against its baseline on one fresh Sluice (durable). */
+async function runToolkit(options: Options): Promise<ToolkitResult> {
+  const tlog = (m: string): void => log(`client toolkit: ${m}`);
+  const result: ToolkitResult = { errors: {} };
+  const attempt = async <T>(name: string, fn: () => Promise<T>): Promise<T | undefined> => {
+    const t0 = now();
+    tlog(`${name}: start`);
+    try {
+      const value = await fn();
+      tlog(`${name}: done in ${((now() - t0) / 1000).toFixed(1)}s`);
+      return value;
+    } catch (err) {
+      result.errors[name] = errorText(err);
+      tlog(`${name}: FAILED ${errorText(err)}`);
+      return undefined;
+    }
+  };
+  await attempt('server', () =>
+    withTarget('durable', options, async (target) => {
+      tlog(`sluice durable on ${target.endpoint}, pid ${target.pid}`);
+      const phaseMs = options.phaseTimeout * 1000;
+      result.consumer = await attempt('consumer', () =>
+        consumerBench(target.endpoint, options.toolkitMessages, phaseMs, tlog),
+      );
+      result.producer = await attempt('producer', () =>
+        producerComparison(target.endpoint, options.toolkitMessages),
+      );
+    }),
+  );
+  return result;
+}
+
 async function main(): Promise<number> {
   if (process.argv.includes('--peers')) return runPeers(process.argv.slice(2), log);
   let parsed: ReturnType<typeof parseArgs>;
@@ -268,6 +308,7 @@ async function main(): Promise<number> {
       log(`postgres bench: could not run: ${errorText(err)}`);
     }
   }
+  const toolkit = options.toolkit ? await runToolkit(options) : undefined;
   const evaluations = evaluate(results, options);
   const elapsedS = round((now() - started) / 1000, 1);
   process.stdout.write('\n');
@@ -280,12 +321,19 @@ async function main(): Promise<number> {
   if (postgres) process.stdout.write(`\n${renderPostgres(postgres)}\n`);
   if (metrics) process.stdout.write(`\n${renderMetricsCost(metrics)}\n`);
   if (metricsError) process.stdout.write(`\nMetrics cost: FAILED ${metricsError}\n`);
+  if (toolkit) {
+    process.stdout.write('\nClient toolkit (sluice durable, @aws-sdk/client-sqs, same run):\n');
+    if (toolkit.consumer) process.stdout.write(`${renderConsumerBench(toolkit.consumer)}\n`);
+    if (toolkit.producer) process.stdout.write(`${renderProducerComparison(toolkit.producer)}\n`);
+    for (const [name, error] of Object.entries(toolkit.errors))
+      process.stdout.write(`${name} FAILED: ${error}\n`);
+  }
   const failed = results.filter((r) => r.status !== 'ok');
   for (const r of failed) process.stdout.write(`NOTE: ${r.label} did not start: ${r.startError}\n`);
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(
     options.out,
-    `${JSON.stringify({ machine, client: options.client, options, elapsedS, results, evaluations, postgres, metricsCost: metrics ?? metricsError ?? null }, null, 2)}\n`,
+    `${JSON.stringify({ machine, client: options.client, options, elapsedS, results, evaluations, postgres, metricsCost: metrics ?? metricsError ?? null, toolkit }, null, 2)}\n`,
   );
   log(`results written to ${options.out}`);
   return 0;
