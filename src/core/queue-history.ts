@@ -1,6 +1,6 @@
 import type { QueueSample } from '../store/contract.ts';
 import { type PeriodicJob, repeatEvery } from './clock.ts';
-import { type ActivityTotals, NO_ACTIVITY } from './queue-activity.ts';
+import { NO_ACTIVITY } from './queue-activity.ts';
 import type { SqsService } from './sqs-service.ts';
 
 /** One sample per queue this often, kept this long (the console's 1 h and 24 h charts). */
@@ -10,14 +10,55 @@ export const HISTORY_RETENTION_MS = 24 * 60 * 60 * 1000;
 export const HISTORY_RANGES = { '1h': 60 * 60 * 1000, '24h': HISTORY_RETENTION_MS } as const;
 export type HistoryRange = keyof typeof HISTORY_RANGES;
 
+/** How often every node adds its activity to the store (a node's history counts lag by at most this). */
+export const ACTIVITY_FLUSH_MS = 2000;
+
+/** Adds what this node's clients did since the last flush to the activity the store shares among nodes. */
+export async function flushActivity(service: SqsService): Promise<void> {
+  const taken = service.activity.takeUnflushed();
+  if (taken.length === 0) return;
+  try {
+    await service.store.addQueueActivity(taken);
+  } catch (error) {
+    service.activity.restoreUnflushed(taken);
+    throw error;
+  }
+}
+
+/** Runs on every node (not only the lease holder): flushes this node's activity each ACTIVITY_FLUSH_MS. */
+export class ActivityFlusher {
+  private job: PeriodicJob | undefined;
+
+  constructor(
+    private readonly service: SqsService,
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {}
+
+  start(): void {
+    this.job = repeatEvery(
+      this.service.clock,
+      ACTIVITY_FLUSH_MS,
+      ACTIVITY_FLUSH_MS,
+      () => flushActivity(this.service),
+      this.onError,
+    );
+  }
+
+  /** Stops, and flushes once more, so that a node shut down cleanly leaves none of its activity out. */
+  async stop(): Promise<void> {
+    await this.job?.stop();
+    await flushActivity(this.service).catch(this.onError);
+  }
+}
+
 /**
  * Takes a sample of every queue each SAMPLE_PERIOD_MS on the service's clock: its counts now, and what was
- * sent, received and deleted since the previous sample. Samples older than the retention are dropped.
+ * sent, received and deleted since the previous sample by the clients of every node sharing the store (this
+ * node's activity is flushed first; the others' as of their last flush). Samples older than the retention
+ * are dropped.
  */
 export class QueueSampler {
   private job: PeriodicJob | undefined;
-  /** Activity totals at the previous sample, per queue. */
-  private readonly previous = new Map<string, ActivityTotals>();
   private lastAt: number | undefined;
 
   constructor(
@@ -43,14 +84,15 @@ export class QueueSampler {
     const now = this.service.clock.now();
     const periodMs = this.lastAt === undefined ? SAMPLE_PERIOD_MS : now - this.lastAt;
     this.lastAt = now;
+    await flushActivity(this.service);
+    // Activity of queues deleted since is dropped with the take.
+    const activity = new Map(
+      (await this.service.store.takeQueueActivity()).map((counts) => [counts.queue, counts]),
+    );
     const samples: QueueSample[] = [];
-    const seen = new Set<string>();
     for await (const queue of this.service.allQueues()) {
-      seen.add(queue.name);
       const counts = await this.service.store.countMessages(queue.id, now);
-      const totals = this.service.activity.totals(queue.name);
-      const before = this.previous.get(queue.name) ?? NO_ACTIVITY;
-      this.previous.set(queue.name, totals);
+      const done = activity.get(queue.name) ?? NO_ACTIVITY;
       samples.push({
         queue: queue.name,
         at: now,
@@ -59,14 +101,13 @@ export class QueueSampler {
         notVisible: counts.notVisible,
         delayed: counts.delayed,
         oldestAgeSeconds: ageSeconds(counts.oldestSentAt, now),
-        sent: totals.sent - before.sent,
-        received: totals.received - before.received,
-        deleted: totals.deleted - before.deleted,
-        emptyReceives: totals.emptyReceives - before.emptyReceives,
-        sentBytes: totals.sentBytes - before.sentBytes,
+        sent: done.sent,
+        received: done.received,
+        deleted: done.deleted,
+        emptyReceives: done.emptyReceives,
+        sentBytes: done.sentBytes,
       });
     }
-    for (const name of this.previous.keys()) if (!seen.has(name)) this.previous.delete(name);
     await this.service.store.recordQueueSamples(samples);
     await this.service.store.deleteQueueSamplesBefore(now - HISTORY_RETENTION_MS);
   }

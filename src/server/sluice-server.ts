@@ -3,7 +3,7 @@ import { type Clock, systemClock } from '../core/clock.ts';
 import { ALARM_DEFAULTS, type AlarmSettings, DlqAlarms } from '../core/dlq-alarms.ts';
 import type { CapacityLimits } from '../core/limits.ts';
 import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts';
-import { QueueSampler } from '../core/queue-history.ts';
+import { ActivityFlusher, QueueSampler } from '../core/queue-history.ts';
 import { startRetentionSweeper } from '../core/retention.ts';
 import { SqsService } from '../core/sqs-service.ts';
 import type { Store } from '../store/contract.ts';
@@ -139,6 +139,10 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const host = options.host ?? '127.0.0.1';
   const metrics = options.metrics === false ? undefined : createServerMetrics(service, () => alarms.states());
   const sampler = new QueueSampler(service, (error) => logger.error({ err: error }, 'history sample failed'));
+  // Every node, holder or not, adds its activity to the store for the holder's history samples.
+  const activityFlusher = new ActivityFlusher(service, (error) =>
+    logger.error({ err: error }, 'activity flush failed'),
+  );
   const keys = [...(config.credentials ?? []), ...(options.credentials ?? [])];
   if (keys.length === 0 && !isLoopback(host)) {
     if (!options.insecure) {
@@ -215,6 +219,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     },
     (error) => logger.error({ err: error }, 'cluster lease renewal failed'),
   );
+  activityFlusher.start();
   await lease.start();
   let closing: Promise<void> | undefined;
   return {
@@ -226,6 +231,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     close() {
       closing ??= (async () => {
         await lease.stop();
+        await activityFlusher.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         service.longPoll.closeAll();
         // Keep-alive connections become idle as their last answers go out; close each as soon as it does,

@@ -110,6 +110,16 @@ export interface Store {
   /** Forgets samples taken before `time`; returns how many. */
   deleteQueueSamplesBefore(time: number): Promise<number>;
   /**
+   * Adds what one node's clients did to each queue (at most one entry per queue) to the activity every node
+   * shares, so that the history, sampled by one node, counts the whole cluster's traffic.
+   */
+  addQueueActivity(activity: QueueActivityCounts[]): Promise<void>;
+  /**
+   * The activity added since the last take, per queue, reset to nothing in the same step: an add counts in
+   * exactly one take, this one or the next.
+   */
+  takeQueueActivity(): Promise<QueueActivityCounts[]>;
+  /**
    * Bytes the store's data takes, for `--max-stored-bytes`; optional, so a backend without a cheap answer
    * can leave it out (the cap then cannot be set on it).
    */
@@ -312,4 +322,17 @@ export interface QueueSample {
   deleted: number;
   emptyReceives: number;
   sentBytes: number;
+}
+
+/** What clients did to a queue over some time: the history's and CloudWatch's activity counters. */
+export interface ActivityCounts {
+  sent: number;
+  received: number;
+  deleted: number;
+  emptyReceives: number;
+  sentBytes: number;
+}
+
+export interface QueueActivityCounts extends ActivityCounts {
+  queue: string;
 }

@@ -71,6 +71,48 @@ export function historySemanticsSuite(backend: string, factory: () => StoreFacto
       assert.equal(third.oldestAgeSeconds, 30);
     });
 
+    it('adds up activity from several nodes until taken, and a take resets it', async () => {
+      const none = { sent: 0, received: 0, deleted: 0, emptyReceives: 0, sentBytes: 0 };
+      await h.store.addQueueActivity([
+        { ...none, queue: 'a', sent: 2, sentBytes: 10 },
+        { ...none, queue: 'b', received: 1 },
+      ]);
+      await h.store.addQueueActivity([
+        { ...none, queue: 'a', sent: 1, sentBytes: 3, deleted: 4, emptyReceives: 5 },
+      ]);
+      await h.store.addQueueActivity([]);
+      const taken = (await h.store.takeQueueActivity()).sort((x, y) => x.queue.localeCompare(y.queue));
+      assert.deepEqual(taken, [
+        { queue: 'a', sent: 3, received: 0, deleted: 4, emptyReceives: 5, sentBytes: 13 },
+        { ...none, queue: 'b', received: 1 },
+      ]);
+      assert.deepEqual(await h.store.takeQueueActivity(), []);
+    });
+
+    it("counts other nodes' activity in the sample, with this node's", async () => {
+      const url = await h.newQueue();
+      const s = sampler();
+      await s.sample();
+      await h.send(url, 'mine');
+      // What another node on the same store flushed meanwhile.
+      await h.store.addQueueActivity([
+        { queue: nameOf(url), sent: 5, received: 2, deleted: 1, emptyReceives: 3, sentBytes: 50 },
+      ]);
+      await h.clock.advance(SAMPLE_PERIOD_MS);
+      await s.sample();
+      const [, sample] = await h.store.queueSamples(nameOf(url), 0);
+      assert.deepEqual(
+        [sample!.sent, sample!.received, sample!.deleted, sample!.emptyReceives, sample!.sentBytes],
+        [6, 2, 1, 3, 54],
+      );
+      // Activity of a queue that no longer exists is dropped with the next take.
+      await h.store.addQueueActivity([
+        { queue: 'no-such-queue', sent: 1, received: 0, deleted: 0, emptyReceives: 0, sentBytes: 1 },
+      ]);
+      await s.sample();
+      assert.deepEqual(await h.store.takeQueueActivity(), []);
+    });
+
     it('drops samples older than 24 hours, and keeps the rest across a restart', async () => {
       const url = await h.newQueue();
       const s = sampler();

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { NO_ACTIVITY } from '../activity-tally.ts';
 import type {
+  ActivityCounts,
   ChangeVisibilityOutcome,
   ChangeVisibilityRequest,
   MessageCounts,
@@ -11,6 +13,7 @@ import type {
   NewMessage,
   NewMoveTask,
   NewQueue,
+  QueueActivityCounts,
   QueueChanges,
   QueueRecord,
   QueueSample,
@@ -1109,6 +1112,33 @@ export class PostgresStore implements Store {
     return rowCount ?? 0;
   }
 
+  async addQueueActivity(activity: QueueActivityCounts[]): Promise<void> {
+    if (activity.length === 0) return;
+    const columns = ACTIVITY_COLUMNS.map(([, key]) => activity.map((counts) => counts[key]));
+    // One statement for every queue; a concurrent take either sees the whole add or none of it.
+    await run(
+      this.direct,
+      `INSERT INTO queue_activity (queue, ${ACTIVITY_COLUMNS.map(([column]) => column).join(', ')})
+       SELECT * FROM unnest($1::text[], ${ACTIVITY_COLUMNS.map((_, index) => `$${index + 2}::bigint[]`).join(', ')})
+       ON CONFLICT (queue) DO UPDATE SET ${ACTIVITY_COLUMNS.map(
+         ([column]) => `${column} = queue_activity.${column} + excluded.${column}`,
+       ).join(', ')}`,
+      [activity.map((counts) => counts.queue), ...columns],
+    );
+  }
+
+  async takeQueueActivity(): Promise<QueueActivityCounts[]> {
+    const { rows } = await run<Record<string, number> & { queue: string }>(
+      this.direct,
+      'DELETE FROM queue_activity RETURNING *',
+    );
+    return rows.map((row) => {
+      const counts: QueueActivityCounts = { queue: row.queue, ...NO_ACTIVITY };
+      for (const [column, key] of ACTIVITY_COLUMNS) counts[key] = row[column]!;
+      return counts;
+    });
+  }
+
   async claimLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
     const { rowCount } = await run(
       this.direct,
@@ -1191,6 +1221,15 @@ export class PostgresStore implements Store {
     }
   }
 }
+
+/** queue_activity's columns and the counts they hold. */
+const ACTIVITY_COLUMNS: ReadonlyArray<readonly [string, keyof ActivityCounts]> = [
+  ['sent', 'sent'],
+  ['received', 'received'],
+  ['deleted', 'deleted'],
+  ['empty_receives', 'emptyReceives'],
+  ['sent_bytes', 'sentBytes'],
+];
 
 /**
  * Runs one statement as a named prepared statement: each connection parses and plans it once. The name is

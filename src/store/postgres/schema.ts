@@ -132,4 +132,14 @@ export const MIGRATIONS: readonly string[] = [
     expires_at BIGINT NOT NULL   -- epoch ms on the database's clock
   );
   `,
+  /* 3: activity every node adds and the history sampler takes, so the history counts the whole cluster */ `
+  CREATE TABLE queue_activity (
+    queue          TEXT PRIMARY KEY,
+    sent           BIGINT NOT NULL,
+    received       BIGINT NOT NULL,
+    deleted        BIGINT NOT NULL,
+    empty_receives BIGINT NOT NULL,
+    sent_bytes     BIGINT NOT NULL
+  );
+  `,
 ];

@@ -2,6 +2,7 @@ import { accessSync, closeSync, constants, fdatasync, mkdirSync, openSync } from
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
+import { ActivityTally } from '../activity-tally.ts';
 import type {
   ChangeVisibilityOutcome,
   ChangeVisibilityRequest,
@@ -13,6 +14,7 @@ import type {
   NewMessage,
   NewMoveTask,
   NewQueue,
+  QueueActivityCounts,
   QueueChanges,
   QueueRecord,
   QueueSample,
@@ -117,6 +119,7 @@ export class SqliteStore implements Store {
    * queue; noting a tenant removes it, and any rollback clears the set, so a stale entry never hides one.
    */
   private readonly queuesWithoutTenants = new Set<number>();
+  private readonly activity = new ActivityTally();
 
   constructor(options: SqliteStoreOptions) {
     const file = options.dataDir === ':memory:' ? ':memory:' : join(ensureDir(options.dataDir), 'sluice.db');
@@ -731,6 +734,15 @@ export class SqliteStore implements Store {
 
   async deleteQueueSamplesBefore(time: number): Promise<number> {
     return this.write('redeliverable', () => this.statements.deleteSamplesBefore.run(time).changes);
+  }
+
+  // One process shares nothing with other nodes: the activity waits in memory for the sampler's take.
+  async addQueueActivity(activity: QueueActivityCounts[]): Promise<void> {
+    for (const { queue, ...counts } of activity) this.activity.add(queue, counts);
+  }
+
+  async takeQueueActivity(): Promise<QueueActivityCounts[]> {
+    return this.activity.take();
   }
 
   /** Pages in use (the file less its free list): constant time, and what a full disk is made of. */

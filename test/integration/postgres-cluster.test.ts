@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import {
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { flushActivity } from '../../src/core/queue-history.ts';
+import { type RunningSluice, startSluice } from '../../src/index.ts';
+import { freshDatabase } from '../helpers/postgres.ts';
+
+/**
+ * Two nodes on one PostgreSQL database, each a real server over HTTP: what only the lease holder computes
+ * (history samples, DLQ alarm states) covers the traffic of both, and either node answers with it.
+ */
+
+let database: Awaited<ReturnType<typeof freshDatabase>>;
+let nodes: RunningSluice[];
+
+before(async () => {
+  database = await freshDatabase();
+  nodes = [];
+  for (let i = 0; i < 2; i++)
+    nodes.push(
+      await startSluice({ port: 0, storeUrl: database.url, logLevel: 'silent', dataDir: ':memory:' }),
+    );
+});
+
+after(async () => {
+  for (const node of nodes) await node.close();
+  await database.drop();
+});
+
+const sqsOf = (node: RunningSluice) =>
+  new SQSClient({
+    endpoint: node.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    maxAttempts: 1,
+  });
+
+function roles(): { holder: RunningSluice; other: RunningSluice } {
+  const holder = nodes.find((node) => node.lease.isHolder);
+  const other = nodes.find((node) => !node.lease.isHolder);
+  assert.ok(holder && other, 'one of the two nodes holds the lease');
+  return { holder, other };
+}
+
+test('the history counts the traffic of both nodes, not only the lease holder', async () => {
+  const { holder, other } = roles();
+  const start = Date.now();
+  const traffic = async (node: RunningSluice, sends: number) => {
+    const sqs = sqsOf(node);
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'cluster-history' }));
+    for (let i = 0; i < sends; i++) await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'xy' }));
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: sends, VisibilityTimeout: 60 }),
+    );
+    for (const message of Messages)
+      await sqs.send(new DeleteMessageCommand({ QueueUrl, ReceiptHandle: message.ReceiptHandle }));
+    return Messages.length;
+  };
+  const receivedOnHolder = await traffic(holder, 3);
+  const receivedOnOther = await traffic(other, 4);
+  // What the other node's periodic flush does, now rather than within its next 2 s.
+  await flushActivity(other.service);
+  await holder.sampler.sample();
+
+  const samples = await holder.service.store.queueSamples('cluster-history', start - 1);
+  const sum = (pick: (s: (typeof samples)[number]) => number) => samples.reduce((t, s) => t + pick(s), 0);
+  assert.equal(
+    sum((s) => s.sent),
+    7,
+  );
+  assert.equal(
+    sum((s) => s.received),
+    receivedOnHolder + receivedOnOther,
+  );
+  assert.equal(
+    sum((s) => s.deleted),
+    receivedOnHolder + receivedOnOther,
+  );
+  assert.equal(
+    sum((s) => s.sentBytes),
+    14,
+  );
+  assert.ok(receivedOnOther > 0, 'the other node received some messages');
+});
