@@ -135,7 +135,7 @@ export async function metricsCallCost(calls = 200_000): Promise<MetricsCallCost>
     });
   const metered = service();
   const bare = service();
-  const metrics = createServerMetrics(metered, () => []);
+  const metrics = createServerMetrics(metered, async () => []);
   try {
     const perRequestUs = timeUs(calls, () => metrics.observeRequest('SendMessageBatch', 200, 0.004));
     const batchCalls = Math.ceil(calls / sizes.length);

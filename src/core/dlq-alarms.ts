@@ -21,6 +21,8 @@ export const ALARM_DEFAULTS: AlarmSettings = { threshold: 0, periodSeconds: 10, 
 /** Warn when the DLQ's next message to expire (by retention) does so within this long. */
 export const EXPIRY_WARNING_MS = 24 * 60 * 60 * 1000;
 const HISTORY_LENGTH = 50;
+/** The store's cluster-state document holding the watches, so every node answers with the holder's states. */
+export const ALARM_STATE_DOCUMENT = 'dlq-alarms';
 
 export type AlarmEvent = 'raised' | 'growing' | 'expiring' | 'resolved';
 
@@ -58,6 +60,8 @@ interface Watch extends AlarmState {
 
 export class DlqAlarms {
   private readonly watches = new Map<string, Watch>();
+  /** Whether the watches were read back from the store (where the previous holder left them). */
+  private resumed = false;
   private job: PeriodicJob | undefined;
 
   constructor(
@@ -71,6 +75,7 @@ export class DlqAlarms {
   }
 
   start(): void {
+    this.resumed = false;
     this.job = repeatEvery(
       this.service.clock,
       0,
@@ -84,18 +89,28 @@ export class DlqAlarms {
     await this.job?.stop();
   }
 
-  /** The watched DLQs, by name. */
+  /** The watched DLQs, by name, as this node's checks left them (only the lease holder checks). */
   states(): AlarmState[] {
-    return [...this.watches.values()]
-      .map(({ notifiedCount: _n, expiryNotified: _e, ...state }) => ({
-        ...state,
-        history: [...state.history],
-      }))
-      .sort((a, b) => a.queue.localeCompare(b.queue));
+    return publicStates([...this.watches.values()]);
+  }
+
+  /** The watched DLQs, by name, as the cluster's lease holder last checked them: what any node answers. */
+  async clusterStates(): Promise<AlarmState[]> {
+    return publicStates(await this.storedWatches());
+  }
+
+  private async storedWatches(): Promise<Watch[]> {
+    const stored = await this.service.store.clusterState(ALARM_STATE_DOCUMENT);
+    return stored === undefined ? [] : (JSON.parse(stored) as Watch[]);
   }
 
   /** Looks at every DLQ once, raising, repeating and resolving alarms. */
   async check(): Promise<void> {
+    if (!this.resumed) {
+      // A node taking the lease over goes on from the previous holder's states, so it does not raise again.
+      for (const watch of await this.storedWatches()) this.watches.set(watch.queue, watch);
+      this.resumed = true;
+    }
     const now = this.service.clock.now();
     const sources = new Map<string, string[]>();
     for await (const queue of this.service.allQueues()) {
@@ -174,5 +189,15 @@ export class DlqAlarms {
     }
     // A queue that is no longer any queue's DLQ is no longer watched.
     for (const name of this.watches.keys()) if (!watched.has(name)) this.watches.delete(name);
+    await this.service.store.saveClusterState(
+      ALARM_STATE_DOCUMENT,
+      JSON.stringify([...this.watches.values()]),
+    );
   }
+}
+
+function publicStates(watches: readonly Watch[]): AlarmState[] {
+  return watches
+    .map(({ notifiedCount: _n, expiryNotified: _e, ...state }) => ({ ...state, history: [...state.history] }))
+    .sort((a, b) => a.queue.localeCompare(b.queue));
 }

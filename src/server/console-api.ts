@@ -112,7 +112,7 @@ function json(value: unknown, status = 200): Page {
  */
 export function consoleApi(
   service: SqsService,
-  alarmStates: () => AlarmState[],
+  alarmStates: () => Promise<AlarmState[]>,
 ): Record<string, (url: URL) => Promise<Page>> {
   return {
     '/api/overview': async (url) =>
@@ -121,7 +121,7 @@ export function consoleApi(
         accountId: service.accountId,
         queueArnPrefix: service.queueArn(''),
         limit: OVERVIEW_LIMIT,
-        ...(await overview(service, alarmStates(), {
+        ...(await overview(service, await alarmStates(), {
           nameContains: url.searchParams.get('filter') ?? undefined,
           name: url.searchParams.get('queue') ?? undefined,
         })),

@@ -23,7 +23,10 @@ export interface ServerMetrics {
  * `queue` label), read from the store at scrape time; request counts and latencies per action; and the DLQ
  * alarm states.
  */
-export function createServerMetrics(service: SqsService, alarmStates: () => AlarmState[]): ServerMetrics {
+export function createServerMetrics(
+  service: SqsService,
+  alarmStates: () => Promise<AlarmState[]>,
+): ServerMetrics {
   const registry = new Registry();
   processMemoryGauges(registry);
   const queueGauge = (name: string, help: string, pick: (c: QueueCounts) => number) =>
@@ -99,9 +102,9 @@ export function createServerMetrics(service: SqsService, alarmStates: () => Alar
     help: '1 while the dead-letter queue holds more visible messages than its threshold.',
     labelNames: ['queue', 'silenced'],
     registers: [registry],
-    collect() {
+    async collect() {
       this.reset();
-      for (const s of alarmStates())
+      for (const s of await alarmStates())
         this.set({ queue: s.queue, silenced: String(s.silenced) }, s.state === 'ALARM' ? 1 : 0);
     },
   });
@@ -110,9 +113,9 @@ export function createServerMetrics(service: SqsService, alarmStates: () => Alar
     help: 'Visible messages in the dead-letter queue at its last check.',
     labelNames: ['queue'],
     registers: [registry],
-    collect() {
+    async collect() {
       this.reset();
-      for (const s of alarmStates()) this.set({ queue: s.queue }, s.visible);
+      for (const s of await alarmStates()) this.set({ queue: s.queue }, s.visible);
     },
   });
 

@@ -137,7 +137,8 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     (error) => logger.error({ err: error }, 'DLQ alarm check failed'),
   );
   const host = options.host ?? '127.0.0.1';
-  const metrics = options.metrics === false ? undefined : createServerMetrics(service, () => alarms.states());
+  const metrics =
+    options.metrics === false ? undefined : createServerMetrics(service, () => alarms.clusterStates());
   const sampler = new QueueSampler(service, (error) => logger.error({ err: error }, 'history sample failed'));
   // Every node, holder or not, adds its activity to the store for the holder's history samples.
   const activityFlusher = new ActivityFlusher(service, (error) =>
@@ -176,11 +177,12 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       ...(metrics && {
         '/metrics': async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
       }),
-      '/alarms': () => ({
+      // Any node answers with the cluster's states, as the lease holder last checked them.
+      '/alarms': async () => ({
         contentType: 'application/json',
-        body: JSON.stringify({ alarms: alarms.states() }),
+        body: JSON.stringify({ alarms: await alarms.clusterStates() }),
       }),
-      ...consoleApi(service, () => alarms.states()),
+      ...consoleApi(service, () => alarms.clusterStates()),
       ...consolePages(),
     },
   });

@@ -120,6 +120,13 @@ export interface Store {
    */
   takeQueueActivity(): Promise<QueueActivityCounts[]>;
   /**
+   * Replaces the named document of cluster state: what the lease holder computes for every node to read
+   * (the DLQ alarm states), and a new holder resumes from.
+   */
+  saveClusterState(name: string, value: string): Promise<void>;
+  /** The named document as last saved, if any. */
+  clusterState(name: string): Promise<string | undefined>;
+  /**
    * Bytes the store's data takes, for `--max-stored-bytes`; optional, so a backend without a cheap answer
    * can leave it out (the cap then cannot be set on it).
    */

@@ -427,6 +427,36 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.equal(state?.history.length, said.length);
       });
 
+      it('keeps the states in the store: read by any node, resumed by the next checker without raising again', async () => {
+        const { dlq, source } = await dlqPair();
+        const name = dlq.split('/').at(-1)!;
+        const said: string[] = [];
+        const settings = { threshold: 0, periodSeconds: 10, queues: {} };
+        const watcher = (label: string) =>
+          new DlqAlarms(h.service, settings, (n) => {
+            if (n.queue === name) said.push(`${label} ${n.event}`);
+          });
+        const holder = watcher('holder');
+        await poison(source, 1);
+        await holder.check();
+        // A node that never checked answers with what the checker stored.
+        const reader = watcher('reader');
+        assert.deepEqual(reader.states(), []);
+        const stored = (await reader.clusterStates()).find((s) => s.queue === name);
+        assert.deepEqual([stored?.state, stored?.visible, stored?.history.length], ['ALARM', 1, 1]);
+        assert.deepEqual(
+          (await reader.clusterStates()).find((s) => s.queue === name),
+          holder.states().find((s) => s.queue === name),
+        );
+        // The reader takes over the checks: the alarm is not raised again, and it resolves from there.
+        await reader.check();
+        await h.service.PurgeQueue({ QueueUrl: dlq });
+        await reader.check();
+        assert.deepEqual(said, ['holder raised', 'reader resolved']);
+        const after = (await holder.clusterStates()).find((s) => s.queue === name);
+        assert.deepEqual([after?.state, after?.history.map((n) => n.event)], ['OK', ['raised', 'resolved']]);
+      });
+
       it('can be silenced per queue: the state is kept, nobody is notified', async () => {
         const { dlq, source } = await dlqPair();
         const name = dlq.split('/').at(-1)!;

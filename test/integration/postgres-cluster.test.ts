@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import {
   CreateQueueCommand,
   DeleteMessageCommand,
+  GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
   SQSClient,
@@ -87,4 +88,38 @@ test('the history counts the traffic of both nodes, not only the lease holder', 
     14,
   );
   assert.ok(receivedOnOther > 0, 'the other node received some messages');
+});
+
+test('every node answers /alarms and the console overview with the alarm states the holder checked', async () => {
+  const { holder, other } = roles();
+  const sqs = sqsOf(other);
+  const { QueueUrl: dlq } = await sqs.send(new CreateQueueCommand({ QueueName: 'cluster-dlq' }));
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: dlq, AttributeNames: ['QueueArn'] }),
+  );
+  // The source's RedrivePolicy is what makes cluster-dlq a watched DLQ.
+  await sqs.send(
+    new CreateQueueCommand({
+      QueueName: 'cluster-source',
+      Attributes: {
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: Attributes!.QueueArn, maxReceiveCount: 1 }),
+      },
+    }),
+  );
+  await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'dead' }));
+  await holder.alarms.check();
+
+  for (const node of [other, holder]) {
+    const alarms = (await (await fetch(`${node.endpoint}/alarms`)).json()) as {
+      alarms: Array<{ queue: string; state: string; visible: number }>;
+    };
+    const state = alarms.alarms.find((a) => a.queue === 'cluster-dlq');
+    assert.deepEqual([state?.state, state?.visible], ['ALARM', 1], `${node.endpoint}/alarms`);
+    const overview = (await (await fetch(`${node.endpoint}/api/overview?queue=cluster-dlq`)).json()) as {
+      queues: Array<{ name: string; alarm?: { state: string } }>;
+    };
+    assert.equal(overview.queues.find((q) => q.name === 'cluster-dlq')?.alarm?.state, 'ALARM');
+  }
+  // The other node never checked: it answers from the store, not from its own watches.
+  assert.deepEqual(other.alarms.states(), []);
 });

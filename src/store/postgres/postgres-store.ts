@@ -1139,6 +1139,24 @@ export class PostgresStore implements Store {
     });
   }
 
+  async saveClusterState(name: string, value: string): Promise<void> {
+    await run(
+      this.direct,
+      `INSERT INTO cluster_state (name, value) VALUES ($1, $2)
+       ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+      [name, value],
+    );
+  }
+
+  async clusterState(name: string): Promise<string | undefined> {
+    const { rows } = await run<{ value: string }>(
+      this.direct,
+      'SELECT value FROM cluster_state WHERE name = $1',
+      [name],
+    );
+    return rows[0]?.value;
+  }
+
   async claimLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
     const { rowCount } = await run(
       this.direct,

@@ -142,4 +142,10 @@ export const MIGRATIONS: readonly string[] = [
     sent_bytes     BIGINT NOT NULL
   );
   `,
+  /* 4: documents the lease holder writes for every node to read (DLQ alarm states) */ `
+  CREATE TABLE cluster_state (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  `,
 ];

@@ -120,6 +120,8 @@ export class SqliteStore implements Store {
    */
   private readonly queuesWithoutTenants = new Set<number>();
   private readonly activity = new ActivityTally();
+  /** The one server is the one reader, and the states are recomputed at start: memory is enough. */
+  private readonly clusterStates = new Map<string, string>();
 
   constructor(options: SqliteStoreOptions) {
     const file = options.dataDir === ':memory:' ? ':memory:' : join(ensureDir(options.dataDir), 'sluice.db');
@@ -736,13 +738,21 @@ export class SqliteStore implements Store {
     return this.write('redeliverable', () => this.statements.deleteSamplesBefore.run(time).changes);
   }
 
-  // One process shares nothing with other nodes: the activity waits in memory for the sampler's take.
+  // One process shares nothing with other nodes: what nodes share waits in memory for this one.
   async addQueueActivity(activity: QueueActivityCounts[]): Promise<void> {
     for (const { queue, ...counts } of activity) this.activity.add(queue, counts);
   }
 
   async takeQueueActivity(): Promise<QueueActivityCounts[]> {
     return this.activity.take();
+  }
+
+  async saveClusterState(name: string, value: string): Promise<void> {
+    this.clusterStates.set(name, value);
+  }
+
+  async clusterState(name: string): Promise<string | undefined> {
+    return this.clusterStates.get(name);
   }
 
   /** Pages in use (the file less its free list): constant time, and what a full disk is made of. */
