@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { NewMessage, QueueRecord, SentMessage, Store, StoredMessage } from '../store/contract.ts';
+import type {
+  MessageReceipt,
+  NewMessage,
+  QueueRecord,
+  SentMessage,
+  Store,
+  StoredMessage,
+} from '../store/contract.ts';
 import type { Clock } from './clock.ts';
 import { errors, SqsError } from './errors.ts';
 import {
@@ -576,10 +583,13 @@ export class SqsService {
   async DeleteMessageBatch(input: Input) {
     const queue = await this.resolveQueue(input);
     const entries = batchEntries(input, 'DeleteMessageBatchRequestEntry');
-    let deleted = 0;
+    // An invalid handle fails only its entry; the valid ones are deleted in one store call, and each
+    // succeeds whether or not its message was still there (a stale handle succeeds without effect, as in SQS).
+    const receipts: MessageReceipt[] = [];
     const output = await this.runBatch(entries, async (entry) => {
-      if (await this.deleteOne(queue, requiredString(entry, 'ReceiptHandle'))) deleted++;
+      receipts.push(this.receiptOf(queue, requiredString(entry, 'ReceiptHandle')));
     });
+    const deleted = (await this.store.deleteMessages(queue.id, receipts)).filter(Boolean).length;
     if (deleted > 0) this.groupMayBeFree(queue);
     this.activity.deleted(queue.name, deleted);
     return output;
@@ -760,9 +770,15 @@ export class SqsService {
 
   /** Whether the message was deleted: a stale or already-deleted handle succeeds without effect (SQS). */
   private async deleteOne(queue: QueueRecord, receiptHandle: string): Promise<boolean> {
+    const { seq, receiptToken } = this.receiptOf(queue, receiptHandle);
+    return this.store.deleteMessage(queue.id, seq, receiptToken);
+  }
+
+  /** The message a receipt handle of this queue names; ReceiptHandleIsInvalid for any other handle. */
+  private receiptOf(queue: QueueRecord, receiptHandle: string): MessageReceipt {
     const handle = decodeReceiptHandle(receiptHandle);
     if (handle.queueId !== queue.id) throw errors.receiptHandleIsInvalid(receiptHandle);
-    return this.store.deleteMessage(queue.id, handle.seq, handle.token);
+    return { seq: handle.seq, receiptToken: handle.token };
   }
 
   private async changeOne(queue: QueueRecord, input: Input): Promise<void> {

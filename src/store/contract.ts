@@ -65,6 +65,11 @@ export interface Store {
   receiveMessages(request: ReceiveRequest): Promise<ReceiveResult>;
   /** Deletes the message if `receiptToken` is its latest. Returns whether it was deleted. */
   deleteMessage(queueId: number, seq: number, receiptToken: string): Promise<boolean>;
+  /**
+   * deleteMessage for each receipt, as one operation where the backend can (DeleteMessageBatch); returns
+   * whether each was deleted, in order. A receipt naming a message an earlier one of the list deleted is false.
+   */
+  deleteMessages(queueId: number, receipts: readonly MessageReceipt[]): Promise<boolean[]>;
   changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome>;
   /**
    * Deletes every message sent at or before `now` and records the purge time, unless the queue was purged
@@ -238,6 +243,11 @@ export interface ReceiveResult {
   messages: StoredMessage[];
   overLimit: boolean;
   movedToDeadLetter: number;
+}
+
+export interface MessageReceipt {
+  seq: number;
+  receiptToken: string;
 }
 
 export interface ChangeVisibilityRequest {

@@ -111,6 +111,27 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         assert.deepEqual(bodies(await h.receive(url)), ['a2']);
       });
 
+      it('unblocks every group a DeleteMessageBatch empties of in-flight messages, and only those', async () => {
+        const url = await fifoQueue({ VisibilityTimeout: '30' });
+        for (const group of ['a', 'b', 'c']) for (const n of [1, 2]) await sendTo(url, group, `${group}${n}`);
+        const firsts = await h.receive(url, { MaxNumberOfMessages: 1 });
+        const more = [
+          ...(await h.receive(url, { MaxNumberOfMessages: 1 })),
+          ...(await h.receive(url, { MaxNumberOfMessages: 1 })),
+        ];
+        const all = [...firsts, ...more];
+        assert.deepEqual(bodies(all).sort(), ['a1', 'b1', 'c1']);
+        const kept = all.find((message) => message.Body === 'c1')!;
+        const output = await h.service.DeleteMessageBatch({
+          QueueUrl: url,
+          Entries: all
+            .filter((message) => message !== kept)
+            .map((message, i) => ({ Id: `e${i}`, ReceiptHandle: message.ReceiptHandle })),
+        });
+        assert.equal(output.Successful.length, 2);
+        assert.deepEqual(bodies(await h.receive(url)).sort(), ['a2', 'b2'], 'c stays blocked by c1');
+      });
+
       it('serves the group whose oldest message has waited longest first', async () => {
         const url = await fifoQueue();
         await sendTo(url, 'late', 'l1');

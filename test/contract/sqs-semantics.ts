@@ -664,6 +664,75 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
       });
     });
 
+    describe('batched delete', () => {
+      it('deletes the valid entries in one store call, failing only invalid handles; stale ones succeed', async () => {
+        const url = await newQueue({ VisibilityTimeout: '60' });
+        const other = await newQueue();
+        for (const body of ['a', 'b', 'c', 'd']) await send(url, body);
+        await send(other, 'elsewhere');
+        const messages = await receive(url);
+        const [foreign] = await receive(other);
+        assert.equal(messages.length, 4);
+        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: messages[3]!.ReceiptHandle });
+        const before = h.service.activity.totals(url.split('/').at(-1)!).deleted;
+        const output = await h.service.DeleteMessageBatch({
+          QueueUrl: url,
+          Entries: [
+            { Id: 'first', ReceiptHandle: messages[0]!.ReceiptHandle },
+            { Id: 'garbage', ReceiptHandle: 'garbage' },
+            { Id: 'again', ReceiptHandle: messages[0]!.ReceiptHandle },
+            { Id: 'second', ReceiptHandle: messages[1]!.ReceiptHandle },
+            { Id: 'foreign', ReceiptHandle: foreign!.ReceiptHandle },
+            { Id: 'stale', ReceiptHandle: messages[3]!.ReceiptHandle },
+          ],
+        });
+        assert.deepEqual(
+          output.Successful.map((entry) => entry.Id),
+          ['first', 'again', 'second', 'stale'],
+        );
+        assert.deepEqual(
+          output.Failed.map((entry) => [entry.Id, entry.Code, entry.SenderFault]),
+          [
+            ['garbage', 'ReceiptHandleIsInvalid', true],
+            ['foreign', 'ReceiptHandleIsInvalid', true],
+          ],
+        );
+        assert.deepEqual(await counts(url), { visible: 0, notVisible: 1, delayed: 0 });
+        assert.equal(h.service.activity.totals(url.split('/').at(-1)!).deleted - before, 2);
+        assert.deepEqual(await counts(other), { visible: 0, notVisible: 1, delayed: 0 });
+      });
+
+      it('answers per receipt in the store: deleted, stale token, already gone, repeated', async () => {
+        const url = await newQueue({ VisibilityTimeout: '0' });
+        await send(url, 'x');
+        await send(url, 'y');
+        const queue = (await h.store.getQueue(url.split('/').at(-1)!))!;
+        const claim = async () =>
+          (
+            await h.store.receiveMessages({
+              queueId: queue.id,
+              now: h.clock.now(),
+              max: 10,
+              visibleUntil: h.clock.now() + 60_000,
+              newReceiptToken: () => Math.random().toString(36).slice(2),
+              maxInFlight: 1000,
+            })
+          ).messages;
+        const [x, y] = await claim();
+        const receipt = (m: typeof x) => ({ seq: m!.seq, receiptToken: m!.receiptToken! });
+        assert.deepEqual(
+          await h.store.deleteMessages(queue.id, [
+            receipt(x),
+            { seq: y!.seq, receiptToken: 'not-its-token' },
+            receipt(x),
+          ]),
+          [true, false, false],
+        );
+        assert.deepEqual(await h.store.deleteMessages(queue.id, [receipt(y), receipt(x)]), [true, false]);
+        assert.deepEqual(await h.store.deleteMessages(queue.id, []), []);
+      });
+    });
+
     describe('long polling', () => {
       it('answers as soon as a message is sent', async () => {
         const url = await newQueue();

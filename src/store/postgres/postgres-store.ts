@@ -6,6 +6,7 @@ import type {
   ChangeVisibilityOutcome,
   ChangeVisibilityRequest,
   MessageCounts,
+  MessageReceipt,
   MoveOutcome,
   MoveRequest,
   MoveTaskChange,
@@ -781,25 +782,41 @@ export class PostgresStore implements Store {
   }
 
   async deleteMessage(queueId: number, seq: number, receiptToken: string): Promise<boolean> {
-    if (!(await this.isFifo(queueId))) {
-      const { rowCount } = await run(
-        this.direct,
-        'DELETE FROM messages WHERE seq = $1 AND queue_id = $2 AND receipt_token = $3',
-        [seq, queueId, receiptToken],
-      );
-      return (rowCount ?? 0) > 0;
-    }
-    return this.transaction(async (db) => {
-      const groupId = await this.groupOf(db, queueId, seq);
-      if (groupId !== undefined) await this.lockGroup(db, queueId, groupId);
-      const { rows } = await run<{ group_id: string | null }>(
+    return (await this.deleteMessages(queueId, [{ seq, receiptToken }]))[0]!;
+  }
+
+  async deleteMessages(queueId: number, receipts: readonly MessageReceipt[]): Promise<boolean[]> {
+    if (receipts.length === 0) return [];
+    const seqs = receipts.map((receipt) => receipt.seq);
+    const tokens = receipts.map((receipt) => receipt.receiptToken);
+    // One statement for every receipt; a row matches at most one (seq, token) pair, so it is deleted once.
+    const remove = (db: Db) =>
+      run<{ seq: number; receipt_token: string; group_id: string | null }>(
         db,
-        'DELETE FROM messages WHERE seq = $1 AND queue_id = $2 AND receipt_token = $3 RETURNING group_id',
-        [seq, queueId, receiptToken],
+        `DELETE FROM messages m USING unnest($2::bigint[], $3::text[]) AS r(seq, token)
+         WHERE m.queue_id = $1 AND m.seq = r.seq AND m.receipt_token = r.token
+         RETURNING m.seq, m.receipt_token, m.group_id`,
+        [queueId, seqs, tokens],
       );
-      if (!rows[0]) return false;
-      if (rows[0].group_id !== null) await this.refreshGroup(db, queueId, rows[0].group_id);
-      return true;
+    const outcome = (deletedRows: ReadonlyArray<{ seq: number; receipt_token: string }>) => {
+      const deleted = new Set(deletedRows.map((row) => `${row.seq} ${row.receipt_token}`));
+      // Only the first receipt of a repeated pair deleted the message.
+      return receipts.map(({ seq, receiptToken }) => deleted.delete(`${seq} ${receiptToken}`));
+    };
+    if (!(await this.isFifo(queueId))) return outcome((await remove(this.direct)).rows);
+    return this.transaction(async (db) => {
+      const { rows: groups } = await run<{ group_id: string }>(
+        db,
+        `SELECT DISTINCT group_id FROM messages WHERE queue_id = $1 AND seq = ANY($2::bigint[])
+         AND group_id IS NOT NULL ORDER BY group_id`,
+        [queueId, seqs],
+      );
+      // Groups first, then messages, each group in name order: the lock order every writer keeps.
+      for (const { group_id } of groups) await this.lockGroup(db, queueId, group_id);
+      const { rows } = await remove(db);
+      const touched = new Set(rows.flatMap((row) => (row.group_id === null ? [] : [row.group_id])));
+      for (const groupId of [...touched].sort()) await this.refreshGroup(db, queueId, groupId);
+      return outcome(rows);
     });
   }
 

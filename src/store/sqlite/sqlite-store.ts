@@ -7,6 +7,7 @@ import type {
   ChangeVisibilityOutcome,
   ChangeVisibilityRequest,
   MessageCounts,
+  MessageReceipt,
   MoveOutcome,
   MoveRequest,
   MoveTaskChange,
@@ -532,6 +533,14 @@ export class SqliteStore implements Store {
   private inFlightAtLeast(queueId: number, now: number, limit: number): boolean {
     const count = (statement: Database.Statement) => (statement.get(queueId, now, limit) as { n: number }).n;
     return count(this.statements.countInvisible) >= limit && count(this.statements.countInFlight) >= limit;
+  }
+
+  // One write per receipt: the store's commits already group concurrent writes.
+  async deleteMessages(queueId: number, receipts: readonly MessageReceipt[]): Promise<boolean[]> {
+    const deleted: boolean[] = [];
+    for (const { seq, receiptToken } of receipts)
+      deleted.push(await this.deleteMessage(queueId, seq, receiptToken));
+    return deleted;
   }
 
   async deleteMessage(queueId: number, seq: number, receiptToken: string): Promise<boolean> {
