@@ -55,6 +55,7 @@ import {
 import { allowsRedriveFrom, parseRedriveAllowPolicy, parseRedrivePolicy } from './redrive-policy.ts';
 
 const STORED_BYTES_REFRESH_MS = 1000;
+const QUEUE_URL_CACHE_SIZE = 1000;
 
 export interface ServiceOptions {
   store: Store;
@@ -117,6 +118,8 @@ export class SqsService {
   private readonly warn: NonNullable<ServiceOptions['warn']>;
   /** The store's size as last read, and when: sends check it at most once per STORED_BYTES_REFRESH_MS. */
   private storedBytes = { bytes: 0, readAt: Number.NEGATIVE_INFINITY };
+  /** QueueUrl -> queue name, so a request does not parse the same URL again (a name, not a queue record). */
+  private readonly queueNamesByUrl = new Map<string, string>();
 
   constructor(options: ServiceOptions) {
     this.limits = { ...DEFAULT_CAPACITY, ...options.limits };
@@ -622,6 +625,16 @@ export class SqsService {
   }
 
   queueNameFromUrl(url: string): string {
+    const known = this.queueNamesByUrl.get(url);
+    if (known !== undefined) return known;
+    const name = this.parseQueueUrl(url);
+    // Clients repeat the same few URLs on every request; the bound keeps a caller of endless URLs small.
+    if (this.queueNamesByUrl.size >= QUEUE_URL_CACHE_SIZE) this.queueNamesByUrl.clear();
+    this.queueNamesByUrl.set(url, name);
+    return name;
+  }
+
+  private parseQueueUrl(url: string): string {
     let path: string;
     if (/^https?:\/\//i.test(url)) {
       try {

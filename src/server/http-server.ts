@@ -158,14 +158,15 @@ async function handle(
       input = decoded.input;
     }
     if (caller) await options.auth?.authorize(caller, action, input, policyContextOf(request));
-    const abort = new AbortController();
-    response.once('close', () => {
-      if (!response.writableFinished) abort.abort();
-    });
+    let signal: AbortSignal | undefined;
     const context: RequestContext = {
       baseUrl: baseUrlOf(request),
       senderId: caller?.accessKeyId ?? senderIdOf(request) ?? options.service.accountId,
-      signal: abort.signal,
+      // Only long polls read it, so most requests never pay for an AbortController and a close listener.
+      get signal() {
+        signal ??= abortedOnClose(response);
+        return signal;
+      },
       admitLongPoll: () => admitLongPoll(request.socket),
     };
     const output = await dispatch(options.service, action, input, context);
@@ -190,6 +191,17 @@ async function handle(
     options.logger.error({ err: error, requestId, action }, 'unexpected error');
     fail(errors.internal());
   }
+}
+
+/** A signal that aborts when the client goes away before its answer is written. */
+function abortedOnClose(response: ServerResponse): AbortSignal {
+  const abort = new AbortController();
+  if (response.destroyed) abort.abort();
+  else
+    response.once('close', () => {
+      if (!response.writableFinished) abort.abort();
+    });
+  return abort.signal;
 }
 
 /** Past this much, an oversized upload is cut off instead of drained to answer it. */
