@@ -65,6 +65,11 @@ export interface Store {
   receiveMessages(request: ReceiveRequest): Promise<ReceiveResult>;
   /** Deletes the message if `receiptToken` is its latest. Returns whether it was deleted. */
   deleteMessage(queueId: number, seq: number, receiptToken: string): Promise<boolean>;
+  /**
+   * `deleteMessage` for several messages of one queue in one write (DeleteMessageBatch): whether each was
+   * deleted, in order. Optional: without it the service deletes them one by one.
+   */
+  deleteMessages?(queueId: number, messages: ReadonlyArray<MessageToDelete>): Promise<boolean[]>;
   changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome>;
   /**
    * Deletes every message sent at or before `now` and records the purge time, unless the queue was purged
@@ -181,6 +186,11 @@ export interface SentMessage {
   seq: number;
   /** The message was a duplicate: the id and seq are the original's. */
   duplicate: boolean;
+}
+
+export interface MessageToDelete {
+  seq: number;
+  receiptToken: string;
 }
 
 export interface StoredMessage extends Omit<NewMessage, 'deduplication'> {

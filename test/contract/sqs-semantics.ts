@@ -574,6 +574,14 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const third = await claim(1);
         assert.equal(third.overLimit, true);
         assert.equal(third.messages.length, 0);
+        // Their visibility runs out: the limit frees, and receiving them again fills it again.
+        await h.clock.advance(31_000);
+        assert.equal((await claim(3)).messages.length, 3);
+        assert.equal((await claim(1)).overLimit, true);
+        await h.clock.advance(31_000);
+        const again = await claim(1);
+        assert.equal(again.overLimit, false);
+        assert.equal(again.messages.length, 1);
       });
     });
 
@@ -661,6 +669,34 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         });
         assert.equal(deleted.Successful.length, 2);
         assert.deepEqual(await counts(url), { visible: 1, notVisible: 0, delayed: 0 });
+      });
+
+      it('deletes a batch mixing valid, stale, repeated and invalid handles, each entry on its own', async () => {
+        const url = await newQueue();
+        for (const body of ['a', 'b', 'c']) await send(url, body);
+        const first = await receive(url, { MaxNumberOfMessages: 3, VisibilityTimeout: 0 });
+        const again = await receive(url, { MaxNumberOfMessages: 3, VisibilityTimeout: 30 });
+        assert.equal(again.length, 3);
+        const deleted = await h.service.DeleteMessageBatch({
+          QueueUrl: url,
+          Entries: [
+            { Id: 'stale', ReceiptHandle: first[0]!.ReceiptHandle },
+            { Id: 'bad', ReceiptHandle: 'garbage' },
+            { Id: 'x', ReceiptHandle: again[0]!.ReceiptHandle },
+            { Id: 'y', ReceiptHandle: again[1]!.ReceiptHandle },
+            { Id: 'y-again', ReceiptHandle: again[1]!.ReceiptHandle },
+          ],
+        });
+        // A stale handle succeeds without effect (SQS); only the garbage one fails.
+        assert.deepEqual(
+          deleted.Successful.map((entry) => entry.Id),
+          ['stale', 'x', 'y', 'y-again'],
+        );
+        assert.deepEqual(
+          deleted.Failed.map((entry) => [entry.Id, entry.Code]),
+          [['bad', 'ReceiptHandleIsInvalid']],
+        );
+        assert.deepEqual(await counts(url), { visible: 0, notVisible: 1, delayed: 0 });
       });
     });
 
