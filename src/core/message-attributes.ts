@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { errors } from './errors.ts';
 import { hasOnlyAllowedCharacters, LIMITS } from './limits.ts';
 
@@ -110,8 +110,9 @@ function decodeBase64Strict(value: string, name: string): Buffer {
   return Buffer.from(value, 'base64');
 }
 
+/** One-shot `hash` (no Hash object per call): every send hashes its body. */
 export function md5Hex(data: string | Buffer): string {
-  return createHash('md5').update(data).digest('hex');
+  return hash('md5', data, 'hex');
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type {
-  MessageReceipt,
+  MessageToDelete,
   NewMessage,
   QueueRecord,
   SentMessage,
@@ -46,10 +46,16 @@ import {
   type QueueAttributes,
   validateSettableAttributes,
 } from './queue-attributes.ts';
-import { decodeReceiptHandle, encodeReceiptHandle, newReceiptToken } from './receipt-handle.ts';
+import {
+  decodeReceiptHandle,
+  encodeReceiptHandle,
+  newReceiptToken,
+  type ReceiptHandle,
+} from './receipt-handle.ts';
 import { allowsRedriveFrom, parseRedriveAllowPolicy, parseRedrivePolicy } from './redrive-policy.ts';
 
 const STORED_BYTES_REFRESH_MS = 1000;
+const QUEUE_URL_CACHE_SIZE = 1000;
 
 export interface ServiceOptions {
   store: Store;
@@ -112,6 +118,8 @@ export class SqsService {
   private readonly warn: NonNullable<ServiceOptions['warn']>;
   /** The store's size as last read, and when: sends check it at most once per STORED_BYTES_REFRESH_MS. */
   private storedBytes = { bytes: 0, readAt: Number.NEGATIVE_INFINITY };
+  /** QueueUrl -> queue name, so a request does not parse the same URL again (a name, not a queue record). */
+  private readonly queueNamesByUrl = new Map<string, string>();
 
   constructor(options: ServiceOptions) {
     this.limits = { ...DEFAULT_CAPACITY, ...options.limits };
@@ -583,13 +591,11 @@ export class SqsService {
   async DeleteMessageBatch(input: Input) {
     const queue = await this.resolveQueue(input);
     const entries = batchEntries(input, 'DeleteMessageBatchRequestEntry');
-    // An invalid handle fails only its entry; the valid ones are deleted in one store call, and each
-    // succeeds whether or not its message was still there (a stale handle succeeds without effect, as in SQS).
-    const receipts: MessageReceipt[] = [];
+    let deleted = 0;
+    const deleteOne = this.batchDeleter(queue);
     const output = await this.runBatch(entries, async (entry) => {
-      receipts.push(this.receiptOf(queue, requiredString(entry, 'ReceiptHandle')));
+      if (await deleteOne(requiredString(entry, 'ReceiptHandle'))) deleted++;
     });
-    const deleted = (await this.store.deleteMessages(queue.id, receipts)).filter(Boolean).length;
     if (deleted > 0) this.groupMayBeFree(queue);
     this.activity.deleted(queue.name, deleted);
     return output;
@@ -619,6 +625,16 @@ export class SqsService {
   }
 
   queueNameFromUrl(url: string): string {
+    const known = this.queueNamesByUrl.get(url);
+    if (known !== undefined) return known;
+    const name = this.parseQueueUrl(url);
+    // Clients repeat the same few URLs on every request; the bound keeps a caller of endless URLs small.
+    if (this.queueNamesByUrl.size >= QUEUE_URL_CACHE_SIZE) this.queueNamesByUrl.clear();
+    this.queueNamesByUrl.set(url, name);
+    return name;
+  }
+
+  private parseQueueUrl(url: string): string {
     let path: string;
     if (/^https?:\/\//i.test(url)) {
       try {
@@ -770,15 +786,33 @@ export class SqsService {
 
   /** Whether the message was deleted: a stale or already-deleted handle succeeds without effect (SQS). */
   private async deleteOne(queue: QueueRecord, receiptHandle: string): Promise<boolean> {
-    const { seq, receiptToken } = this.receiptOf(queue, receiptHandle);
-    return this.store.deleteMessage(queue.id, seq, receiptToken);
+    const handle = this.handleOf(queue, receiptHandle);
+    return this.store.deleteMessage(queue.id, handle.seq, handle.token);
   }
 
-  /** The message a receipt handle of this queue names; ReceiptHandleIsInvalid for any other handle. */
-  private receiptOf(queue: QueueRecord, receiptHandle: string): MessageReceipt {
+  /**
+   * `deleteOne` for the entries of one DeleteMessageBatch: each handle is checked on its own (a bad one fails
+   * only its entry), and the valid ones reach the store in one write when it offers `deleteMessages`.
+   */
+  private batchDeleter(queue: QueueRecord): (receiptHandle: string) => Promise<boolean> {
+    const deleteMessages = this.store.deleteMessages?.bind(this.store);
+    if (!deleteMessages) return (receiptHandle) => this.deleteOne(queue, receiptHandle);
+    const batch: MessageToDelete[] = [];
+    let results: Promise<boolean[]> | undefined;
+    return async (receiptHandle) => {
+      const handle = this.handleOf(queue, receiptHandle);
+      const index = batch.push({ seq: handle.seq, receiptToken: handle.token }) - 1;
+      // A microtask later, so every entry is in: runBatch starts them all in one synchronous pass.
+      results ??= Promise.resolve().then(() => deleteMessages(queue.id, batch));
+      return (await results)[index]!;
+    };
+  }
+
+  /** A client's receipt handle, which must be one Sluice issued for this queue. */
+  private handleOf(queue: QueueRecord, receiptHandle: string): ReceiptHandle {
     const handle = decodeReceiptHandle(receiptHandle);
     if (handle.queueId !== queue.id) throw errors.receiptHandleIsInvalid(receiptHandle);
-    return { seq: handle.seq, receiptToken: handle.token };
+    return handle;
   }
 
   private async changeOne(queue: QueueRecord, input: Input): Promise<void> {
@@ -793,8 +827,7 @@ export class SqsService {
       LIMITS.maxVisibilityTimeout,
       `Must be between 0 and ${LIMITS.maxVisibilityTimeout}, if provided.`,
     )!;
-    const handle = decodeReceiptHandle(receiptHandle);
-    if (handle.queueId !== queue.id) throw errors.receiptHandleIsInvalid(receiptHandle);
+    const handle = this.handleOf(queue, receiptHandle);
     const now = this.clock.now();
     const outcome = await this.store.changeVisibility({
       queueId: queue.id,

@@ -81,7 +81,9 @@ async function handle(
 ): Promise<void> {
   const requestId = randomUUID();
   const started = process.hrtime.bigint();
-  const url = new URL(request.url ?? '/', 'http://localhost');
+  // Parsed only when needed: a JSON POST (almost every SQS request) never looks at its URL.
+  let parsedUrl: URL | undefined;
+  const url = () => (parsedUrl ??= new URL(request.url ?? '/', 'http://localhost'));
   const protocol: Protocol = isJsonRequest(request.headers) ? 'json' : 'query';
   let action = 'unknown';
   const reply = (status: number, headers: Record<string, string>, body: string | Buffer, api = true) => {
@@ -93,10 +95,11 @@ async function handle(
     response.end(body);
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     if (api) options.observeRequest?.(action, status, seconds);
-    options.logger.debug(
-      { requestId, action, protocol, path: url.pathname, status, ms: Math.round(seconds * 1e5) / 100 },
-      'request',
-    );
+    if (options.logger.isLevelEnabled('debug'))
+      options.logger.debug(
+        { requestId, action, protocol, path: url().pathname, status, ms: Math.round(seconds * 1e5) / 100 },
+        'request',
+      );
   };
   const fail = (error: SqsError) => {
     if (protocol === 'json') {
@@ -108,13 +111,13 @@ async function handle(
     }
   };
 
-  if (request.method === 'GET' && url.pathname === '/health') {
+  if (request.method === 'GET' && url().pathname === '/health') {
     reply(200, { 'content-type': 'application/json' }, '{"status":"ok"}', false);
     return;
   }
-  const page = request.method === 'GET' ? options.pages?.[url.pathname] : undefined;
+  const page = request.method === 'GET' ? options.pages?.[url().pathname] : undefined;
   if (page) {
-    const { status, contentType, body } = await page(url);
+    const { status, contentType, body } = await page(url());
     reply(status ?? 200, { 'content-type': contentType }, body, false);
     return;
   }
@@ -145,24 +148,25 @@ async function handle(
       if (request.method !== 'POST' && request.method !== 'GET') {
         throw errors.unknownOperation(request.method ?? 'unknown');
       }
-      const params = new URLSearchParams(url.search);
+      const params = new URLSearchParams(url().search);
       if (request.method === 'POST') {
         rejectInvalidPercentEncoding(body);
         for (const [key, value] of new URLSearchParams(body)) params.append(key, value);
       }
-      const decoded = decodeQueryRequest(params, url.pathname);
+      const decoded = decodeQueryRequest(params, url().pathname);
       action = decoded.action;
       input = decoded.input;
     }
     if (caller) await options.auth?.authorize(caller, action, input, policyContextOf(request));
-    const abort = new AbortController();
-    response.once('close', () => {
-      if (!response.writableFinished) abort.abort();
-    });
+    let signal: AbortSignal | undefined;
     const context: RequestContext = {
       baseUrl: baseUrlOf(request),
       senderId: caller?.accessKeyId ?? senderIdOf(request) ?? options.service.accountId,
-      signal: abort.signal,
+      // Only long polls read it, so most requests never pay for an AbortController and a close listener.
+      get signal() {
+        signal ??= abortedOnClose(response);
+        return signal;
+      },
       admitLongPoll: () => admitLongPoll(request.socket),
     };
     const output = await dispatch(options.service, action, input, context);
@@ -187,6 +191,17 @@ async function handle(
     options.logger.error({ err: error, requestId, action }, 'unexpected error');
     fail(errors.internal());
   }
+}
+
+/** A signal that aborts when the client goes away before its answer is written. */
+function abortedOnClose(response: ServerResponse): AbortSignal {
+  const abort = new AbortController();
+  if (response.destroyed) abort.abort();
+  else
+    response.once('close', () => {
+      if (!response.writableFinished) abort.abort();
+    });
+  return abort.signal;
 }
 
 /** Past this much, an oversized upload is cut off instead of drained to answer it. */

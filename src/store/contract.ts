@@ -66,10 +66,10 @@ export interface Store {
   /** Deletes the message if `receiptToken` is its latest. Returns whether it was deleted. */
   deleteMessage(queueId: number, seq: number, receiptToken: string): Promise<boolean>;
   /**
-   * deleteMessage for each receipt, as one operation where the backend can (DeleteMessageBatch); returns
-   * whether each was deleted, in order. A receipt naming a message an earlier one of the list deleted is false.
+   * `deleteMessage` for several messages of one queue in one write (DeleteMessageBatch): whether each was
+   * deleted, in order. Optional: without it the service deletes them one by one.
    */
-  deleteMessages(queueId: number, receipts: readonly MessageReceipt[]): Promise<boolean[]>;
+  deleteMessages?(queueId: number, messages: ReadonlyArray<MessageToDelete>): Promise<boolean[]>;
   changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome>;
   /**
    * Deletes every message sent at or before `now` and records the purge time, unless the queue was purged
@@ -205,6 +205,11 @@ export interface SentMessage {
   duplicate: boolean;
 }
 
+export interface MessageToDelete {
+  seq: number;
+  receiptToken: string;
+}
+
 export interface StoredMessage extends Omit<NewMessage, 'deduplication'> {
   deduplicationId: string | undefined;
   /** The store's own increasing id within the queue, used in receipt handles. */
@@ -243,11 +248,6 @@ export interface ReceiveResult {
   messages: StoredMessage[];
   overLimit: boolean;
   movedToDeadLetter: number;
-}
-
-export interface MessageReceipt {
-  seq: number;
-  receiptToken: string;
 }
 
 export interface ChangeVisibilityRequest {

@@ -574,6 +574,14 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const third = await claim(1);
         assert.equal(third.overLimit, true);
         assert.equal(third.messages.length, 0);
+        // Their visibility runs out: the limit frees, and receiving them again fills it again.
+        await h.clock.advance(31_000);
+        assert.equal((await claim(3)).messages.length, 3);
+        assert.equal((await claim(1)).overLimit, true);
+        await h.clock.advance(31_000);
+        const again = await claim(1);
+        assert.equal(again.overLimit, false);
+        assert.equal(again.messages.length, 1);
       });
     });
 
@@ -662,10 +670,38 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.equal(deleted.Successful.length, 2);
         assert.deepEqual(await counts(url), { visible: 1, notVisible: 0, delayed: 0 });
       });
+
+      it('deletes a batch mixing valid, stale, repeated and invalid handles, each entry on its own', async () => {
+        const url = await newQueue();
+        for (const body of ['a', 'b', 'c']) await send(url, body);
+        const first = await receive(url, { MaxNumberOfMessages: 3, VisibilityTimeout: 0 });
+        const again = await receive(url, { MaxNumberOfMessages: 3, VisibilityTimeout: 30 });
+        assert.equal(again.length, 3);
+        const deleted = await h.service.DeleteMessageBatch({
+          QueueUrl: url,
+          Entries: [
+            { Id: 'stale', ReceiptHandle: first[0]!.ReceiptHandle },
+            { Id: 'bad', ReceiptHandle: 'garbage' },
+            { Id: 'x', ReceiptHandle: again[0]!.ReceiptHandle },
+            { Id: 'y', ReceiptHandle: again[1]!.ReceiptHandle },
+            { Id: 'y-again', ReceiptHandle: again[1]!.ReceiptHandle },
+          ],
+        });
+        // A stale handle succeeds without effect (SQS); only the garbage one fails.
+        assert.deepEqual(
+          deleted.Successful.map((entry) => entry.Id),
+          ['stale', 'x', 'y', 'y-again'],
+        );
+        assert.deepEqual(
+          deleted.Failed.map((entry) => [entry.Id, entry.Code]),
+          [['bad', 'ReceiptHandleIsInvalid']],
+        );
+        assert.deepEqual(await counts(url), { visible: 0, notVisible: 1, delayed: 0 });
+      });
     });
 
     describe('batched delete', () => {
-      it('deletes the valid entries in one store call, failing only invalid handles; stale ones succeed', async () => {
+      it("refuses another queue's handle in a batch, and counts each deleted message once", async () => {
         const url = await newQueue({ VisibilityTimeout: '60' });
         const other = await newQueue();
         for (const body of ['a', 'b', 'c', 'd']) await send(url, body);
@@ -721,15 +757,15 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const [x, y] = await claim();
         const receipt = (m: typeof x) => ({ seq: m!.seq, receiptToken: m!.receiptToken! });
         assert.deepEqual(
-          await h.store.deleteMessages(queue.id, [
+          await h.store.deleteMessages!(queue.id, [
             receipt(x),
             { seq: y!.seq, receiptToken: 'not-its-token' },
             receipt(x),
           ]),
           [true, false, false],
         );
-        assert.deepEqual(await h.store.deleteMessages(queue.id, [receipt(y), receipt(x)]), [true, false]);
-        assert.deepEqual(await h.store.deleteMessages(queue.id, []), []);
+        assert.deepEqual(await h.store.deleteMessages!(queue.id, [receipt(y), receipt(x)]), [true, false]);
+        assert.deepEqual(await h.store.deleteMessages!(queue.id, []), []);
       });
     });
 

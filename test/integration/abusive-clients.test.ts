@@ -100,6 +100,23 @@ describe('slow and greedy clients', { skip: NEEDS_OWN_SERVER }, () => {
     assert.equal(again.status, 200, again.body);
   });
 
+  test('long polls whose client hung up free their slots at once, not when their wait ends', async () => {
+    const created = await post(server.endpoint, polite, 'CreateQueue', { QueueName: 'greedy-q' });
+    const { QueueUrl } = JSON.parse(created.body) as { QueueUrl: string };
+    const leaving = new Agent({ keepAlive: true, maxSockets: 100 });
+    const held = Array.from({ length: TOTAL_LONG_POLLS }, () =>
+      post(server.endpoint, leaving, 'ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 }).catch(() => null),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const whileHeld = await post(server.endpoint, polite, 'ReceiveMessage', { QueueUrl, WaitTimeSeconds: 1 });
+    assert.equal(whileHeld.status, 503, 'the slots were not all held');
+    leaving.destroy();
+    await Promise.all(held);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const after = await post(server.endpoint, polite, 'ReceiveMessage', { QueueUrl, WaitTimeSeconds: 1 });
+    assert.equal(after.status, 200, after.body);
+  });
+
   test('the queue cap and the byte cap answer OverLimit with a clear message', async () => {
     for (const name of ['cap-a', 'cap-b']) {
       const made = await post(server.endpoint, polite, 'CreateQueue', { QueueName: name });

@@ -6,7 +6,7 @@ import type {
   ChangeVisibilityOutcome,
   ChangeVisibilityRequest,
   MessageCounts,
-  MessageReceipt,
+  MessageToDelete,
   MoveOutcome,
   MoveRequest,
   MoveTaskChange,
@@ -785,7 +785,7 @@ export class PostgresStore implements Store {
     return (await this.deleteMessages(queueId, [{ seq, receiptToken }]))[0]!;
   }
 
-  async deleteMessages(queueId: number, receipts: readonly MessageReceipt[]): Promise<boolean[]> {
+  async deleteMessages(queueId: number, receipts: ReadonlyArray<MessageToDelete>): Promise<boolean[]> {
     if (receipts.length === 0) return [];
     const seqs = receipts.map((receipt) => receipt.seq);
     const tokens = receipts.map((receipt) => receipt.receiptToken);

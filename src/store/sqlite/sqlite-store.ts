@@ -7,7 +7,7 @@ import type {
   ChangeVisibilityOutcome,
   ChangeVisibilityRequest,
   MessageCounts,
-  MessageReceipt,
+  MessageToDelete,
   MoveOutcome,
   MoveRequest,
   MoveTaskChange,
@@ -123,6 +123,14 @@ export class SqliteStore implements Store {
   private readonly activity = new ActivityTally();
   /** The one server is the one reader, and the states are recomputed at start: memory is enough. */
   private readonly clusterStates = new Map<string, string>();
+  /**
+   * Per queue, a number the queue's in-flight count cannot exceed: the last count read, plus every claim
+   * since. Only claims put a message in flight (a visibility change needs one in flight already; dead-letter
+   * and move-task writes leave it visible or never received), and time only takes messages out, so while the
+   * bound is under the limit a receive skips the count. Any rollback clears it (a rolled-back claim would
+   * only have made it too high, but a rolled-back count is no longer a count).
+   */
+  private readonly inFlightBound = new Map<number, number>();
 
   constructor(options: SqliteStoreOptions) {
     const file = options.dataDir === ':memory:' ? ':memory:' : join(ensureDir(options.dataDir), 'sluice.db');
@@ -220,6 +228,7 @@ export class SqliteStore implements Store {
       for (const statement of this.statements.forgetQueueState) statement.run(id);
       this.statements.deleteQueue.run(id);
       this.fifoById.delete(id);
+      this.inFlightBound.delete(id);
       this.statements.rememberDeletedQueue.run(current.name, now);
       this.queueCache.delete(current.name);
     });
@@ -365,6 +374,7 @@ export class SqliteStore implements Store {
     };
     // The row is in hand already: write the claim without reading the row (and its body) back.
     this.statements.claim.run({ seq: row.seq, ...claim });
+    this.notePutInFlight(request.queueId);
     progress.claimed.push(toMessage({ ...row, ...claim }));
     return 'claimed';
   }
@@ -469,6 +479,7 @@ export class SqliteStore implements Store {
     const groups = new Set<string>();
     for (const row of rows) {
       this.statements.setVisibleAt.run(request.visibleUntil, row.seq);
+      this.notePutInFlight(request.queueId);
       if (row.group_id !== null) groups.add(row.group_id);
     }
     for (const groupId of groups) this.refreshGroup(request.queueId, groupId);
@@ -528,30 +539,43 @@ export class SqliteStore implements Store {
   /**
    * In flight means invisible after a receive. Counting invisible index entries needs no row reads, and
    * bounds the in-flight count from above; only when that bound reaches the limit are rows read to tell
-   * in-flight messages from delayed ones.
+   * in-flight messages from delayed ones. Both counts are skipped while `inFlightBound` is under the limit.
    */
   private inFlightAtLeast(queueId: number, now: number, limit: number): boolean {
+    const bound = this.inFlightBound.get(queueId);
+    if (bound !== undefined && bound < limit) return false;
     const count = (statement: Database.Statement) => (statement.get(queueId, now, limit) as { n: number }).n;
-    return count(this.statements.countInvisible) >= limit && count(this.statements.countInFlight) >= limit;
+    const invisible = count(this.statements.countInvisible);
+    const inFlight = invisible < limit ? invisible : count(this.statements.countInFlight);
+    // At the limit the count stopped early, so it bounds nothing: count again next time.
+    if (inFlight < limit) this.inFlightBound.set(queueId, inFlight);
+    else this.inFlightBound.delete(queueId);
+    return inFlight >= limit;
   }
 
-  // One write per receipt: the store's commits already group concurrent writes.
-  async deleteMessages(queueId: number, receipts: readonly MessageReceipt[]): Promise<boolean[]> {
-    const deleted: boolean[] = [];
-    for (const { seq, receiptToken } of receipts)
-      deleted.push(await this.deleteMessage(queueId, seq, receiptToken));
-    return deleted;
+  /** Called for every message a receive puts (or puts back) in flight. */
+  private notePutInFlight(queueId: number): void {
+    const bound = this.inFlightBound.get(queueId);
+    if (bound !== undefined) this.inFlightBound.set(queueId, bound + 1);
   }
 
   async deleteMessage(queueId: number, seq: number, receiptToken: string): Promise<boolean> {
-    return this.write('redeliverable', () => {
-      const deleted = this.statements.deleteMessage.get(seq, queueId, receiptToken) as
-        | { group_id: string | null }
-        | undefined;
-      if (!deleted) return false;
-      if (deleted.group_id !== null && this.isFifo(queueId)) this.refreshGroup(queueId, deleted.group_id);
-      return true;
-    });
+    return this.write('redeliverable', () => this.deleteOne(queueId, seq, receiptToken));
+  }
+
+  async deleteMessages(queueId: number, messages: ReadonlyArray<MessageToDelete>): Promise<boolean[]> {
+    return this.write('redeliverable', () =>
+      messages.map(({ seq, receiptToken }) => this.deleteOne(queueId, seq, receiptToken)),
+    );
+  }
+
+  private deleteOne(queueId: number, seq: number, receiptToken: string): boolean {
+    const deleted = this.statements.deleteMessage.get(seq, queueId, receiptToken) as
+      | { group_id: string | null }
+      | undefined;
+    if (!deleted) return false;
+    if (deleted.group_id !== null && this.isFifo(queueId)) this.refreshGroup(queueId, deleted.group_id);
+    return true;
   }
 
   async changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome> {
@@ -818,6 +842,7 @@ export class SqliteStore implements Store {
           rollbackTo.run();
           release.run();
           this.queuesWithoutTenants.clear();
+          this.inFlightBound.clear();
           outcomes.push({ ok: false, error });
         }
       }
@@ -825,6 +850,7 @@ export class SqliteStore implements Store {
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       this.queuesWithoutTenants.clear();
+      this.inFlightBound.clear();
       // A BEGIN that fails (read-only, full) leaves writes still pending; they fail with the batch, or
       // they would wait for a flush that nothing schedules.
       for (const write of [...batch, ...this.pending.splice(0)]) write.reject(error);
