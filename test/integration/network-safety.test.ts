@@ -5,6 +5,7 @@ import { Agent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import {
   CreateQueueCommand,
@@ -38,7 +39,10 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
   it('binds 0.0.0.0 with --insecure (and warns), or with credentials (silently)', async () => {
     const insecure = await startServer({ args: ['--host', '0.0.0.0', '--insecure'] });
     try {
-      assert.match(insecure.output(), /without credentials: anyone who can reach it can use every queue/);
+      // The warning goes to stderr and the "listening" line to stdout: two pipes, so either may arrive first.
+      const warned = /without credentials: anyone who can reach it can use every queue/;
+      for (let waited = 0; !warned.test(insecure.output()) && waited < 5_000; waited += 50) await sleep(50);
+      assert.match(insecure.output(), warned);
       const health = await fetch(`http://127.0.0.1:${insecure.port}/health`);
       assert.equal(health.status, 200);
     } finally {
