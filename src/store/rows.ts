@@ -1,4 +1,11 @@
-import type { MoveTaskRecord, MoveTaskStatus, QueueRecord, QueueSample, StoredMessage } from './contract.ts';
+import type {
+  MoveTaskRecord,
+  MoveTaskStatus,
+  NewMessage,
+  QueueRecord,
+  QueueSample,
+  StoredMessage,
+} from './contract.ts';
 
 /**
  * The tables' rows as both stores read them (same column names and JSON-in-text encodings), and their
@@ -53,6 +60,42 @@ export interface MessageRow {
   dead_letter_source_arn: string | null;
   group_id: string | null;
   deduplication_id: string | null;
+}
+
+/** The columns a new message is inserted with; its queue and fair-queue tenant are the store's to add. */
+export type NewMessageRow = Pick<
+  MessageRow,
+  | 'message_id'
+  | 'body'
+  | 'message_attributes'
+  | 'system_attributes'
+  | 'md5_of_body'
+  | 'md5_of_message_attributes'
+  | 'md5_of_system_attributes'
+  | 'sender_id'
+  | 'sent_at'
+  | 'visible_at'
+  | 'expires_at'
+  | 'group_id'
+  | 'deduplication_id'
+>;
+
+export function newMessageRow(message: NewMessage): NewMessageRow {
+  return {
+    message_id: message.messageId,
+    body: message.body,
+    message_attributes: message.messageAttributes ? JSON.stringify(message.messageAttributes) : null,
+    system_attributes: message.systemAttributes ? JSON.stringify(message.systemAttributes) : null,
+    md5_of_body: message.md5OfBody,
+    md5_of_message_attributes: message.md5OfMessageAttributes ?? null,
+    md5_of_system_attributes: message.md5OfSystemAttributes ?? null,
+    sender_id: message.senderId,
+    sent_at: message.sentAt,
+    visible_at: message.visibleAt,
+    expires_at: message.expiresAt,
+    group_id: message.groupId ?? null,
+    deduplication_id: message.deduplication?.id ?? null,
+  };
 }
 
 export interface SampleRow {

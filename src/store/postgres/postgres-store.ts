@@ -27,6 +27,8 @@ import type {
 import {
   type MessageRow,
   type MoveTaskRow,
+  type NewMessageRow,
+  newMessageRow,
   type QueueRow,
   type SampleRow,
   sampleRow,
@@ -376,9 +378,9 @@ export class PostgresStore implements Store {
     messages: NewMessage[],
     options: { tenants: string[]; announce: boolean },
   ): Promise<number[]> {
-    const column = <T>(pick: (message: NewMessage) => T) => messages.map(pick);
-    const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
-    const { rows } = await run<{ seq: number }>(
+    const rows = messages.map(newMessageRow);
+    const column = <T>(pick: (row: NewMessageRow) => T) => rows.map(pick);
+    const inserted = await run<{ seq: number }>(
       db,
       `WITH added AS (
          INSERT INTO fair_tenants (queue_id, tenant, served_at) SELECT $1, unnest($15::text[]), 0
@@ -405,19 +407,19 @@ export class PostgresStore implements Store {
        RETURNING seq`,
       [
         queueId,
-        column((m) => m.messageId),
-        column((m) => m.body),
-        column((m) => json(m.messageAttributes)),
-        column((m) => json(m.systemAttributes)),
-        column((m) => m.md5OfBody),
-        column((m) => m.md5OfMessageAttributes ?? null),
-        column((m) => m.md5OfSystemAttributes ?? null),
-        column((m) => m.senderId),
-        column((m) => m.sentAt),
-        column((m) => m.visibleAt),
-        column((m) => m.expiresAt),
-        column((m) => m.groupId ?? null),
-        column((m) => m.deduplication?.id ?? null),
+        column((r) => r.message_id),
+        column((r) => r.body),
+        column((r) => r.message_attributes),
+        column((r) => r.system_attributes),
+        column((r) => r.md5_of_body),
+        column((r) => r.md5_of_message_attributes),
+        column((r) => r.md5_of_system_attributes),
+        column((r) => r.sender_id),
+        column((r) => r.sent_at),
+        column((r) => r.visible_at),
+        column((r) => r.expires_at),
+        column((r) => r.group_id),
+        column((r) => r.deduplication_id),
         options.tenants,
         WAKE_CHANNEL,
         `${this.nodeId}:${queueId}`,
@@ -425,7 +427,7 @@ export class PostgresStore implements Store {
       ],
     );
     // Seqs come from one sequence in insertion order, which ORDER BY position makes the batch's order.
-    return rows.map((row) => row.seq).sort((a, b) => a - b);
+    return inserted.rows.map((row) => row.seq).sort((a, b) => a - b);
   }
 
   async receiveMessages(request: ReceiveRequest): Promise<ReceiveResult> {

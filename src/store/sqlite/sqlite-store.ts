@@ -29,6 +29,7 @@ import { StoreUnavailableError } from '../contract.ts';
 import {
   type MessageRow,
   type MoveTaskRow,
+  newMessageRow,
   type QueueRow,
   type SampleRow,
   sampleRow,
@@ -260,21 +261,10 @@ export class SqliteStore implements Store {
         }
         const seq = Number(
           this.statements.insertMessage.run({
+            ...newMessageRow(message),
             queue_id: queueId,
-            message_id: message.messageId,
-            body: message.body,
-            message_attributes: message.messageAttributes ? JSON.stringify(message.messageAttributes) : null,
-            system_attributes: message.systemAttributes ? JSON.stringify(message.systemAttributes) : null,
-            md5_of_body: message.md5OfBody,
-            md5_of_message_attributes: message.md5OfMessageAttributes ?? null,
-            md5_of_system_attributes: message.md5OfSystemAttributes ?? null,
-            sender_id: message.senderId,
-            sent_at: message.sentAt,
-            visible_at: message.visibleAt,
-            expires_at: message.expiresAt,
             // In a fair queue, messages without a group are the tenant ''.
             group_id: message.groupId ?? (fair ? '' : null),
-            deduplication_id: deduplication?.id ?? null,
           }).lastInsertRowid,
         );
         if (deduplication) {
