@@ -3,7 +3,6 @@
  * on one PostgreSQL node and on three nodes sharing one database (requests spread over the nodes), as ratios
  * to SQLite; and the cross-node long-poll wake latency (a receive parked on node A, the send through node B).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +11,7 @@ import type { QueueClient } from './client.ts';
 import { makeRawClient } from './raw-client.ts';
 import { makeBody } from './scenarios.ts';
 import { now, round, type Summary, summarize } from './stats.ts';
-import { SLUICE_BIN } from './targets.ts';
+import { type RunningTarget, SLUICE_BIN, spawnListening } from './targets.ts';
 
 export interface PostgresBenchOptions {
   messages: number;
@@ -38,15 +37,11 @@ export interface PostgresBenchResult {
   sameNodeWakeMs: Summary | null;
 }
 
-interface Node {
-  endpoint: string;
-  child: ChildProcess;
-  dataDir: string;
-}
-
-async function startNode(args: string[]): Promise<Node> {
+/** A `sluice serve` on 127.0.0.1 with its own data directory (removed when it stops), stopped on Ctrl-C too. */
+function startNode(args: string[]): Promise<RunningTarget> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-pg-'));
-  const child = spawn(
+  return spawnListening(
+    'sluice-pg',
     process.execPath,
     [
       SLUICE_BIN,
@@ -61,40 +56,17 @@ async function startNode(args: string[]): Promise<Node> {
       'warn',
       ...args,
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    /listening on (http:\/\/[^\s]+)/,
+    () => rmSync(dataDir, { recursive: true, force: true }),
   );
-  let output = '';
-  const endpoint = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no start in 20 s: ${output}`)), 20_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/[^\s]+)/.exec(output);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code}: ${output}`));
-    });
-  });
-  return { endpoint, child, dataDir };
-}
-
-async function stopNode(node: Node): Promise<void> {
-  if (node.child.exitCode === null && node.child.signalCode === null) {
-    const exited = new Promise((resolve) => node.child.once('exit', resolve));
-    node.child.kill('SIGTERM');
-    await exited;
-  }
-  rmSync(node.dataDir, { recursive: true, force: true });
 }
 
 /** Produces then consumes `messages` with requests spread round-robin over the nodes. */
-async function throughput(label: string, nodes: Node[], options: PostgresBenchOptions): Promise<Throughput> {
+async function throughput(
+  label: string,
+  nodes: RunningTarget[],
+  options: PostgresBenchOptions,
+): Promise<Throughput> {
   const clients = nodes.map((node) => makeRawClient(node.endpoint));
   try {
     const name = `bench-pg-${Date.now()}`;
@@ -157,7 +129,11 @@ async function throughput(label: string, nodes: Node[], options: PostgresBenchOp
 }
 
 /** A receive parked on `waiter`, then a send through `sender`: how long until the receive returns. */
-async function wakeLatency(waiter: Node, sender: Node, samples: number): Promise<Summary | null> {
+async function wakeLatency(
+  waiter: RunningTarget,
+  sender: RunningTarget,
+  samples: number,
+): Promise<Summary | null> {
   const waitClient = makeRawClient(waiter.endpoint);
   const sendClient = makeRawClient(sender.endpoint);
   try {
@@ -195,17 +171,17 @@ export async function postgresComparison(options: PostgresBenchOptions): Promise
     rows.push(await throughput('sqlite durable', [sqlite], options));
     sameNodeWakeMs = await wakeLatency(sqlite, sqlite, options.wakeSamples);
   } finally {
-    await stopNode(sqlite);
+    await sqlite.stop();
   }
   for (const count of [1, 3]) {
     const database = await freshDatabase();
-    const nodes: Node[] = [];
+    const nodes: RunningTarget[] = [];
     try {
       for (let i = 0; i < count; i++) nodes.push(await startNode(['--store', database.url]));
       rows.push(await throughput(`postgres ${count} node${count > 1 ? 's' : ''}`, nodes, options));
       if (count > 1) crossNodeWakeMs = await wakeLatency(nodes[0]!, nodes[1]!, options.wakeSamples);
     } finally {
-      for (const node of nodes) await stopNode(node);
+      for (const node of nodes) await node.stop();
       await database.drop();
     }
   }
