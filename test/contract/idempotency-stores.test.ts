@@ -13,7 +13,7 @@ import {
 } from '../../src/client/index.ts';
 import { FakeClock } from '../../src/core/clock.ts';
 import { gate } from '../helpers/client-toolkit.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 
 interface StoreBackend {
   /** A store over the shared database; two calls give two independent handles (connections) on it. */

@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { createTestDatabase } from './postgres-database.ts';
+import { freePort } from './free-port.ts';
+import { createTestDatabase, TEST_PG_SERVER } from './postgres.ts';
 
 /** A PostgreSQL with wal_level=logical, for the CDC relay: a database on the shared server, or a throwaway one. */
 export interface LogicalPostgres {
@@ -15,22 +15,20 @@ export interface LogicalPostgres {
   close(): Promise<void>;
 }
 
-const SHARED = { host: '127.0.0.1', port: 5432, user: 'postgres' };
-
 /**
  * The shared server must not be restarted or reconfigured, so when its wal_level is not logical this
  * starts a throwaway instance (initdb into a temp dir, own port, stopped by PID in `close`). Throws with
  * the reason when neither is possible.
  */
 export async function logicalPostgres(prefix: string): Promise<LogicalPostgres> {
-  const probe = new pg.Client({ ...SHARED, database: 'postgres' });
+  const probe = new pg.Client({ connectionString: `${TEST_PG_SERVER}/postgres` });
   await probe.connect();
   const { rows } = await probe.query<{ wal_level: string }>('SHOW wal_level');
   await probe.end();
   if (rows[0]?.wal_level === 'logical') {
     const db = await createTestDatabase(prefix);
     return {
-      connection: { ...SHARED, database: db.name },
+      connection: { connectionString: db.url },
       pool: db.pool,
       kind: 'shared',
       close: () => db.drop(),
@@ -47,17 +45,6 @@ function postgresBin(): string {
     if (existsSync(join(bin, 'initdb')) && existsSync(join(bin, 'pg_ctl'))) return bin;
   }
   throw new Error('CDC needs wal_level=logical: the shared server has not, and no initdb/pg_ctl was found');
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 /** PostgreSQL refuses to run as root, so as root the binaries run as the `postgres` user. */

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { freePort } from './free-port.ts';
 
 /**
  * moto's S3 server (pyenv's `moto`, in the machine image) on a free loopback port, started by the test and
@@ -25,17 +25,6 @@ export function motoPython(): { python: string } | { missing: string } {
   } catch {
     return { missing: 'moto is not installed for python3 (pip install "moto[server]")' };
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 export async function startMoto(python: string): Promise<MotoS3> {

@@ -4,21 +4,46 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import type { StoreFactory } from '../contract/harness.ts';
 
 /** The local PostgreSQL every test uses (trust auth); `SLUICE_TEST_PG` points elsewhere. */
-const SERVER = process.env.SLUICE_TEST_PG ?? 'postgres://postgres@127.0.0.1:5432';
+export const TEST_PG_SERVER = process.env.SLUICE_TEST_PG ?? 'postgres://postgres@127.0.0.1:5432';
 
 /** A fresh database with a unique name, its URL, and a drop that ends its connections first. */
-export async function freshDatabase(): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
-  const name = `sluice_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+export async function freshDatabase(
+  prefix = 'sluice_test',
+): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+  const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   await admin(`CREATE DATABASE ${name}`);
   return {
     name,
-    url: `${SERVER}/${name}`,
+    url: `${TEST_PG_SERVER}/${name}`,
     drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }
 
+export interface TestDatabase {
+  name: string;
+  url: string;
+  pool: pg.Pool;
+  /** Closes the pool and drops the database. */
+  drop(): Promise<void>;
+}
+
+/** A fresh database with a pool on it, for one test file, so parallel runs never see each other's tables. */
+export async function createTestDatabase(prefix: string): Promise<TestDatabase> {
+  const database = await freshDatabase(prefix);
+  const pool = new pg.Pool({ connectionString: database.url, max: 10 });
+  return {
+    name: database.name,
+    url: database.url,
+    pool,
+    async drop() {
+      await pool.end();
+      await database.drop();
+    },
+  };
+}
+
 async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: `${SERVER}/postgres` });
+  const client = new pg.Client({ connectionString: `${TEST_PG_SERVER}/postgres` });
   await client.connect();
   try {
     await client.query(statement);

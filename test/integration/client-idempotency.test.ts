@@ -20,7 +20,7 @@ import {
   startToolkitServer,
   type ToolkitServer,
 } from '../helpers/client-toolkit.ts';
-import { createTestDatabase } from '../helpers/postgres-database.ts';
+import { createTestDatabase } from '../helpers/postgres.ts';
 
 /** A real table of balances, and the idempotency store kept in the same database. */
 interface Ledger {

@@ -17,7 +17,7 @@ import {
   SqliteOutbox,
 } from '../../src/client/index.ts';
 import { startToolkitServer, type ToolkitServer } from '../helpers/client-toolkit.ts';
-import { createTestDatabase } from '../helpers/postgres-database.ts';
+import { createTestDatabase } from '../helpers/postgres.ts';
 
 /** One outbox backend, driven the way an application would: business row and messages in one transaction. */
 interface Backend {
