@@ -792,18 +792,16 @@ export class SqsService {
 
   /**
    * `deleteOne` for the entries of one DeleteMessageBatch: each handle is checked on its own (a bad one fails
-   * only its entry), and the valid ones reach the store in one write when it offers `deleteMessages`.
+   * only its entry), and the valid ones reach the store in one write.
    */
   private batchDeleter(queue: QueueRecord): (receiptHandle: string) => Promise<boolean> {
-    const deleteMessages = this.store.deleteMessages?.bind(this.store);
-    if (!deleteMessages) return (receiptHandle) => this.deleteOne(queue, receiptHandle);
     const batch: MessageToDelete[] = [];
     let results: Promise<boolean[]> | undefined;
     return async (receiptHandle) => {
       const handle = this.handleOf(queue, receiptHandle);
       const index = batch.push({ seq: handle.seq, receiptToken: handle.token }) - 1;
       // A microtask later, so every entry is in: runBatch starts them all in one synchronous pass.
-      results ??= Promise.resolve().then(() => deleteMessages(queue.id, batch));
+      results ??= Promise.resolve().then(() => this.store.deleteMessages(queue.id, batch));
       return (await results)[index]!;
     };
   }

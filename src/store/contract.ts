@@ -67,9 +67,9 @@ export interface Store {
   deleteMessage(queueId: number, seq: number, receiptToken: string): Promise<boolean>;
   /**
    * `deleteMessage` for several messages of one queue in one write (DeleteMessageBatch): whether each was
-   * deleted, in order. Optional: without it the service deletes them one by one.
+   * deleted, in order.
    */
-  deleteMessages?(queueId: number, messages: ReadonlyArray<MessageToDelete>): Promise<boolean[]>;
+  deleteMessages(queueId: number, messages: ReadonlyArray<MessageToDelete>): Promise<boolean[]>;
   changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome>;
   /**
    * Deletes every message sent at or before `now` and records the purge time, unless the queue was purged
