@@ -1,5 +1,5 @@
 /** The systems `npm run bench -- --peers` compares, in run order, with what each promises on a crash. */
-import { spawnListening } from '../targets.ts';
+import { spawnListening, startTarget } from '../targets.ts';
 import { bullPeer } from './bullmq.ts';
 import { natsPeer } from './nats.ts';
 import type { PeerInfo } from './peer.ts';
@@ -91,6 +91,13 @@ export function peerSystems(sluiceNodeArgs: readonly string[] = [], compareBin?:
       onCrash:
         'this Redis runs with appendonly=no and no save points: an acknowledged job lives only in memory and is lost on any Redis restart (appendfsync always would be needed for per-write durability)',
       make: bullPeer,
+    },
+    {
+      name: 'null',
+      label: 'null server (harness ceiling)',
+      setup: 'bench/null-server.ts: a minimal in-memory SQS that does as little as possible, same SQS client',
+      onCrash: 'not a queue: no visibility timeouts, no redelivery, nothing kept',
+      make: () => sqsPeer('null', () => startTarget('null')),
     },
   ];
 }

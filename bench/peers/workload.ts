@@ -143,6 +143,8 @@ export interface ConsumeFigures extends Counted {
   unique: number;
   seconds: number;
   msgPerSec: number;
+  /** Acknowledged messages still not delivered when the phase hit its time limit (not proven lost). */
+  undrained: number;
 }
 
 /** Each of `consumers` takes up to 10, acks them, repeats, until every acked message was seen. */
@@ -180,12 +182,16 @@ export async function consume(
   await Promise.all(Array.from({ length: consumers }, worker));
   const seconds = (lastUniqueAt - t0) / 1000;
   const { lost, unacked } = seen.missing(acked.length);
+  // Stopped by the phase's time limit while messages still arrived: slow, not lossy. Stopped after idleMs
+  // with nothing arriving: what is missing is counted lost.
+  const timedOut = seen.unique < expected && now() - lastAt < idleMs;
   return {
     consumers,
     unique: seen.unique,
     seconds: round(seconds, 3),
     msgPerSec: seconds > 0 ? round(seen.unique / seconds, 1) : 0,
-    lost,
+    lost: timedOut ? 0 : lost,
+    undrained: timedOut ? lost : 0,
     duplicates: seen.duplicates,
     unexpected: seen.unexpected + unacked,
     errors: tally.errors,

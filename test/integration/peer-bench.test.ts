@@ -86,7 +86,8 @@ test('the peer bench measures every reachable system and reports the others as n
   });
   const report = JSON.parse(readFileSync(out, 'utf8')) as { results: PeerResult[] };
   const names = report.results.map((r) => r.name);
-  assert.deepEqual(names, ['sluice', 'moto', 'fauxqs', 'rabbitmq', 'nats', 'pg-boss', 'bullmq']);
+  assert.deepEqual(names, ['sluice', 'moto', 'fauxqs', 'rabbitmq', 'nats', 'pg-boss', 'bullmq', 'null']);
+  assert.match(stdout, /e2e of ceiling/, 'the table gives each system against the null server');
   for (const r of report.results) {
     assert.ok(stdout.includes(r.label), `table names ${r.label}`);
     const port = SERVICE_PORT[r.name];
