@@ -29,15 +29,20 @@ const CEILING = 'null';
 const fmt = (v: number | undefined, digits = 0): string =>
   v === undefined || !Number.isFinite(v) ? '-' : v.toLocaleString('en-US', { maximumFractionDigits: digits });
 
-function ratio(value: number | undefined, base: number | undefined): string {
+/** value / base as `show` writes it, or '-' when either figure is missing. */
+function relative(
+  value: number | undefined,
+  base: number | undefined,
+  show: (fraction: number) => string,
+): string {
   if (value === undefined || base === undefined || base === 0 || !Number.isFinite(value)) return '-';
-  return `${(value / base).toFixed(2)}x`;
+  return show(value / base);
 }
 
-function percent(value: number | undefined, base: number | undefined): string {
-  if (value === undefined || base === undefined || base === 0 || !Number.isFinite(value)) return '-';
-  return `${Math.round((100 * value) / base)}%`;
-}
+const ratio = (value: number | undefined, base: number | undefined): string =>
+  relative(value, base, (fraction) => `${fraction.toFixed(2)}x`);
+const percent = (value: number | undefined, base: number | undefined): string =>
+  relative(value, base, (fraction) => `${Math.round(100 * fraction)}%`);
 
 function consumeRate(r: PeerResult, consumers: number): number | undefined {
   return r.consume.find((c) => c.consumers === consumers)?.msgPerSec;
@@ -50,7 +55,7 @@ function losses(r: PeerResult): { lost: number; duplicates: number; undrained: n
   for (const c of r.consume) {
     lost += c.lost;
     duplicates += c.duplicates;
-    undrained += c.undrained ?? 0;
+    undrained += c.undrained;
   }
   return { lost, duplicates, undrained };
 }

@@ -10,6 +10,8 @@ import type { Delivery, PeerConsumer, PeerQueue } from './peer.ts';
 
 export interface Counted {
   lost: number;
+  /** Acknowledged messages still not delivered when the phase hit its time limit (not proven lost). */
+  undrained: number;
   duplicates: number;
   unexpected: number;
   errors: number;
@@ -53,8 +55,23 @@ class Seen {
     this.unique++;
     return parsed.sentAt;
   }
+  /**
+   * Losses and duplicates of sequences [0, upTo): what was acknowledged and never delivered is undrained
+   * when the phase ran out of time while messages still arrived, else lost.
+   */
+  count(upTo: number, outOfTime: boolean, tally: Tally): Counted {
+    const { lost, unacked } = this.missing(upTo);
+    return {
+      lost: outOfTime ? 0 : lost,
+      undrained: outOfTime ? lost : 0,
+      duplicates: this.duplicates,
+      unexpected: this.unexpected + unacked,
+      errors: tally.errors,
+      firstError: tally.firstError,
+    };
+  }
   /** Acknowledged but never delivered, and delivered but never acknowledged. */
-  missing(upTo: number): { lost: number; unacked: number } {
+  private missing(upTo: number): { lost: number; unacked: number } {
     let lost = 0;
     let unacked = 0;
     for (let seq = 0; seq < upTo; seq++) {
@@ -143,8 +160,6 @@ export interface ConsumeFigures extends Counted {
   unique: number;
   seconds: number;
   msgPerSec: number;
-  /** Acknowledged messages still not delivered when the phase hit its time limit (not proven lost). */
-  undrained: number;
 }
 
 /** Each of `consumers` takes up to 10, acks them, repeats, until every acked message was seen. */
@@ -181,7 +196,6 @@ export async function consume(
   };
   await Promise.all(Array.from({ length: consumers }, worker));
   const seconds = (lastUniqueAt - t0) / 1000;
-  const { lost, unacked } = seen.missing(acked.length);
   // Stopped by the phase's time limit while messages still arrived: slow, not lossy. Stopped after idleMs
   // with nothing arriving: what is missing is counted lost.
   const timedOut = seen.unique < expected && now() - lastAt < idleMs;
@@ -190,12 +204,7 @@ export async function consume(
     unique: seen.unique,
     seconds: round(seconds, 3),
     msgPerSec: seconds > 0 ? round(seen.unique / seconds, 1) : 0,
-    lost: timedOut ? 0 : lost,
-    undrained: timedOut ? lost : 0,
-    duplicates: seen.duplicates,
-    unexpected: seen.unexpected + unacked,
-    errors: tally.errors,
-    firstError: tally.firstError,
+    ...seen.count(acked.length, timedOut, tally),
   };
 }
 
@@ -204,8 +213,6 @@ export interface MixedFigures extends Counted {
   sentPerSec: number;
   e2ePerSec: number;
   latencyMs: Summary | null;
-  /** Acknowledged messages still not delivered when the drain hit its time limit (not proven lost). */
-  undrained: number;
 }
 
 /**
@@ -284,19 +291,13 @@ export async function mixed(
     }),
     ...Array.from({ length: consumers }, consumer),
   ]);
-  const { lost, unacked } = seen.missing(nextSeq);
   const latency = summarize(latencies);
   return {
     durationS,
     sentPerSec: round(sent / durationS, 1),
     e2ePerSec: round(inWindow / durationS, 1),
     latencyMs: latency && roundSummary(latency),
-    lost: drainTimedOut ? 0 : lost,
-    undrained: drainTimedOut ? lost : 0,
-    duplicates: seen.duplicates,
-    unexpected: seen.unexpected + unacked,
-    errors: tally.errors,
-    firstError: tally.firstError,
+    ...seen.count(nextSeq, drainTimedOut, tally),
   };
 }
 
