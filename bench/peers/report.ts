@@ -13,7 +13,16 @@ export interface PeerResult {
   mixed?: MixedFigures;
   wake?: WakeFigures;
   peakRssMiB?: number;
+  mixedCpu?: MixedCpu;
   errors: Record<string, string>;
+}
+
+/** CPU microseconds per message of the mixed phase (one send, receive and acknowledgement each). */
+export interface MixedCpu {
+  /** The server's processes, null when they could not be found. */
+  serverUsPerMsg: number | null;
+  /** This bench process: the client. */
+  clientUsPerMsg: number | null;
 }
 
 export interface Verdict {
@@ -76,6 +85,8 @@ export function renderPeerTable(
     'e2e of ceiling',
     'e2e p50 ms',
     'e2e p99 ms',
+    'server CPU µs/msg',
+    'client CPU µs/msg',
     'wake p50 ms',
     'wake p99 ms',
     'wake p99 vs sluice',
@@ -98,6 +109,8 @@ export function renderPeerTable(
       percent(r.mixed?.e2ePerSec, ceiling?.mixed?.e2ePerSec),
       fmt(r.mixed?.latencyMs?.p50, 1),
       fmt(r.mixed?.latencyMs?.p99, 1),
+      fmt(r.mixedCpu?.serverUsPerMsg ?? undefined),
+      fmt(r.mixedCpu?.clientUsPerMsg ?? undefined),
       fmt(r.wake?.wakeMs?.p50, 2),
       fmt(r.wake?.wakeMs?.p99, 2),
       ratio(r.wake?.wakeMs?.p99, sluice?.wake?.wakeMs?.p99),
@@ -114,6 +127,7 @@ export function renderPeerTable(
   const notes = [
     `N = ${options.messages.toLocaleString('en-US')} per consume run (moto ${options.motoMessages.toLocaleString('en-US')}), mixed ${options.duration} s, 1 KiB bodies, 16 producers.`,
     'e2e of ceiling: against the null server of the same run (bench/null-server.ts, an SQS that keeps nothing), a measure of what this client alone drives here, as noisy as every other row.',
+    "CPU µs/msg: CPU time of the mixed phase (to its drained end) per message sent, of the server (all its processes and threads; RabbitMQ, NATS, PostgreSQL and Redis are the machine's services) and of the bench process, the client. Two cores are shared by both: when their sum is near 2 s per second, the machine is the limit.",
     'lost: acknowledged, never delivered, nothing arriving any more; undrained: still arriving when the phase ran out of time.',
     'Errors per phase (if any) are in the JSON.',
   ];

@@ -6,11 +6,12 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { positiveInt } from '../args.ts';
+import { processCpuSeconds } from '../cpu.ts';
 import { machineFacts } from '../machine.ts';
 import { errorText, now, round } from '../stats.ts';
 import { stopAllTargets } from '../targets.ts';
-import type { PeerInfo } from './peer.ts';
-import { type PeerResult, peerVerdicts, renderPeerSvg, renderPeerTable } from './report.ts';
+import type { Peer, PeerInfo } from './peer.ts';
+import { type MixedCpu, type PeerResult, peerVerdicts, renderPeerSvg, renderPeerTable } from './report.ts';
 import { peerSystems } from './systems.ts';
 import { consume, mixed, produce, wake } from './workload.ts';
 
@@ -138,6 +139,27 @@ function rssMiB(pids: readonly number[]): number {
   return kb / 1024;
 }
 
+/**
+ * CPU per message of the mixed phase, from its start to its drained end: the server's processes (/proc,
+ * every thread; processes started meanwhile count from zero, ended ones are missed, which matters only for
+ * PostgreSQL's per-connection backends) and this bench process, which is the client of every system.
+ */
+function mixedCpuMeter(peer: Peer): (messages: number) => MixedCpu {
+  const cpuOf = (pids: readonly number[]) => new Map(pids.map((pid) => [pid, processCpuSeconds(pid) ?? 0]));
+  const server0 = cpuOf(peer.serverPids());
+  const client0 = process.cpuUsage();
+  return (messages) => {
+    let serverS = 0;
+    for (const [pid, seconds] of cpuOf(peer.serverPids())) serverS += seconds - (server0.get(pid) ?? 0);
+    const client = process.cpuUsage(client0);
+    const perMessage = (seconds: number) => (messages > 0 ? round((seconds * 1e6) / messages, 1) : null);
+    return {
+      serverUsPerMsg: server0.size > 0 ? perMessage(serverS) : null,
+      clientUsPerMsg: perMessage((client.user + client.system) / 1e6),
+    };
+  };
+}
+
 async function runPeer(info: PeerInfo, options: PeerOptions, log: (m: string) => void): Promise<PeerResult> {
   const result: PeerResult = {
     name: info.name,
@@ -204,6 +226,7 @@ async function runPeer(info: PeerInfo, options: PeerOptions, log: (m: string) =>
     }
     await phase('mixed', async () => {
       const queue = await peer.queue(queueName('mixed'));
+      const cpu = mixedCpuMeter(peer);
       try {
         result.mixed = await mixed(
           queue,
@@ -215,6 +238,7 @@ async function runPeer(info: PeerInfo, options: PeerOptions, log: (m: string) =>
           30_000,
           5_000,
         );
+        result.mixedCpu = cpu(result.mixed.sentPerSec * result.mixed.durationS);
         plog(`mixed e2e ${result.mixed.e2ePerSec} msg/s, p99 ${result.mixed.latencyMs?.p99 ?? '-'} ms`);
       } finally {
         await queue.remove().catch(() => {});

@@ -88,6 +88,7 @@ test('the peer bench measures every reachable system and reports the others as n
   const names = report.results.map((r) => r.name);
   assert.deepEqual(names, ['sluice', 'moto', 'fauxqs', 'rabbitmq', 'nats', 'pg-boss', 'bullmq', 'null']);
   assert.match(stdout, /e2e of ceiling/, 'the table gives each system against the null server');
+  assert.match(stdout, /server CPU µs\/msg/, 'the table gives the CPU each message cost');
   for (const r of report.results) {
     assert.ok(stdout.includes(r.label), `table names ${r.label}`);
     const port = SERVICE_PORT[r.name];
@@ -110,6 +111,8 @@ test('the peer bench measures every reachable system and reports the others as n
     assert.equal(r.mixed?.lost, 0, `${r.name} lost messages in the mixed run`);
     assert.ok((r.wake?.ok ?? 0) > 0, `${r.name} woke an idle consumer`);
     assert.ok((r.peakRssMiB ?? 0) > 0, `${r.name} has a server RSS`);
+    assert.ok((r.mixedCpu?.serverUsPerMsg ?? 0) > 0, `${r.name} has the server's CPU per message`);
+    assert.ok((r.mixedCpu?.clientUsPerMsg ?? 0) > 0, `${r.name} has the client's CPU per message`);
   }
   assert.ok(existsSync(svg) && readFileSync(svg, 'utf8').startsWith('<svg'), 'chart written');
   assert.match(stdout, /e2e >= 2x moto/);
