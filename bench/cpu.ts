@@ -26,19 +26,51 @@ export interface CpuUse {
   serverPct: number | null;
 }
 
-/** Starts measuring; the returned function gives the CPU use since then. */
-export function cpuMeter(serverPid: number): () => CpuUse {
+/** CPU seconds since a start, of this process (the client) and of the server's processes. */
+export interface CpuSeconds {
+  wallS: number;
+  clientS: number;
+  /** null when no server process could be read at the start or at the end. */
+  serverS: number | null;
+}
+
+/**
+ * Starts measuring; the returned function gives the CPU seconds since then. `serverPids` is asked at both
+ * ends: a process started meanwhile counts from zero, one that ended meanwhile is missed.
+ */
+export function cpuSince(serverPids: () => readonly number[]): () => CpuSeconds {
+  const read = (): Map<number, number> => {
+    const seconds = new Map<number, number>();
+    for (const pid of serverPids()) {
+      const s = processCpuSeconds(pid);
+      if (s !== null) seconds.set(pid, s);
+    }
+    return seconds;
+  };
   const t0 = now();
   const client0 = process.cpuUsage();
-  const server0 = processCpuSeconds(serverPid);
+  const server0 = read();
   return () => {
-    const wallS = (now() - t0) / 1000;
+    const server1 = read();
+    let serverS = 0;
+    for (const [pid, s] of server1) serverS += s - (server0.get(pid) ?? 0);
     const client = process.cpuUsage(client0);
-    const server1 = processCpuSeconds(serverPid);
-    const clientS = (client.user + client.system) / 1e6;
+    return {
+      wallS: (now() - t0) / 1000,
+      clientS: (client.user + client.system) / 1e6,
+      serverS: server0.size > 0 && server1.size > 0 ? serverS : null,
+    };
+  };
+}
+
+/** Starts measuring; the returned function gives the CPU use since then. */
+export function cpuMeter(serverPid: number): () => CpuUse {
+  const since = cpuSince(() => [serverPid]);
+  return () => {
+    const { wallS, clientS, serverS } = since();
     return {
       clientPct: round((100 * clientS) / wallS, 0),
-      serverPct: server0 === null || server1 === null ? null : round((100 * (server1 - server0)) / wallS, 0),
+      serverPct: serverS === null ? null : round((100 * serverS) / wallS, 0),
     };
   };
 }

@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { positiveInt } from '../args.ts';
-import { processCpuSeconds } from '../cpu.ts';
+import { cpuSince } from '../cpu.ts';
 import { machineFacts } from '../machine.ts';
 import { errorText, now, round } from '../stats.ts';
 import { stopAllTargets } from '../targets.ts';
@@ -140,22 +140,18 @@ function rssMiB(pids: readonly number[]): number {
 }
 
 /**
- * CPU per message of the mixed phase, from its start to its drained end: the server's processes (/proc,
- * every thread; processes started meanwhile count from zero, ended ones are missed, which matters only for
- * PostgreSQL's per-connection backends) and this bench process, which is the client of every system.
+ * CPU per message of the mixed phase, from its start to its drained end: the server's processes (every
+ * thread; PostgreSQL's per-connection backends that end meanwhile are missed) and this bench process, which
+ * is the client of every system.
  */
 function mixedCpuMeter(peer: Peer): (messages: number) => MixedCpu {
-  const cpuOf = (pids: readonly number[]) => new Map(pids.map((pid) => [pid, processCpuSeconds(pid) ?? 0]));
-  const server0 = cpuOf(peer.serverPids());
-  const client0 = process.cpuUsage();
+  const since = cpuSince(() => peer.serverPids());
   return (messages) => {
-    let serverS = 0;
-    for (const [pid, seconds] of cpuOf(peer.serverPids())) serverS += seconds - (server0.get(pid) ?? 0);
-    const client = process.cpuUsage(client0);
+    const { clientS, serverS } = since();
     const perMessage = (seconds: number) => (messages > 0 ? round((seconds * 1e6) / messages, 1) : null);
     return {
-      serverUsPerMsg: server0.size > 0 ? perMessage(serverS) : null,
-      clientUsPerMsg: perMessage((client.user + client.system) / 1e6),
+      serverUsPerMsg: serverS === null ? null : perMessage(serverS),
+      clientUsPerMsg: perMessage(clientS),
     };
   };
 }
@@ -238,7 +234,7 @@ async function runPeer(info: PeerInfo, options: PeerOptions, log: (m: string) =>
           30_000,
           5_000,
         );
-        result.mixedCpu = cpu(result.mixed.sentPerSec * result.mixed.durationS);
+        result.mixedCpu = cpu(result.mixed.sent);
         plog(`mixed e2e ${result.mixed.e2ePerSec} msg/s, p99 ${result.mixed.latencyMs?.p99 ?? '-'} ms`);
       } finally {
         await queue.remove().catch(() => {});

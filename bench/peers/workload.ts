@@ -210,6 +210,8 @@ export async function consume(
 
 export interface MixedFigures extends Counted {
   durationS: number;
+  /** Messages acknowledged by the system to the producers. */
+  sent: number;
   sentPerSec: number;
   e2ePerSec: number;
   latencyMs: Summary | null;
@@ -294,6 +296,7 @@ export async function mixed(
   const latency = summarize(latencies);
   return {
     durationS,
+    sent,
     sentPerSec: round(sent / durationS, 1),
     e2ePerSec: round(inWindow / durationS, 1),
     latencyMs: latency && roundSummary(latency),
