@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import type { NewMessage } from '../../src/store/contract.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+
+function message(id: string, body: string): NewMessage {
+  return {
+    messageId: id,
+    body,
+    messageAttributes: undefined,
+    systemAttributes: undefined,
+    md5OfBody: 'md5',
+    md5OfMessageAttributes: undefined,
+    md5OfSystemAttributes: undefined,
+    senderId: 'sender',
+    sentAt: 1,
+    visibleAt: 1,
+    expiresAt: 1_000_000,
+    groupId: undefined,
+    deduplication: undefined,
+  };
+}
+
+/**
+ * Writes queued in one turn of the event loop share one transaction, which first runs without savepoints.
+ * A failing write must still fail alone: the transaction is rolled back and the batch runs again with a
+ * savepoint per write, so the other writes commit and the failing one leaves nothing behind, even the rows
+ * it had inserted before it failed.
+ */
+describe('SQLite group commit', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-group-commit-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('commits the other writes of a batch in which one fails, and nothing of the failed one', async () => {
+    const store = new SqliteStore({ dataDir: dir, durability: 'durable' });
+    const queue = await store.createQueue({ name: 'q', fifo: false, attributes: {}, tags: {}, now: 1 });
+    const results = await Promise.allSettled([
+      store.sendMessages(queue.id, [message('m1', 'one')]),
+      // The first message is inserted, then the second breaks the NOT NULL on body.
+      store.sendMessages(queue.id, [message('m2', 'two'), message('m3', null as unknown as string)]),
+      store.createQueue({ name: 'q', fifo: false, attributes: {}, tags: {}, now: 2 }),
+      store.sendMessages(queue.id, [message('m4', 'four')]),
+      store.createQueue({ name: 'r', fifo: false, attributes: {}, tags: {}, now: 3 }),
+    ]);
+    assert.deepEqual(
+      results.map((result) => result.status),
+      ['fulfilled', 'rejected', 'rejected', 'fulfilled', 'fulfilled'],
+    );
+    assert.match(String((results[1] as PromiseRejectedResult).reason), /NOT NULL/);
+    assert.match(String((results[2] as PromiseRejectedResult).reason), /UNIQUE/);
+    await store.close();
+
+    const reopened = new SqliteStore({ dataDir: dir, durability: 'durable' });
+    assert.equal((await reopened.countMessages(queue.id, 2)).visible, 2);
+    const received = await reopened.receiveMessages({
+      queueId: queue.id,
+      now: 2,
+      max: 10,
+      visibleUntil: 100,
+      newReceiptToken: () => 'token',
+      maxInFlight: 120_000,
+    });
+    assert.deepEqual(received.messages.map((m) => m.body).sort(), ['four', 'one']);
+    assert.ok(await reopened.getQueue('r'));
+    await reopened.close();
+  });
+});
