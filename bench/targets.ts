@@ -29,7 +29,7 @@ export interface RunningTarget {
 }
 
 const ROOT = new URL('..', import.meta.url).pathname;
-export const SLUICE_BIN = new URL('../bin/sluice.js', import.meta.url).pathname;
+export const SLUICE_BIN = new URL('../packages/server/bin/sluice.js', import.meta.url).pathname;
 const NULL_SERVER = new URL('./null-server.ts', import.meta.url).pathname;
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

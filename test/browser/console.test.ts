@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { FakeClock, type RunningSluice, startSluice } from '../../src/index.ts';
+import { FakeClock, type RunningSluice, startSluice } from 'sluice';
 
 /** Debian's chromium (`.ci/run` installs it); playwright-core never downloads a browser of its own. */
 const CHROMIUM = '/usr/bin/chromium';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type AlarmNotification, DlqAlarms } from '../../src/core/dlq-alarms.ts';
-import { MAX_TASK_MS } from '../../src/core/move-tasks.ts';
+import { type AlarmNotification, DlqAlarms } from '../../packages/server/src/core/dlq-alarms.ts';
+import { MAX_TASK_MS } from '../../packages/server/src/core/move-tasks.ts';
 import { context, type StoreFactory, useContractService } from './harness.ts';
 
 type TaskEntry = {

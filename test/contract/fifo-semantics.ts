@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { startRetentionSweeper } from '../../src/core/retention.ts';
+import { startRetentionSweeper } from '../../packages/server/src/core/retention.ts';
 import { context, type StoreFactory, useContractService } from './harness.ts';
 
 /**

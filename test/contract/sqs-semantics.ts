@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { md5OfAttributes } from '../../src/core/message-attributes.ts';
-import { startRetentionSweeper } from '../../src/core/retention.ts';
+import { md5OfAttributes } from '../../packages/server/src/core/message-attributes.ts';
+import { startRetentionSweeper } from '../../packages/server/src/core/retention.ts';
 import { context, type ReceivedMessage, type StoreFactory, useContractService } from './harness.ts';
 
 /**

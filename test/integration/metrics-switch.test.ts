@@ -9,7 +9,7 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { type RunningSluice, type SluiceOptions, startSluice } from '../../src/index.ts';
+import { type RunningSluice, type SluiceOptions, startSluice } from 'sluice';
 
 /** The value of one unlabelled Prometheus sample line. */
 function sample(text: string, name: string): number | undefined {

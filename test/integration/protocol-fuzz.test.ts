@@ -6,9 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
-import { ACTION_NAMES } from '../../src/core/actions.ts';
-import { createLogger } from '../../src/server/logger.ts';
-import { type RunningSluice, startSluice } from '../../src/server/sluice-server.ts';
+import { ACTION_NAMES } from '../../packages/server/src/core/actions.ts';
+import { createLogger } from '../../packages/server/src/server/logger.ts';
+import { type RunningSluice, startSluice } from '../../packages/server/src/server/sluice-server.ts';
 import { postForm, postJson } from '../helpers/raw-requests.ts';
 
 /**

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type ErrorCode, errors, SqsError } from '../../src/core/errors.ts';
-import { checkJsonInput, OPERATIONS, type StructureShape } from '../../src/protocol/model.ts';
-import { decodeQueryRequest, decodeStructure } from '../../src/protocol/query.ts';
-import { escapeXml, renderQueryError, renderQueryResponse } from '../../src/protocol/xml.ts';
+import { type ErrorCode, errors, SqsError } from '../../packages/server/src/core/errors.ts';
+import { checkJsonInput, OPERATIONS, type StructureShape } from '../../packages/server/src/protocol/model.ts';
+import { decodeQueryRequest, decodeStructure } from '../../packages/server/src/protocol/query.ts';
+import { escapeXml, renderQueryError, renderQueryResponse } from '../../packages/server/src/protocol/xml.ts';
 
 const NS = 'http://queue.amazonaws.com/doc/2012-11-05/';
 const QURL = 'http://127.0.0.1:48711/000000000000/q';

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { FakeClock } from '../../src/core/clock.ts';
-import { type ErrorCode, SqsError } from '../../src/core/errors.ts';
-import { type AccessKey, createAuthenticator } from '../../src/server/auth/access.ts';
-import type { RequestToVerify } from '../../src/server/auth/sigv4.ts';
+import { FakeClock } from 'sluice-client/clock';
+import { type ErrorCode, SqsError } from '../../packages/server/src/core/errors.ts';
+import { type AccessKey, createAuthenticator } from '../../packages/server/src/server/auth/access.ts';
+import type { RequestToVerify } from '../../packages/server/src/server/auth/sigv4.ts';
 
 /**
  * The requests here are signed by the AWS SDK's own signer (@smithy/signature-v4, what @aws-sdk/client-sqs
