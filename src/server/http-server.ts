@@ -42,6 +42,8 @@ export interface Page {
   status?: number;
   contentType: string;
   body: string | Buffer;
+  /** Sent besides the content type (the console's security headers). */
+  headers?: Record<string, string>;
 }
 
 export type SluiceHttpServer = Server | HttpsServer;
@@ -117,8 +119,8 @@ async function handle(
   }
   const page = request.method === 'GET' ? options.pages?.[url().pathname] : undefined;
   if (page) {
-    const { status, contentType, body } = await page(url());
-    reply(status ?? 200, { 'content-type': contentType }, body, false);
+    const { status, contentType, body, headers } = await page(url());
+    reply(status ?? 200, { ...headers, 'content-type': contentType }, body, false);
     return;
   }
   let body: string;
