@@ -13,7 +13,7 @@ import {
   renderJsonResponse,
 } from '../protocol/json.ts';
 import { checkJsonInput } from '../protocol/model.ts';
-import { decodeQueryRequest } from '../protocol/query.ts';
+import { checkQueryGet, decodeQueryRequest } from '../protocol/query.ts';
 import { renderQueryError, renderQueryResponse } from '../protocol/xml.ts';
 import { StoreUnavailableError } from '../store/contract.ts';
 import type { AccessKey, Authenticator } from './auth/access.ts';
@@ -135,6 +135,7 @@ async function handle(
     throw error;
   }
   try {
+    if (request.method === 'GET') checkGet(url(), protocol);
     const caller: AccessKey | undefined = options.auth?.authenticate({
       method: request.method ?? 'GET',
       target: request.url ?? '/',
@@ -193,6 +194,13 @@ async function handle(
     options.logger.error({ err: error, requestId, action }, 'unexpected error');
     fail(errors.internal());
   }
+}
+
+/** What SQS answers a GET before it reads the action's input. */
+function checkGet(url: URL, protocol: Protocol): void {
+  // The JSON protocol is POST only; SQS answers a GET as one that names no operation.
+  if (protocol === 'json') throw errors.noOperation();
+  checkQueryGet(url.searchParams, url.pathname);
 }
 
 /** A signal that aborts when the client goes away before its answer is written. */
