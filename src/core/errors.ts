@@ -155,6 +155,11 @@ export const errors = {
   missingAuthenticationToken: () =>
     new SqsError('MissingAuthenticationToken', 'Request is missing Authentication Token'),
   accessDenied: (message: string) => new SqsError('AccessDenied', message),
+  unsignedGet: () =>
+    new SqsError(
+      'MissingAuthenticationToken',
+      'A Query request by GET must be signed in an Authorization header: any web page can make a browser send a GET. Send it by POST, or sign it.',
+    ),
   internal: () => new SqsError('InternalError', 'We encountered an internal error. Please try again.'),
   unavailable: (message: string) => new SqsError('ServiceUnavailable', message),
 };
