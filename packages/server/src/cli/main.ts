@@ -48,6 +48,11 @@ Options:
   --credentials ID:SECRET  accept requests SigV4-signed with this access key (repeatable); with any
                       key configured (here or in --config), unsigned or wrongly signed requests fail
   --insecure          allow a --host other than loopback without credentials (prints a warning)
+  --cors-origin ORIGIN  let web pages of ORIGIN (e.g. http://localhost:3000) call the API from a
+                      browser, with CORS (repeatable); pages of any other origin are refused
+  --allow-host NAME   accept requests whose Host header is NAME (repeatable), besides loopback names and
+                      addresses and the bound address: a guard against DNS rebinding, needed when
+                      clients reach a loopback or --insecure server by another name
   --max-queues N      refuse CreateQueue (OverLimit) once the server holds N queues (default: no cap)
   --max-stored-bytes N  refuse sends (OverLimit) once the store takes N bytes (default: no cap)
   --max-in-flight N   in-flight messages per standard queue (default 120000, SQS's)
@@ -169,6 +174,8 @@ async function serve(args: string[]): Promise<void> {
       },
       credentials: (values.credentials ?? []).map(credential),
       insecure: values.insecure ?? false,
+      corsOrigins: values['cors-origin'] ?? [],
+      allowedHosts: values['allow-host'] ?? [],
       tls: tlsFiles(values['tls-cert'], values['tls-key']),
       metrics: !values['no-metrics'],
     });
@@ -225,6 +232,8 @@ function parseServeArgs(args: string[]) {
       'max-long-polls': { type: 'string' },
       'max-long-polls-per-connection': { type: 'string' },
       insecure: { type: 'boolean' },
+      'cors-origin': { type: 'string', multiple: true },
+      'allow-host': { type: 'string', multiple: true },
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'no-metrics': { type: 'boolean' },

@@ -31,6 +31,8 @@ export const ERROR_SPECS = {
   MissingParameter: spec('MissingParameter', 'MissingParameter'),
   InvalidAction: spec('InvalidAction', 'InvalidAction'),
   UnknownOperation: spec('UnknownOperationException', 'InvalidAction'),
+  // A GET that names no operation, as SQS answers a browser opening a queue URL.
+  NoOperation: spec('UnknownOperationException', 'UnknownOperationException', 404),
   MalformedInput: spec('MalformedQueryString', 'MalformedQueryString'),
   SerializationError: spec('SerializationException', 'SerializationException'),
   ReceiptHandleIsInvalid: spec('ReceiptHandleIsInvalid', 'ReceiptHandleIsInvalid'),
@@ -106,6 +108,9 @@ export const errors = {
     new SqsError('MissingParameter', `The request must contain the parameter ${name}.`),
   unknownOperation: (action: string) =>
     new SqsError('UnknownOperation', `The action ${action} is not valid for this web service.`),
+  noOperation: () => new SqsError('NoOperation', 'The request names no operation: a GET needs an Action.'),
+  invalidActionForEndpoint: (action: string) =>
+    new SqsError('InvalidAction', `The action ${action} is not valid for this endpoint.`),
   malformed: (message: string) => new SqsError('MalformedInput', message),
   serialization: (message: string) => new SqsError('SerializationError', message),
   receiptHandleIsInvalid: (handle: string) =>
@@ -150,6 +155,11 @@ export const errors = {
   missingAuthenticationToken: () =>
     new SqsError('MissingAuthenticationToken', 'Request is missing Authentication Token'),
   accessDenied: (message: string) => new SqsError('AccessDenied', message),
+  unsignedGet: () =>
+    new SqsError(
+      'MissingAuthenticationToken',
+      'A Query request by GET must be signed in an Authorization header: any web page can make a browser send a GET. Send it by POST, or sign it.',
+    ),
   internal: () => new SqsError('InternalError', 'We encountered an internal error. Please try again.'),
   unavailable: (message: string) => new SqsError('ServiceUnavailable', message),
 };

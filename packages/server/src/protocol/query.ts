@@ -169,3 +169,16 @@ export function decodeQueryRequest(params: URLSearchParams, path: string): Query
   }
   return { action, input };
 }
+
+/**
+ * What SQS answers a GET before it reads the action's input: no Action is 404 UnknownOperationException
+ * (a browser opening a queue URL); on a queue's URL (`/<account>/<name>`), an action that takes no QueueUrl
+ * (CreateQueue, ListQueues) or an unknown one is InvalidAction.
+ */
+export function checkQueryGet(params: URLSearchParams, path: string): void {
+  const action = params.get('Action')?.trim();
+  if (action === undefined || action === '') throw errors.noOperation();
+  const onQueueUrl = path.split('/').filter((segment) => segment !== '').length === 2;
+  if (onQueueUrl && !('QueueUrl' in (operation(action)?.input.members ?? {})))
+    throw errors.invalidActionForEndpoint(action);
+}

@@ -13,10 +13,11 @@ import {
   renderJsonResponse,
 } from '../protocol/json.ts';
 import { checkJsonInput } from '../protocol/model.ts';
-import { decodeQueryRequest } from '../protocol/query.ts';
+import { checkQueryGet, decodeQueryRequest } from '../protocol/query.ts';
 import { renderQueryError, renderQueryResponse } from '../protocol/xml.ts';
 import { StoreUnavailableError } from '../store/contract.ts';
 import type { AccessKey, Authenticator } from './auth/access.ts';
+import type { BrowserGuard } from './browser-guard.ts';
 import type { Logger } from './logger.ts';
 import { LONG_POLL_CAP_DEFAULTS, type LongPollCaps, longPollGate } from './long-poll-gate.ts';
 
@@ -35,6 +36,8 @@ export interface HttpServerOptions {
   longPolls?: Partial<LongPollCaps>;
   /** PEM certificate chain and private key: serve HTTPS instead of HTTP. */
   tls?: { cert: string; key: string };
+  /** The Host check, the refusal of other origins' pages, and CORS for the allowed ones. */
+  browser?: BrowserGuard;
 }
 
 export interface Page {
@@ -42,6 +45,8 @@ export interface Page {
   status?: number;
   contentType: string;
   body: string | Buffer;
+  /** Sent besides the content type (the console's security headers). */
+  headers?: Record<string, string>;
 }
 
 export type SluiceHttpServer = Server | HttpsServer;
@@ -86,9 +91,11 @@ async function handle(
   const url = () => (parsedUrl ??= new URL(request.url ?? '/', 'http://localhost'));
   const protocol: Protocol = isJsonRequest(request.headers) ? 'json' : 'query';
   let action = 'unknown';
+  const cors = options.browser?.corsHeaders(request);
   const reply = (status: number, headers: Record<string, string>, body: string | Buffer, api = true) => {
     response.writeHead(status, {
       ...headers,
+      ...cors,
       'x-amzn-requestid': requestId,
       'content-length': Buffer.byteLength(body),
     });
@@ -111,14 +118,19 @@ async function handle(
     }
   };
 
+  const wrongHost = options.browser?.hostRefusal(request);
+  if (wrongHost) {
+    fail(wrongHost);
+    return;
+  }
   if (request.method === 'GET' && url().pathname === '/health') {
     reply(200, { 'content-type': 'application/json' }, '{"status":"ok"}', false);
     return;
   }
   const page = request.method === 'GET' ? options.pages?.[url().pathname] : undefined;
   if (page) {
-    const { status, contentType, body } = await page(url());
-    reply(status ?? 200, { 'content-type': contentType }, body, false);
+    const { status, contentType, body, headers } = await page(url());
+    reply(status ?? 200, { ...headers, 'content-type': contentType }, body, false);
     return;
   }
   let body: string;
@@ -133,6 +145,13 @@ async function handle(
     throw error;
   }
   try {
+    const crossOrigin = options.browser?.crossOriginRefusal(request);
+    if (crossOrigin) throw crossOrigin;
+    if (request.method === 'OPTIONS' && cors) {
+      reply(204, {}, '', false);
+      return;
+    }
+    if (request.method === 'GET') checkGet(request, url(), protocol, options.auth !== undefined);
     const caller: AccessKey | undefined = options.auth?.authenticate({
       method: request.method ?? 'GET',
       target: request.url ?? '/',
@@ -191,6 +210,19 @@ async function handle(
     options.logger.error({ err: error, requestId, action }, 'unexpected error');
     fail(errors.internal());
   }
+}
+
+/**
+ * SQS takes a Query request by GET, signed; any web page can make a browser send a GET (an `<img>`, with
+ * neither Origin nor, in older browsers, Sec-Fetch-Site). Without credentials Sluice checks no signature,
+ * so there a GET must carry one in the Authorization header, which a page cannot add without a CORS
+ * preflight; with credentials the signature itself, header or presigned URL, is the proof.
+ */
+function checkGet(request: IncomingMessage, url: URL, protocol: Protocol, signaturesChecked: boolean): void {
+  // The JSON protocol is POST only; SQS answers a GET as one that names no operation.
+  if (protocol === 'json') throw errors.noOperation();
+  checkQueryGet(url.searchParams, url.pathname);
+  if (!signaturesChecked && request.headers.authorization === undefined) throw errors.unsignedGet();
 }
 
 /** A signal that aborts when the client goes away before its answer is written. */

@@ -10,6 +10,7 @@ import type { Store } from '../store/contract.ts';
 import { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { type AccessKey, createAuthenticator } from './auth/access.ts';
+import { createBrowserGuard, isLoopback } from './browser-guard.ts';
 import { ClusterLease } from './cluster-lease.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
 import { consoleApi, consolePages } from './console-api.ts';
@@ -62,6 +63,13 @@ export interface SluiceOptions {
   longPolls?: Partial<LongPollCaps>;
   /** Default true. false: no /metrics and no per-request counters or histograms (their cost is benched). */
   metrics?: boolean;
+  /** Origins (`http(s)://host[:port]`) whose web pages may call the API, with CORS; by default none. */
+  corsOrigins?: string[];
+  /**
+   * Host header names accepted besides loopback names and addresses and the bound address. The Host check
+   * guards against DNS rebinding; it is off on a non-loopback host with credentials unless names are given.
+   */
+  allowedHosts?: string[];
 }
 
 export interface RunningSluice {
@@ -90,10 +98,7 @@ async function openStore(options: SluiceOptions, dataDir: string): Promise<Store
   return PostgresStore.open({ connectionString: options.storeUrl, maxConnections: options.storeConnections });
 }
 
-/** Addresses only this machine can reach; anything else exposes the server. */
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
+export { isLoopback };
 
 export async function startSluice(options: SluiceOptions = {}): Promise<RunningSluice> {
   const logger = options.logger ?? createLogger(options.logLevel);
@@ -156,9 +161,18 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       `listening on ${host} without credentials: anyone who can reach it can use every queue`,
     );
   }
+  // A page cannot sign requests, so where every request is signed and the server is reached by names it
+  // cannot know (a network host with credentials), the Host check adds nothing unless names are given.
+  const browser = createBrowserGuard({
+    corsOrigins: options.corsOrigins ?? [],
+    allowedHosts: options.allowedHosts ?? [],
+    boundHost: host,
+    checkHost: isLoopback(host) || keys.length === 0 || (options.allowedHosts ?? []).length > 0,
+  });
   const server = createHttpServer({
     service,
     logger,
+    browser,
     maxRequestBytes: options.maxRequestBytes,
     observeRequest: metrics?.observeRequest,
     tls: options.tls,
