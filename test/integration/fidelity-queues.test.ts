@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { FakeClock, type RunningSluice, startSluice } from '../../src/index.ts';
 import { postJson } from '../helpers/raw-requests.ts';
 import { availability, hasBoto3, PYTHONS } from './clients/clients.ts';
-import { boto3Caller, fails, jsSdkCaller, ok, type SqsCaller } from './clients/sqs-callers.ts';
+import { boto3Caller, failsWith, jsSdkCaller, ok, type SqsCaller } from './clients/sqs-callers.ts';
 
 /**
  * Queue-side behaviours where AWS was recorded doing something specific (attribute rules, encryption
@@ -76,17 +76,17 @@ for (const client of clients) {
 
     test('CreateQueue refuses the FIFO attributes on a standard queue, FifoQueue=false included', async () => {
       const name = nameOf('std-fifo-attrs');
-      const refused = async (Attributes: Record<string, string>, message: string) => {
-        const error = await fails(sqs, 'CreateQueue', { QueueName: name, Attributes });
-        assert.deepEqual(
-          { code: error.code, message: error.message, status: error.status },
+      const refused = (Attributes: Record<string, string>, message: string) =>
+        failsWith(
+          sqs,
+          'CreateQueue',
+          { QueueName: name, Attributes },
           {
             code: 'InvalidAttributeName',
             message,
             status: 400,
           },
         );
-      };
       await refused({ FifoQueue: 'false' }, 'Unknown Attribute FifoQueue.');
       await refused({ ContentBasedDeduplication: 'false' }, 'Unknown Attribute ContentBasedDeduplication.');
       await refused(
@@ -97,7 +97,7 @@ for (const client of clients) {
         { FifoThroughputLimit: 'perQueue' },
         'You can specify the FifoThroughputLimit only when FifoQueue is set to true.',
       );
-      assert.equal((await fails(sqs, 'GetQueueUrl', { QueueName: name })).code, NON_EXISTENT_QUEUE);
+      await failsWith(sqs, 'GetQueueUrl', { QueueName: name }, { code: NON_EXISTENT_QUEUE });
     });
 
     test('SetQueueAttributes FifoQueue: "true" on a FIFO queue changes nothing, "false" is refused', async () => {
@@ -107,12 +107,10 @@ for (const client of clients) {
       const { LastModifiedTimestamp: _a, ...afterTrue } = await attributesOf(url);
       const { LastModifiedTimestamp: _b, ...beforeTrue } = before;
       assert.deepEqual(afterTrue, beforeTrue);
-      const error = await fails(sqs, 'SetQueueAttributes', {
-        QueueUrl: url,
-        Attributes: { FifoQueue: 'false' },
-      });
-      assert.deepEqual(
-        { code: error.code, message: error.message },
+      await failsWith(
+        sqs,
+        'SetQueueAttributes',
+        { QueueUrl: url, Attributes: { FifoQueue: 'false' } },
         {
           code: 'InvalidAttributeValue',
           message:
@@ -123,12 +121,10 @@ for (const client of clients) {
 
       const standard = await create(nameOf('std-set'));
       for (const FifoQueue of ['true', 'false']) {
-        const refused = await fails(sqs, 'SetQueueAttributes', {
-          QueueUrl: standard,
-          Attributes: { FifoQueue },
-        });
-        assert.deepEqual(
-          { code: refused.code, message: refused.message },
+        await failsWith(
+          sqs,
+          'SetQueueAttributes',
+          { QueueUrl: standard, Attributes: { FifoQueue } },
           {
             code: 'InvalidAttributeName',
             message: 'Unknown Attribute FifoQueue.',
@@ -144,12 +140,10 @@ for (const client of clients) {
       assert.equal('KmsDataKeyReusePeriodSeconds' in fresh, false, JSON.stringify(fresh));
       assert.equal('KmsMasterKeyId' in fresh, false);
 
-      const both = await fails(sqs, 'SetQueueAttributes', {
-        QueueUrl: url,
-        Attributes: { KmsMasterKeyId: 'testKeyId', SqsManagedSseEnabled: 'true' },
-      });
-      assert.deepEqual(
-        { code: both.code, message: both.message },
+      await failsWith(
+        sqs,
+        'SetQueueAttributes',
+        { QueueUrl: url, Attributes: { KmsMasterKeyId: 'testKeyId', SqsManagedSseEnabled: 'true' } },
         {
           code: 'InvalidAttributeName',
           message:
@@ -221,8 +215,13 @@ for (const client of clients) {
 
     test('AddPermission refuses owner-only actions and more than 7 actions', async () => {
       const url = await create(nameOf('perm-refused'));
-      const add = (Actions: string[]) =>
-        fails(sqs, 'AddPermission', { QueueUrl: url, Label: 'l', AWSAccountIds: ['111122223333'], Actions });
+      const add = (Actions: string[], expected: Parameters<typeof failsWith>[3]) =>
+        failsWith(
+          sqs,
+          'AddPermission',
+          { QueueUrl: url, Label: 'l', AWSAccountIds: ['111122223333'], Actions },
+          expected,
+        );
       for (const action of [
         'SetQueueAttributes',
         'AddPermission',
@@ -230,17 +229,13 @@ for (const client of clients) {
         'CreateQueue',
         'DeleteQueue',
       ]) {
-        const error = await add(['SendMessage', action]);
-        assert.deepEqual(
-          { code: error.code, message: error.message, status: error.status },
-          {
-            code: 'InvalidParameterValue',
-            message: `Value SQS:${action} for parameter ActionName is invalid. Reason: Only the queue owner is allowed to invoke this action.`,
-            status: 400,
-          },
-        );
+        await add(['SendMessage', action], {
+          code: 'InvalidParameterValue',
+          message: `Value SQS:${action} for parameter ActionName is invalid. Reason: Only the queue owner is allowed to invoke this action.`,
+          status: 400,
+        });
       }
-      const many = await add([
+      const eight = [
         'SendMessage',
         'ReceiveMessage',
         'DeleteMessage',
@@ -249,8 +244,8 @@ for (const client of clients) {
         'GetQueueUrl',
         'ListDeadLetterSourceQueues',
         'PurgeQueue',
-      ]);
-      assert.deepEqual({ code: many.code, status: many.status }, { code: 'OverLimit', status: 403 });
+      ];
+      await add(eight, { code: 'OverLimit', status: 403 });
       assert.deepEqual(await attributesOf(url, ['Policy']), {}, 'no refused call wrote a policy');
     });
 
@@ -259,12 +254,16 @@ for (const client of clients) {
     test('TagQueue without tags and UntagQueue without keys are refused and change nothing', async () => {
       const url = await create(nameOf('tags'));
       await ok(sqs, 'TagQueue', { QueueUrl: url, Tags: { team: 'orders' } });
-      const tagError = await fails(sqs, 'TagQueue', { QueueUrl: url, Tags: {} });
-      assert.equal(tagError.status, 400);
-      assert.equal(tagError.code, 'MissingParameter');
-      const untagError = await fails(sqs, 'UntagQueue', { QueueUrl: url, TagKeys: [] });
-      assert.deepEqual(
-        { code: untagError.code, message: untagError.message, status: untagError.status },
+      await failsWith(
+        sqs,
+        'TagQueue',
+        { QueueUrl: url, Tags: {} },
+        { code: 'MissingParameter', status: 400 },
+      );
+      await failsWith(
+        sqs,
+        'UntagQueue',
+        { QueueUrl: url, TagKeys: [] },
         {
           code: 'InvalidParameterValue',
           message: 'Tag keys must be between 1 and 128 characters in length.',
@@ -278,34 +277,17 @@ for (const client of clients) {
 
     test('InvalidParameterValue and MissingParameter: the codes clients show, and AWS JSON __type', async () => {
       const url = await create(nameOf('codes'));
-      const invalid = await fails(sqs, 'ReceiveMessage', { QueueUrl: url, MaxNumberOfMessages: 11 });
-      assert.deepEqual(
-        { code: invalid.code, status: invalid.status },
-        {
-          code: 'InvalidParameterValue',
-          status: 400,
-        },
-      );
-      const missing = await fails(sqs, 'SendMessage', { QueueUrl: url, MessageBody: '' });
-      assert.deepEqual(
-        { code: missing.code, status: missing.status },
-        { code: 'MissingParameter', status: 400 },
-      );
+      const tooMany = { QueueUrl: url, MaxNumberOfMessages: 11 };
+      const noBody = { QueueUrl: url, MessageBody: '' };
+      await failsWith(sqs, 'ReceiveMessage', tooMany, { code: 'InvalidParameterValue', status: 400 });
+      await failsWith(sqs, 'SendMessage', noBody, { code: 'MissingParameter', status: 400 });
       if (sqs.protocol !== 'json') return;
-      // What the SDK read those codes from: the legacy code in x-amzn-query-error, AWS's generic shapes in __type.
-      for (const [body, type, queryError] of [
-        [
-          { QueueUrl: url, MaxNumberOfMessages: 11 },
-          'InvalidParameterValueException',
-          'InvalidParameterValue',
-        ],
-        [{ QueueUrl: url }, 'MissingRequiredParameterException', 'MissingParameter'],
+      // What the SDK read those codes from: the legacy code in x-amzn-query-error; __type has AWS's generic shapes.
+      for (const [action, body, type, queryError] of [
+        ['ReceiveMessage', tooMany, 'InvalidParameterValueException', 'InvalidParameterValue'],
+        ['SendMessage', noBody, 'MissingRequiredParameterException', 'MissingParameter'],
       ] as const) {
-        const response = await postJson(
-          sluice.endpoint,
-          type === 'MissingRequiredParameterException' ? 'SendMessage' : 'ReceiveMessage',
-          JSON.stringify(body),
-        );
+        const response = await postJson(sluice.endpoint, action, JSON.stringify(body));
         const parsed = (await response.json()) as { __type: string };
         assert.equal(parsed.__type, `com.amazon.coral.service#${type}`);
         assert.equal(response.headers.get('x-amzn-query-error'), `${queryError};Sender`);
@@ -315,12 +297,11 @@ for (const client of clients) {
     test('QueueAlreadyExists names the first differing attribute, singular', async () => {
       const name = nameOf('exists');
       await create(name, { ReceiveMessageWaitTimeSeconds: '1', DelaySeconds: '1' });
-      const error = await fails(sqs, 'CreateQueue', {
-        QueueName: name,
-        Attributes: { ReceiveMessageWaitTimeSeconds: '1', DelaySeconds: '2', VisibilityTimeout: '45' },
-      });
-      assert.deepEqual(
-        { code: error.code, message: error.message },
+      const Attributes = { ReceiveMessageWaitTimeSeconds: '1', DelaySeconds: '2', VisibilityTimeout: '45' };
+      await failsWith(
+        sqs,
+        'CreateQueue',
+        { QueueName: name, Attributes },
         {
           code: 'QueueAlreadyExists',
           message:
@@ -333,9 +314,10 @@ for (const client of clients) {
       const name = nameOf('purge');
       const url = await create(name);
       await ok(sqs, 'PurgeQueue', { QueueUrl: url });
-      const error = await fails(sqs, 'PurgeQueue', { QueueUrl: url });
-      assert.deepEqual(
-        { code: error.code, message: error.message, status: error.status },
+      await failsWith(
+        sqs,
+        'PurgeQueue',
+        { QueueUrl: url },
         {
           code: 'AWS.SimpleQueueService.PurgeQueueInProgress',
           message: `Only one PurgeQueue operation on ${name} is allowed every 60 seconds.`,
@@ -345,13 +327,17 @@ for (const client of clients) {
     });
 
     test('NonExistentQueue is worded per protocol', async () => {
-      const error = await fails(sqs, 'GetQueueUrl', { QueueName: nameOf('missing') });
-      assert.equal(error.code, NON_EXISTENT_QUEUE);
-      assert.equal(
-        error.message,
-        sqs.protocol === 'query'
-          ? 'The specified queue does not exist for this wsdl version.'
-          : 'The specified queue does not exist.',
+      await failsWith(
+        sqs,
+        'GetQueueUrl',
+        { QueueName: nameOf('missing') },
+        {
+          code: NON_EXISTENT_QUEUE,
+          message:
+            sqs.protocol === 'query'
+              ? 'The specified queue does not exist for this wsdl version.'
+              : 'The specified queue does not exist.',
+        },
       );
     });
 
@@ -370,10 +356,9 @@ for (const client of clients) {
         QueueUrl: url,
         Attributes: { ContentBasedDeduplication: 'FALSE' },
       });
-      assert.equal(
-        (await attributesOf(url, ['ContentBasedDeduplication'])).ContentBasedDeduplication,
-        'false',
-      );
+      assert.deepEqual(await attributesOf(url, ['ContentBasedDeduplication']), {
+        ContentBasedDeduplication: 'false',
+      });
       // The same values in another case are the same queue, not a conflicting one.
       const again = await ok(sqs, 'CreateQueue', {
         QueueName: name,
@@ -392,12 +377,23 @@ for (const client of clients) {
         maxReceiveCount: 1,
       });
       assert.deepEqual((await ok(sqs, 'ListDeadLetterSourceQueues', { QueueUrl: url })).queueUrls, [url]);
+      // Sluice's choice where AWS's behaviour is not recorded: the message stays and is redelivered.
+      await ok(sqs, 'SendMessage', { QueueUrl: url, MessageBody: 'again and again' });
+      for (const count of ['1', '2', '3']) {
+        const { Messages } = (await ok(sqs, 'ReceiveMessage', {
+          QueueUrl: url,
+          VisibilityTimeout: 0,
+          AttributeNames: ['ApproximateReceiveCount'],
+        })) as { Messages?: Array<{ Attributes?: Record<string, string> }> };
+        assert.equal(Messages?.[0]?.Attributes?.ApproximateReceiveCount, count);
+      }
     });
 
     test('a malformed RedrivePolicy is InvalidParameterValue', async () => {
       const url = await create(nameOf('bad-redrive'));
       const dlqName = nameOf('bad-redrive-dlq');
       await create(dlqName);
+      const dlqArn = arnOf(dlqName);
       const cases: Array<[string, string]> = [
         ['not json', 'Redrive policy is not a valid JSON map.'],
         [
@@ -405,21 +401,19 @@ for (const client of clients) {
           'Redrive policy does not contain mandatory attribute: deadLetterTargetArn.',
         ],
         [
-          JSON.stringify({ deadLetterTargetArn: arnOf(dlqName) }),
+          JSON.stringify({ deadLetterTargetArn: dlqArn }),
           'Redrive policy does not contain mandatory attribute: maxReceiveCount.',
         ],
         [
-          JSON.stringify({ deadLetterTargetArn: arnOf(dlqName), maxReceiveCount: 0 }),
+          JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 0 }),
           'Invalid value for maxReceiveCount: 0, valid values are from 1 to 1000 both inclusive.',
         ],
       ];
       for (const [RedrivePolicy, reason] of cases) {
-        const error = await fails(sqs, 'SetQueueAttributes', {
-          QueueUrl: url,
-          Attributes: { RedrivePolicy },
-        });
-        assert.deepEqual(
-          { code: error.code, message: error.message },
+        await failsWith(
+          sqs,
+          'SetQueueAttributes',
+          { QueueUrl: url, Attributes: { RedrivePolicy } },
           {
             code: 'InvalidParameterValue',
             message: `Value ${RedrivePolicy} for parameter RedrivePolicy is invalid. Reason: ${reason}`,
@@ -446,17 +440,15 @@ for (const client of clients) {
     };
     const handleOf = (taskId: string, sourceArn: string) =>
       Buffer.from(JSON.stringify({ taskId, sourceArn })).toString('base64');
-    const expectError = async (
-      action: string,
-      input: Record<string, unknown>,
-      expected: { code: string; message: string; status: number },
-    ) => {
-      const error = await fails(sqs, action, input);
-      assert.deepEqual({ code: error.code, message: error.message, status: error.status }, expected);
-    };
+    const missing = (parameter: 'SourceArn' | 'DestinationArn') => ({
+      code: 'ResourceNotFoundException',
+      message: `The resource that you specified for the ${parameter} parameter doesn't exist.`,
+      status: 404,
+    });
 
     test('CancelMessageMoveTask: a malformed handle, an unknown source, an unknown task', async () => {
-      await expectError(
+      await failsWith(
+        sqs,
         'CancelMessageMoveTask',
         { TaskHandle: 'foobared' },
         {
@@ -465,54 +457,37 @@ for (const client of clients) {
           status: 400,
         },
       );
-      await expectError(
-        'CancelMessageMoveTask',
-        { TaskHandle: handleOf('10f57157-fc38-4da9-a113-4de7e12d05dd', arnOf(nameOf('mt-gone'))) },
-        {
-          code: 'ResourceNotFoundException',
-          message: "The resource that you specified for the SourceArn parameter doesn't exist.",
-          status: 404,
-        },
-      );
+      const taskId = '10f57157-fc38-4da9-a113-4de7e12d05dd';
+      const goneSource = handleOf(taskId, arnOf(nameOf('mt-gone')));
+      await failsWith(sqs, 'CancelMessageMoveTask', { TaskHandle: goneSource }, missing('SourceArn'));
       const existing = nameOf('mt-exists');
       await create(existing);
-      await expectError(
+      await failsWith(
+        sqs,
         'CancelMessageMoveTask',
-        { TaskHandle: handleOf('10f57157-fc38-4da9-a113-4de7e12d05aa', arnOf(existing)) },
-        { code: 'ResourceNotFoundException', message: 'Task does not exist.', status: 404 },
+        { TaskHandle: handleOf(taskId, arnOf(existing)) },
+        {
+          code: 'ResourceNotFoundException',
+          message: 'Task does not exist.',
+          status: 404,
+        },
       );
     });
 
     test('StartMessageMoveTask: a missing source, a source that is not a DLQ, a missing destination', async () => {
-      await expectError(
-        'StartMessageMoveTask',
-        { SourceArn: arnOf(nameOf('mt-nosource')) },
-        {
-          code: 'ResourceNotFoundException',
-          message: "The resource that you specified for the SourceArn parameter doesn't exist.",
-          status: 404,
-        },
-      );
+      const start = (input: Record<string, unknown>, expected: Parameters<typeof failsWith>[3]) =>
+        failsWith(sqs, 'StartMessageMoveTask', input, expected);
+      await start({ SourceArn: arnOf(nameOf('mt-nosource')) }, missing('SourceArn'));
       const plain = nameOf('mt-plain');
       await create(plain);
-      await expectError(
-        'StartMessageMoveTask',
+      await start(
         { SourceArn: arnOf(plain) },
-        {
-          code: 'InvalidParameterValue',
-          message: 'Source queue must be configured as a Dead Letter Queue.',
-          status: 400,
-        },
+        { code: 'InvalidParameterValue', message: 'Source queue must be configured as a Dead Letter Queue.' },
       );
       const dlqArn = await dlqHolding(1);
-      await expectError(
-        'StartMessageMoveTask',
+      await start(
         { SourceArn: dlqArn, DestinationArn: `${arnOf(plain)}doesntexist` },
-        {
-          code: 'ResourceNotFoundException',
-          message: "The resource that you specified for the DestinationArn parameter doesn't exist.",
-          status: 404,
-        },
+        missing('DestinationArn'),
       );
     });
 
@@ -526,7 +501,7 @@ for (const client of clients) {
         MaxNumberOfMessagesPerSecond: 1,
       };
       await ok(sqs, 'StartMessageMoveTask', start);
-      await expectError('StartMessageMoveTask', start, {
+      await failsWith(sqs, 'StartMessageMoveTask', start, {
         code: 'InvalidParameterValue',
         message:
           'There is already a task running. Only one active task is allowed for a source queue arn at a given time.',

@@ -49,6 +49,20 @@ export async function fails(
   return outcome.error;
 }
 
+/** The call must fail with `expected` (only the fields given are compared). */
+export async function failsWith(
+  caller: SqsCaller,
+  action: string,
+  input: Record<string, unknown>,
+  expected: Partial<CallError>,
+): Promise<void> {
+  const error = await fails(caller, action, input);
+  const compared = Object.fromEntries(
+    Object.keys(expected).map((key) => [key, error[key as keyof CallError]]),
+  );
+  assert.deepEqual(compared, expected, `${caller.label} ${action}`);
+}
+
 type SdkCommand = Parameters<sqsSdk.SQSClient['send']>[0];
 type SdkCommandClass = new (input: Record<string, unknown>) => SdkCommand;
 
