@@ -39,10 +39,12 @@ import {
 import { type MoveTaskEvents, type MoveTaskSettings, MoveTasks } from './move-tasks.ts';
 import { QueueActivity } from './queue-activity.ts';
 import {
+  applyAttributeChanges,
   COMPUTED_ATTRIBUTE_NAMES,
   defaultAttributes,
   integerAttribute,
   isKnownAttributeName,
+  isTrue,
   type QueueAttributes,
   validateSettableAttributes,
 } from './queue-attributes.ts';
@@ -181,7 +183,7 @@ export class SqsService {
     const given = optionalStringMap(input, 'Attributes') ?? {};
     // CreateQueue's member is lower-case `tags` in the SQS model (TagQueue's is `Tags`).
     const tags = optionalStringMap(input, 'tags') ?? {};
-    const fifo = given.FifoQueue === 'true';
+    const fifo = isTrue(given.FifoQueue);
     if (!QUEUE_NAME.test(name) && !(fifo && FIFO_QUEUE_NAME.test(name))) {
       throw errors.invalidParameterValue(
         'Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length',
@@ -193,16 +195,18 @@ export class SqsService {
       );
     }
     validateTags(tags);
-    const attributes = await this.checkPolicies(
+    const requested = await this.checkPolicies(
       { name, fifo, attributes: defaultAttributes(fifo) },
-      validateSettableAttributes(given, { fifo, creating: true }),
+      validateSettableAttributes(given, { fifo }),
     );
-    if (fifo) checkFifoThroughputSettings({ ...defaultAttributes(true), ...attributes });
+    const attributes = applyAttributeChanges(defaultAttributes(fifo), requested);
+    if (fifo) checkFifoThroughputSettings(attributes);
     const now = this.clock.now();
     const existing = await this.store.getQueue(name);
     if (existing) {
-      const differing = Object.keys(attributes).filter((key) => existing.attributes[key] !== attributes[key]);
-      if (differing.length > 0) throw errors.queueNameExists(differing.join(', '));
+      // The same name with the same given values is the same queue; SQS names the first value that differs.
+      const differing = Object.keys(requested).find((key) => existing.attributes[key] !== requested[key]);
+      if (differing !== undefined) throw errors.queueNameExists(differing);
       return { QueueUrl: this.queueUrl(context, name) };
     }
     await this.checkQueueCount();
@@ -211,13 +215,7 @@ export class SqsService {
       throw errors.queueDeletedRecently();
     }
     try {
-      await this.store.createQueue({
-        name,
-        fifo,
-        attributes: { ...defaultAttributes(fifo), ...attributes },
-        tags,
-        now,
-      });
+      await this.store.createQueue({ name, fifo, attributes, tags, now });
     } catch (error) {
       // Two creates of one name at once: the loser sees the winner's queue, as a sequential caller would.
       if (!(await this.store.getQueue(name))) throw error;
@@ -288,11 +286,9 @@ export class SqsService {
     if (given === undefined) throw errors.missingParameter('Attributes');
     const changes = await this.checkPolicies(
       queue,
-      validateSettableAttributes(given, { fifo: queue.fifo, creating: false }),
+      validateSettableAttributes(given, { fifo: queue.fifo, current: queue.attributes }),
     );
-    const attributes = { ...queue.attributes, ...changes };
-    // An empty policy value removes the policy, as in SQS.
-    for (const [name, value] of Object.entries(changes)) if (value === '') delete attributes[name];
+    const attributes = applyAttributeChanges(queue.attributes, changes);
     if (!queue.fifo) {
       await this.store.updateQueue(queue.id, { attributes, now: this.clock.now() });
       return {};
