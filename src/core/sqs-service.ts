@@ -54,7 +54,12 @@ import {
   newReceiptToken,
   type ReceiptHandle,
 } from './receipt-handle.ts';
-import { allowsRedriveFrom, parseRedriveAllowPolicy, parseRedrivePolicy } from './redrive-policy.ts';
+import {
+  allowsRedriveFrom,
+  invalidRedrivePolicy,
+  parseRedriveAllowPolicy,
+  parseRedrivePolicy,
+} from './redrive-policy.ts';
 
 const STORED_BYTES_REFRESH_MS = 1000;
 const QUEUE_URL_CACHE_SIZE = 1000;
@@ -882,8 +887,9 @@ export class SqsService {
     if (!policy) return undefined;
     const { deadLetterTargetArn, maxReceiveCount } = parseRedrivePolicy(policy);
     const target = await this.queueByArn(deadLetterTargetArn);
-    // A DLQ deleted after the policy was set: SQS keeps redelivering to the source; so do we.
-    if (!target) return undefined;
+    // A DLQ deleted after the policy was set: SQS keeps redelivering to the source; so do we. A queue that is
+    // its own DLQ keeps redelivering too: a move to itself would hide the message for good.
+    if (!target || target.id === queue.id) return undefined;
     return {
       queueId: target.id,
       maxReceiveCount,
@@ -909,27 +915,26 @@ export class SqsService {
     const policy = parseRedrivePolicy(redrive);
     const arn = policy.deadLetterTargetArn;
     const target = await this.queueByArn(arn);
-    if (!target || target.name === queue.name) {
-      throw errors.invalidAttributeValue('RedrivePolicy', `Dead letter target does not exist: ${arn}`);
-    }
+    if (!target) throw invalidRedrivePolicy(redrive, 'Dead letter target does not exist.');
     if (target.fifo !== queue.fifo) {
-      throw errors.invalidAttributeValue(
-        'RedrivePolicy',
+      throw invalidRedrivePolicy(
+        redrive,
         `Dead-letter queue must be of the same type as the source queue: ${queue.fifo ? 'FIFO' : 'standard'}.`,
       );
     }
     const sourceArn = this.queueArn(queue.name);
     if (!allowsRedriveFrom(target.attributes.RedriveAllowPolicy, sourceArn)) {
-      throw errors.invalidAttributeValue(
-        'RedrivePolicy',
+      throw invalidRedrivePolicy(
+        redrive,
         `The dead-letter queue's RedriveAllowPolicy does not allow ${sourceArn} to use it.`,
       );
     }
     // The retention trap: a standard message keeps its send time in the DLQ, so a DLQ that keeps messages no
-    // longer than the source can drop one as soon as it arrives. SQS accepts this; Sluice says so.
+    // longer than the source can drop one as soon as it arrives. SQS accepts this; Sluice says so. A queue may
+    // name itself (SQS accepts that too), and then nothing is ever moved (see deadLetterTarget).
     const sourceRetention = integerAttribute({ ...queue.attributes, ...changes }, 'MessageRetentionPeriod');
     const targetRetention = integerAttribute(target.attributes, 'MessageRetentionPeriod');
-    if (!queue.fifo && targetRetention <= sourceRetention) {
+    if (!queue.fifo && target.name !== queue.name && targetRetention <= sourceRetention) {
       this.warn(
         { queue: queue.name, deadLetterQueue: target.name, sourceRetention, targetRetention },
         `dead-letter queue ${target.name} keeps messages ${targetRetention} s, not longer than ${queue.name}'s ` +

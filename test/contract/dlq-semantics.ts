@@ -74,7 +74,7 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
           h.newQueue({
             RedrivePolicy: JSON.stringify({ deadLetterTargetArn: h.arn(fifoDlq), maxReceiveCount: 3 }),
           }),
-          'InvalidAttributeValue',
+          'InvalidParameterValue',
           /same type/,
         );
         const closed = await h.newQueue({
@@ -84,7 +84,7 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
           h.newQueue({
             RedrivePolicy: JSON.stringify({ deadLetterTargetArn: h.arn(closed), maxReceiveCount: 3 }),
           }),
-          'InvalidAttributeValue',
+          'InvalidParameterValue',
           /RedriveAllowPolicy/,
         );
         const allowed = await h.newQueue();
@@ -96,7 +96,7 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
         });
         const policy = JSON.stringify({ deadLetterTargetArn: h.arn(picky), maxReceiveCount: '4' });
         await h.service.SetQueueAttributes({ QueueUrl: allowed, Attributes: { RedrivePolicy: policy } });
-        await h.rejects(h.newQueue({ RedrivePolicy: policy }), 'InvalidAttributeValue', /does not allow/);
+        await h.rejects(h.newQueue({ RedrivePolicy: policy }), 'InvalidParameterValue', /does not allow/);
         const { Attributes } = (await h.service.GetQueueAttributes({
           QueueUrl: allowed,
           AttributeNames: ['RedrivePolicy'],

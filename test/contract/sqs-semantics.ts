@@ -538,15 +538,15 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
               maxReceiveCount: 2,
             }),
           }),
-          'InvalidAttributeValue',
+          'InvalidParameterValue',
         );
         const dlq = await newQueue();
         const arn = `arn:aws:sqs:us-east-1:000000000000:${dlq.split('/').at(-1)}`;
         await rejects(
           newQueue({ RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: 0 }) }),
-          'InvalidAttributeValue',
+          'InvalidParameterValue',
         );
-        await rejects(newQueue({ RedrivePolicy: '{not json' }), 'InvalidAttributeValue');
+        await rejects(newQueue({ RedrivePolicy: '{not json' }), 'InvalidParameterValue');
         await newQueue({ RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: '5' }) });
       });
     });
