@@ -37,6 +37,7 @@ import {
   validateMessageAttributes,
 } from './message-attributes.ts';
 import { type MoveTaskEvents, type MoveTaskSettings, MoveTasks } from './move-tasks.ts';
+import { withoutPermission, withPermission } from './permissions.ts';
 import { QueueActivity } from './queue-activity.ts';
 import {
   applyAttributeChanges,
@@ -321,14 +322,15 @@ export class SqsService {
     const queue = await this.resolveQueue(input);
     // SQS allows one purge per 60 s; the store checks and records it in one step.
     const purged = await this.store.purgeQueue(queue.id, this.clock.now(), LIMITS.purgeWindowSeconds * 1000);
-    if (!purged) throw errors.purgeInProgress(this.queueArn(queue.name));
+    if (!purged) throw errors.purgeInProgress(queue.name);
     return {};
   }
 
   async TagQueue(input: Input) {
     const queue = await this.resolveQueue(input);
     const tags = optionalStringMap(input, 'Tags');
-    if (tags === undefined) throw errors.missingParameter('Tags');
+    // No tags at all is a missing parameter (the Query protocol cannot send an empty map anyway).
+    if (tags === undefined || Object.keys(tags).length === 0) throw errors.missingParameter('Tags');
     const merged = { ...queue.tags, ...tags };
     validateTags(merged);
     await this.store.updateQueue(queue.id, { tags: merged, now: queue.lastModifiedAt });
@@ -339,6 +341,8 @@ export class SqsService {
     const queue = await this.resolveQueue(input);
     const keys = optionalStringList(input, 'TagKeys');
     if (keys === undefined) throw errors.missingParameter('TagKeys');
+    if (keys.length === 0)
+      throw errors.invalidParameterValue('Tag keys must be between 1 and 128 characters in length.');
     const tags = { ...queue.tags };
     for (const key of keys) delete tags[key];
     await this.store.updateQueue(queue.id, { tags, now: queue.lastModifiedAt });
@@ -364,20 +368,14 @@ export class SqsService {
         'Must be 1 to 80 alphanumeric characters, hyphens or underscores.',
       );
     }
-    const policy = readPolicy(queue.attributes.Policy);
-    if (policy.Statement.some((statement) => statement.Sid === label)) {
-      throw errors.invalidParameter('Label', label, 'Already exists.');
-    }
-    policy.Statement.push({
-      Sid: label,
-      Effect: 'Allow',
-      Principal: { AWS: accounts.map((account) => `arn:aws:iam::${account}:root`) },
-      Action: actions.map((action) => `SQS:${action}`),
-      Resource: this.queueArn(queue.name),
+    const Policy = withPermission(queue.attributes.Policy, {
+      label,
+      accountIds: accounts,
+      actions,
+      queueArn: this.queueArn(queue.name),
     });
-    policy.Id ??= `${this.queueArn(queue.name)}/SQSDefaultPolicy`;
     await this.store.updateQueue(queue.id, {
-      attributes: { ...queue.attributes, Policy: JSON.stringify(policy) },
+      attributes: { ...queue.attributes, Policy },
       now: this.clock.now(),
     });
     return {};
@@ -386,14 +384,9 @@ export class SqsService {
   async RemovePermission(input: Input) {
     const queue = await this.resolveQueue(input);
     const label = requiredString(input, 'Label');
-    const policy = readPolicy(queue.attributes.Policy);
-    const remaining = policy.Statement.filter((statement) => statement.Sid !== label);
-    if (remaining.length === policy.Statement.length) {
-      throw errors.invalidParameter('Label', label, "can't find label.");
-    }
-    const attributes = { ...queue.attributes };
-    if (remaining.length === 0) delete attributes.Policy;
-    else attributes.Policy = JSON.stringify({ ...policy, Statement: remaining });
+    const Policy = withoutPermission(queue.attributes.Policy, label);
+    const { Policy: _previous, ...attributes } = queue.attributes;
+    if (Policy !== undefined) attributes.Policy = Policy;
     await this.store.updateQueue(queue.id, { attributes, now: this.clock.now() });
     return {};
   }
@@ -1003,18 +996,6 @@ function validateTags(tags: Record<string, string>): void {
     if (value.length > 256)
       throw errors.invalidParameter('TagValue', value, 'Tag values must be at most 256 characters.');
   }
-}
-
-interface PolicyDocument {
-  Version?: string;
-  Id?: string;
-  Statement: Array<Record<string, unknown> & { Sid?: string }>;
-}
-
-function readPolicy(text: string | undefined): PolicyDocument {
-  if (!text) return { Version: '2012-10-17', Statement: [] };
-  const parsed = readJsonObject('Policy', text) as Partial<PolicyDocument>;
-  return { ...parsed, Statement: Array.isArray(parsed.Statement) ? parsed.Statement : [] };
 }
 
 function readJsonObject(name: string, text: string): Record<string, unknown> {

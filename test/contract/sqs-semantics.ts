@@ -176,9 +176,9 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           Attributes: Record<string, string>;
         };
         const policy = JSON.parse(Attributes.Policy!) as {
-          Statement: Array<{ Sid: string; Action: string[] }>;
+          Statement: Array<{ Sid: string; Action: string }>;
         };
-        assert.deepEqual(policy.Statement[0]?.Action, ['SQS:SendMessage']);
+        assert.deepEqual(policy.Statement[0]?.Action, 'SQS:SendMessage');
         await h.service.RemovePermission({ QueueUrl: url, Label: 'p1' });
         await rejects(h.service.RemovePermission({ QueueUrl: url, Label: 'p1' }), 'InvalidParameterValue');
         const after = await h.service.GetQueueAttributes({ QueueUrl: url, AttributeNames: ['Policy'] });
