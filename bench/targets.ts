@@ -65,7 +65,7 @@ function loopback(endpoint: string): string {
 }
 
 /**
- * Sluice is spawned exactly like test/helpers/server.ts does (`node bin/sluice.js serve --port 0
+ * Sluice is spawned exactly like test/helpers/server.ts does (`node packages/server/bin/sluice.js serve --port 0
  * --data DIR ...`), but here, so the child is known from the first moment and can be stopped even
  * if the run is interrupted while the server is still starting.
  */

@@ -31,7 +31,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         const url = await fifoQueue();
         await h.rejects(
           h.service.SetQueueAttributes({ QueueUrl: url, Attributes: { FifoQueue: 'false' } }),
-          'InvalidAttributeName',
+          'InvalidAttributeValue',
         );
         const { Attributes } = (await h.service.GetQueueAttributes({
           QueueUrl: url,

@@ -114,7 +114,8 @@ describe('protocol fuzzing', () => {
     );
     if (protocol === 'json') {
       const parsed = JSON.parse(text) as { __type?: unknown; message?: unknown };
-      assert.match(String(parsed.__type), /^com\.amazonaws\.sqs#\w+$/);
+      // SQS's own shapes, or AWS's generic ones (InvalidParameterValueException, MissingRequiredParameterException).
+      assert.match(String(parsed.__type), /^com\.amazon(aws\.sqs|\.coral\.service)#\w+$/);
       assert.equal(typeof parsed.message, 'string');
       assert.match(String(response.headers.get('x-amzn-query-error')), /^[\w.]+;(Sender|Receiver)$/);
     } else {

@@ -1,24 +1,29 @@
 /**
  * Every error Sluice returns is an SqsError with an SQS code, created here and only rendered by the
- * protocol adapters. The table gives, per code, the JSON `__type` shape name, the legacy Query code
- * (also sent as `x-amzn-query-error` on JSON), the HTTP status and whether the sender is at fault.
+ * protocol adapters. The table gives, per code, the JSON `__type`, the legacy Query code (also sent as
+ * `x-amzn-query-error` on JSON), the HTTP status and whether the sender is at fault.
  */
 
 interface ErrorSpec {
-  /** JSON protocol: `com.amazonaws.sqs#<shape>`. */
-  readonly shape: string;
+  /** JSON protocol `__type`: `com.amazonaws.sqs#<shape>`, or AWS's generic `com.amazon.coral.service#...`. */
+  readonly jsonType: string;
   /** Query protocol `<Code>`, and the JSON `x-amzn-query-error` header. */
   readonly queryCode: string;
   readonly status: number;
   readonly sender: boolean;
 }
 
-const spec = (shape: string, queryCode: string, status = 400, sender = true): ErrorSpec => ({
-  shape,
-  queryCode,
-  status,
-  sender,
-});
+const spec = (
+  shape: string,
+  queryCode: string,
+  status = 400,
+  sender = true,
+  namespace = 'com.amazonaws.sqs',
+): ErrorSpec => ({ jsonType: `${namespace}#${shape}`, queryCode, status, sender });
+
+/** The generic errors SQS's JSON protocol sends with the shapes of AWS's service framework (Coral). */
+const coral = (shape: string, queryCode: string): ErrorSpec =>
+  spec(shape, queryCode, 400, true, 'com.amazon.coral.service');
 
 export const ERROR_SPECS = {
   QueueDoesNotExist: spec('QueueDoesNotExist', 'AWS.SimpleQueueService.NonExistentQueue'),
@@ -27,8 +32,8 @@ export const ERROR_SPECS = {
   PurgeQueueInProgress: spec('PurgeQueueInProgress', 'AWS.SimpleQueueService.PurgeQueueInProgress', 403),
   InvalidAttributeName: spec('InvalidAttributeName', 'InvalidAttributeName'),
   InvalidAttributeValue: spec('InvalidAttributeValue', 'InvalidAttributeValue'),
-  InvalidParameterValue: spec('InvalidParameterValue', 'InvalidParameterValue'),
-  MissingParameter: spec('MissingParameter', 'MissingParameter'),
+  InvalidParameterValue: coral('InvalidParameterValueException', 'InvalidParameterValue'),
+  MissingParameter: coral('MissingRequiredParameterException', 'MissingParameter'),
   InvalidAction: spec('InvalidAction', 'InvalidAction'),
   UnknownOperation: spec('UnknownOperationException', 'InvalidAction'),
   // A GET that names no operation, as SQS answers a browser opening a queue URL.
@@ -53,7 +58,7 @@ export const ERROR_SPECS = {
   UnsupportedOperation: spec('UnsupportedOperation', 'AWS.SimpleQueueService.UnsupportedOperation'),
   InvalidAddress: spec('InvalidAddress', 'InvalidAddress', 404),
   RequestTooLarge: spec('RequestEntityTooLarge', 'RequestEntityTooLarge', 413),
-  ResourceNotFound: spec('ResourceNotFoundException', 'ResourceNotFoundException'),
+  ResourceNotFound: spec('ResourceNotFoundException', 'ResourceNotFoundException', 404),
   // Authentication and access, as AWS's common errors (the JSON shapes are the ones AWS's JSON services send).
   InvalidClientTokenId: spec('UnrecognizedClientException', 'InvalidClientTokenId', 403),
   SignatureDoesNotMatch: spec('InvalidSignatureException', 'SignatureDoesNotMatch', 403),
@@ -68,9 +73,12 @@ export type ErrorCode = keyof typeof ERROR_SPECS;
 
 export class SqsError extends Error {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string) {
+  /** The message in the Query protocol, where SQS words a few errors differently; else `message`. */
+  readonly queryMessage: string;
+  constructor(code: ErrorCode, message: string, queryMessage = message) {
     super(message);
     this.code = code;
+    this.queryMessage = queryMessage;
   }
   get spec(): ErrorSpec {
     return ERROR_SPECS[this.code];
@@ -79,23 +87,31 @@ export class SqsError extends Error {
 
 /** The messages below are SQS's own wording where we know it, so that people's log searches keep working. */
 export const errors = {
-  queueDoesNotExist: () => new SqsError('QueueDoesNotExist', 'The specified queue does not exist.'),
-  queueNameExists: (name: string) =>
+  queueDoesNotExist: () =>
+    new SqsError(
+      'QueueDoesNotExist',
+      'The specified queue does not exist.',
+      'The specified queue does not exist for this wsdl version.',
+    ),
+  /** `attribute`: the first attribute whose value differs (SQS names one). */
+  queueNameExists: (attribute: string) =>
     new SqsError(
       'QueueNameExists',
-      `A queue already exists with the same name and a different value for attribute(s) ${name}`,
+      `A queue already exists with the same name and a different value for attribute ${attribute}`,
     ),
   queueDeletedRecently: () =>
     new SqsError(
       'QueueDeletedRecently',
       'You must wait 60 seconds after deleting a queue before you can create another with the same name.',
     ),
-  purgeInProgress: (queueArn: string) =>
+  purgeInProgress: (queueName: string) =>
     new SqsError(
       'PurgeQueueInProgress',
-      `Only one PurgeQueue operation on ${queueArn} is allowed every 60 seconds.`,
+      `Only one PurgeQueue operation on ${queueName} is allowed every 60 seconds.`,
     ),
   invalidAttributeName: (name: string) => new SqsError('InvalidAttributeName', `Unknown Attribute ${name}.`),
+  /** A known attribute refused in this combination; SQS answers InvalidAttributeName with the reason. */
+  attributeNotAllowed: (message: string) => new SqsError('InvalidAttributeName', message),
   invalidAttributeValue: (name: string, reason: string) =>
     new SqsError('InvalidAttributeValue', `Invalid value for the parameter ${name}. Reason: ${reason}`),
   invalidParameterValue: (message: string) => new SqsError('InvalidParameterValue', message),

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Timer } from 'sluice-client/clock';
 import type { MoveDestination, MoveTaskRecord, QueueRecord } from '../store/contract.ts';
-import { errors } from './errors.ts';
-import { type Input, optionalInteger, optionalString, requiredString } from './input.ts';
+import { ERROR_SPECS, errors } from './errors.ts';
+import { type Input, optionalInteger, optionalString, parseJsonObject, requiredString } from './input.ts';
 import { integerAttribute } from './queue-attributes.ts';
 import type { SqsService } from './sqs-service.ts';
 
@@ -26,6 +26,24 @@ const MAX_RATE = 500;
 const BACKLOG_RECHECK_MS = 1000;
 /** After a store error, a task tries again this much later. */
 const RETRY_AFTER_ERROR_MS = 1000;
+/** SQS gives the error code, not a sentence, as the FailureReason of a task that lost a queue. */
+const QUEUE_GONE = ERROR_SPECS.QueueDoesNotExist.queryCode;
+
+const missingResource = (parameter: 'SourceArn' | 'DestinationArn') =>
+  errors.resourceNotFound(`The resource that you specified for the ${parameter} parameter doesn't exist.`);
+
+/** A task handle is, as in SQS, the base64 of a JSON object naming the task and its source queue. */
+function encodeTaskHandle(sourceArn: string): string {
+  return Buffer.from(JSON.stringify({ taskId: randomUUID(), sourceArn })).toString('base64');
+}
+
+/** The source queue ARN a task handle names; a string that is not a task handle is refused. */
+function sourceArnOfHandle(handle: string): string {
+  const decoded = parseJsonObject(Buffer.from(handle, 'base64').toString('utf8'));
+  if (typeof decoded?.taskId !== 'string' || typeof decoded.sourceArn !== 'string')
+    throw errors.invalidParameterValue('Value for parameter TaskHandle is invalid.');
+  return decoded.sourceArn;
+}
 
 /**
  * How a rate becomes moves: `batch` messages at a time, at least `intervalMs` apart (counted from the end of
@@ -78,18 +96,12 @@ export class MoveTasks {
     const destinationArn = optionalString(input, 'DestinationArn');
     const maxPerSecond = optionalInteger(input, 'MaxNumberOfMessagesPerSecond', 1, MAX_RATE);
     const source = await this.service.queueByArn(sourceArn);
-    if (!source)
-      throw errors.resourceNotFound(
-        'The resource that you specified for the SourceArn parameter does not exist.',
-      );
+    if (!source) throw missingResource('SourceArn');
     if ((await this.service.deadLetterSources(sourceArn)).length === 0)
-      throw errors.unsupported('Source queue must be configured as a Dead Letter Queue.');
+      throw errors.invalidParameterValue('Source queue must be configured as a Dead Letter Queue.');
     if (destinationArn !== undefined) {
       const destination = await this.service.queueByArn(destinationArn);
-      if (!destination)
-        throw errors.resourceNotFound(
-          'The resource that you specified for the DestinationArn parameter does not exist.',
-        );
+      if (!destination) throw missingResource('DestinationArn');
       if (destination.id === source.id)
         throw errors.invalidParameterValue('Source queue arn and destination queue arn cannot be the same.');
       if (destination.fifo !== source.fifo)
@@ -99,7 +111,7 @@ export class MoveTasks {
     const now = this.service.clock.now();
     const counts = await store.countMessages(source.id, now);
     const task = await store.createMoveTask({
-      handle: Buffer.from(JSON.stringify({ taskId: randomUUID(), sourceArn })).toString('base64'),
+      handle: encodeTaskHandle(sourceArn),
       sourceArn,
       sourceQueueId: source.id,
       destinationArn,
@@ -109,7 +121,7 @@ export class MoveTasks {
       startedAt: now,
     });
     if (!task)
-      throw errors.unsupported(
+      throw errors.invalidParameterValue(
         'There is already a task running. Only one active task is allowed for a source queue arn at a given time.',
       );
     this.run(task.handle, 0);
@@ -119,16 +131,14 @@ export class MoveTasks {
   async ListMessageMoveTasks(input: Input) {
     const sourceArn = requiredString(input, 'SourceArn');
     const max = optionalInteger(input, 'MaxResults', 1, 10) ?? 1;
-    if (!(await this.service.queueByArn(sourceArn)))
-      throw errors.resourceNotFound(
-        'The resource that you specified for the SourceArn parameter does not exist.',
-      );
+    if (!(await this.service.queueByArn(sourceArn))) throw missingResource('SourceArn');
     const tasks = await this.service.store.listMoveTasks(sourceArn, max);
     return { Results: tasks.map(describeTask) };
   }
 
   async CancelMessageMoveTask(input: Input) {
     const handle = requiredString(input, 'TaskHandle');
+    if (!(await this.service.queueByArn(sourceArnOfHandle(handle)))) throw missingResource('SourceArn');
     const store = this.service.store;
     const task = await store.getMoveTask(handle);
     if (!task) throw errors.resourceNotFound('Task does not exist.');
@@ -200,14 +210,12 @@ export class MoveTasks {
     if (now - task.startedAt >= MAX_TASK_MS)
       return this.end(task, 'FAILED', 'The task ran for 36 hours, the longest a move task may run.');
     const source = await this.service.queueByArn(task.sourceArn);
-    if (source?.id !== task.sourceQueueId)
-      return this.end(task, 'FAILED', `The source queue ${task.sourceArn} was deleted.`);
+    if (source?.id !== task.sourceQueueId) return this.end(task, 'FAILED', QUEUE_GONE);
 
     const destinations = new Map<string | undefined, QueueRecord>();
     if (task.destinationArn !== undefined) {
       const destination = await this.service.queueByArn(task.destinationArn);
-      if (!destination)
-        return this.end(task, 'FAILED', `The destination queue ${task.destinationArn} does not exist.`);
+      if (!destination) return this.end(task, 'FAILED', QUEUE_GONE);
       destinations.set(undefined, destination);
     }
     const rate = task.maxPerSecond ?? this.settings.defaultRate;
@@ -246,7 +254,7 @@ export class MoveTasks {
             'FAILED',
             origin === undefined
               ? 'A message in the queue was not moved there from a source queue; give a DestinationArn.'
-              : `The source queue ${origin} of a message no longer exists; give a DestinationArn.`,
+              : QUEUE_GONE,
           );
         destinations.set(origin, queue);
         if (left > 0) continue;

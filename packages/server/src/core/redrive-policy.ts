@@ -7,11 +7,19 @@ export interface RedrivePolicy {
 }
 
 /**
+ * Why a RedrivePolicy is refused, in SQS's shape for it: InvalidParameterValue "Value <policy> for parameter
+ * RedrivePolicy is invalid. Reason: <reason>".
+ */
+export function invalidRedrivePolicy(text: string, reason: string) {
+  return errors.invalidParameter('RedrivePolicy', text, reason);
+}
+
+/**
  * Parses a RedrivePolicy attribute value. SDKs send maxReceiveCount as a number or a string; both are
  * accepted, as SQS accepts them.
  */
 export function parseRedrivePolicy(text: string): RedrivePolicy {
-  const invalid = (reason: string) => errors.invalidAttributeValue('RedrivePolicy', reason);
+  const invalid = (reason: string) => invalidRedrivePolicy(text, reason);
   const parsed = parseJsonObject(text);
   if (!parsed) throw invalid('Redrive policy is not a valid JSON map.');
   const { deadLetterTargetArn, maxReceiveCount } = parsed;
@@ -25,7 +33,9 @@ export function parseRedrivePolicy(text: string): RedrivePolicy {
   if (count === undefined)
     throw invalid('Redrive policy does not contain mandatory attribute: maxReceiveCount.');
   if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 1000) {
-    throw invalid('Value for maxReceiveCount must be an integer from 1 to 1000.');
+    throw invalid(
+      `Invalid value for maxReceiveCount: ${String(maxReceiveCount)}, valid values are from 1 to 1000 both inclusive.`,
+    );
   }
   return { deadLetterTargetArn, maxReceiveCount: count };
 }

@@ -37,12 +37,15 @@ import {
   validateMessageAttributes,
 } from './message-attributes.ts';
 import { type MoveTaskEvents, type MoveTaskSettings, MoveTasks } from './move-tasks.ts';
+import { withoutPermission, withPermission } from './permissions.ts';
 import { QueueActivity } from './queue-activity.ts';
 import {
+  applyAttributeChanges,
   COMPUTED_ATTRIBUTE_NAMES,
   defaultAttributes,
   integerAttribute,
   isKnownAttributeName,
+  isTrue,
   type QueueAttributes,
   validateSettableAttributes,
 } from './queue-attributes.ts';
@@ -52,7 +55,12 @@ import {
   newReceiptToken,
   type ReceiptHandle,
 } from './receipt-handle.ts';
-import { allowsRedriveFrom, parseRedriveAllowPolicy, parseRedrivePolicy } from './redrive-policy.ts';
+import {
+  allowsRedriveFrom,
+  invalidRedrivePolicy,
+  parseRedriveAllowPolicy,
+  parseRedrivePolicy,
+} from './redrive-policy.ts';
 
 const STORED_BYTES_REFRESH_MS = 1000;
 const QUEUE_URL_CACHE_SIZE = 1000;
@@ -181,7 +189,7 @@ export class SqsService {
     const given = optionalStringMap(input, 'Attributes') ?? {};
     // CreateQueue's member is lower-case `tags` in the SQS model (TagQueue's is `Tags`).
     const tags = optionalStringMap(input, 'tags') ?? {};
-    const fifo = given.FifoQueue === 'true';
+    const fifo = isTrue(given.FifoQueue);
     if (!QUEUE_NAME.test(name) && !(fifo && FIFO_QUEUE_NAME.test(name))) {
       throw errors.invalidParameterValue(
         'Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length',
@@ -193,16 +201,18 @@ export class SqsService {
       );
     }
     validateTags(tags);
-    const attributes = await this.checkPolicies(
+    const requested = await this.checkPolicies(
       { name, fifo, attributes: defaultAttributes(fifo) },
-      validateSettableAttributes(given, { fifo, creating: true }),
+      validateSettableAttributes(given, { fifo }),
     );
-    if (fifo) checkFifoThroughputSettings({ ...defaultAttributes(true), ...attributes });
+    const attributes = applyAttributeChanges(defaultAttributes(fifo), requested);
+    if (fifo) checkFifoThroughputSettings(attributes);
     const now = this.clock.now();
     const existing = await this.store.getQueue(name);
     if (existing) {
-      const differing = Object.keys(attributes).filter((key) => existing.attributes[key] !== attributes[key]);
-      if (differing.length > 0) throw errors.queueNameExists(differing.join(', '));
+      // The same name with the same given values is the same queue; SQS names the first value that differs.
+      const differing = Object.keys(requested).find((key) => existing.attributes[key] !== requested[key]);
+      if (differing !== undefined) throw errors.queueNameExists(differing);
       return { QueueUrl: this.queueUrl(context, name) };
     }
     await this.checkQueueCount();
@@ -211,13 +221,7 @@ export class SqsService {
       throw errors.queueDeletedRecently();
     }
     try {
-      await this.store.createQueue({
-        name,
-        fifo,
-        attributes: { ...defaultAttributes(fifo), ...attributes },
-        tags,
-        now,
-      });
+      await this.store.createQueue({ name, fifo, attributes, tags, now });
     } catch (error) {
       // Two creates of one name at once: the loser sees the winner's queue, as a sequential caller would.
       if (!(await this.store.getQueue(name))) throw error;
@@ -288,11 +292,9 @@ export class SqsService {
     if (given === undefined) throw errors.missingParameter('Attributes');
     const changes = await this.checkPolicies(
       queue,
-      validateSettableAttributes(given, { fifo: queue.fifo, creating: false }),
+      validateSettableAttributes(given, { fifo: queue.fifo, current: queue.attributes }),
     );
-    const attributes = { ...queue.attributes, ...changes };
-    // An empty policy value removes the policy, as in SQS.
-    for (const [name, value] of Object.entries(changes)) if (value === '') delete attributes[name];
+    const attributes = applyAttributeChanges(queue.attributes, changes);
     if (!queue.fifo) {
       await this.store.updateQueue(queue.id, { attributes, now: this.clock.now() });
       return {};
@@ -320,14 +322,15 @@ export class SqsService {
     const queue = await this.resolveQueue(input);
     // SQS allows one purge per 60 s; the store checks and records it in one step.
     const purged = await this.store.purgeQueue(queue.id, this.clock.now(), LIMITS.purgeWindowSeconds * 1000);
-    if (!purged) throw errors.purgeInProgress(this.queueArn(queue.name));
+    if (!purged) throw errors.purgeInProgress(queue.name);
     return {};
   }
 
   async TagQueue(input: Input) {
     const queue = await this.resolveQueue(input);
     const tags = optionalStringMap(input, 'Tags');
-    if (tags === undefined) throw errors.missingParameter('Tags');
+    // No tags at all is a missing parameter (the Query protocol cannot send an empty map anyway).
+    if (tags === undefined || Object.keys(tags).length === 0) throw errors.missingParameter('Tags');
     const merged = { ...queue.tags, ...tags };
     validateTags(merged);
     await this.store.updateQueue(queue.id, { tags: merged, now: queue.lastModifiedAt });
@@ -338,6 +341,8 @@ export class SqsService {
     const queue = await this.resolveQueue(input);
     const keys = optionalStringList(input, 'TagKeys');
     if (keys === undefined) throw errors.missingParameter('TagKeys');
+    if (keys.length === 0)
+      throw errors.invalidParameterValue('Tag keys must be between 1 and 128 characters in length.');
     const tags = { ...queue.tags };
     for (const key of keys) delete tags[key];
     await this.store.updateQueue(queue.id, { tags, now: queue.lastModifiedAt });
@@ -363,20 +368,14 @@ export class SqsService {
         'Must be 1 to 80 alphanumeric characters, hyphens or underscores.',
       );
     }
-    const policy = readPolicy(queue.attributes.Policy);
-    if (policy.Statement.some((statement) => statement.Sid === label)) {
-      throw errors.invalidParameter('Label', label, 'Already exists.');
-    }
-    policy.Statement.push({
-      Sid: label,
-      Effect: 'Allow',
-      Principal: { AWS: accounts.map((account) => `arn:aws:iam::${account}:root`) },
-      Action: actions.map((action) => `SQS:${action}`),
-      Resource: this.queueArn(queue.name),
+    const Policy = withPermission(queue.attributes.Policy, {
+      label,
+      accountIds: accounts,
+      actions,
+      queueArn: this.queueArn(queue.name),
     });
-    policy.Id ??= `${this.queueArn(queue.name)}/SQSDefaultPolicy`;
     await this.store.updateQueue(queue.id, {
-      attributes: { ...queue.attributes, Policy: JSON.stringify(policy) },
+      attributes: { ...queue.attributes, Policy },
       now: this.clock.now(),
     });
     return {};
@@ -385,14 +384,9 @@ export class SqsService {
   async RemovePermission(input: Input) {
     const queue = await this.resolveQueue(input);
     const label = requiredString(input, 'Label');
-    const policy = readPolicy(queue.attributes.Policy);
-    const remaining = policy.Statement.filter((statement) => statement.Sid !== label);
-    if (remaining.length === policy.Statement.length) {
-      throw errors.invalidParameter('Label', label, "can't find label.");
-    }
-    const attributes = { ...queue.attributes };
-    if (remaining.length === 0) delete attributes.Policy;
-    else attributes.Policy = JSON.stringify({ ...policy, Statement: remaining });
+    const Policy = withoutPermission(queue.attributes.Policy, label);
+    const { Policy: _previous, ...attributes } = queue.attributes;
+    if (Policy !== undefined) attributes.Policy = Policy;
     await this.store.updateQueue(queue.id, { attributes, now: this.clock.now() });
     return {};
   }
@@ -886,8 +880,9 @@ export class SqsService {
     if (!policy) return undefined;
     const { deadLetterTargetArn, maxReceiveCount } = parseRedrivePolicy(policy);
     const target = await this.queueByArn(deadLetterTargetArn);
-    // A DLQ deleted after the policy was set: SQS keeps redelivering to the source; so do we.
-    if (!target) return undefined;
+    // A DLQ deleted after the policy was set: SQS keeps redelivering to the source; so do we. A queue that is
+    // its own DLQ keeps redelivering too: a move to itself would hide the message for good.
+    if (!target || target.id === queue.id) return undefined;
     return {
       queueId: target.id,
       maxReceiveCount,
@@ -913,27 +908,26 @@ export class SqsService {
     const policy = parseRedrivePolicy(redrive);
     const arn = policy.deadLetterTargetArn;
     const target = await this.queueByArn(arn);
-    if (!target || target.name === queue.name) {
-      throw errors.invalidAttributeValue('RedrivePolicy', `Dead letter target does not exist: ${arn}`);
-    }
+    if (!target) throw invalidRedrivePolicy(redrive, 'Dead letter target does not exist.');
     if (target.fifo !== queue.fifo) {
-      throw errors.invalidAttributeValue(
-        'RedrivePolicy',
+      throw invalidRedrivePolicy(
+        redrive,
         `Dead-letter queue must be of the same type as the source queue: ${queue.fifo ? 'FIFO' : 'standard'}.`,
       );
     }
     const sourceArn = this.queueArn(queue.name);
     if (!allowsRedriveFrom(target.attributes.RedriveAllowPolicy, sourceArn)) {
-      throw errors.invalidAttributeValue(
-        'RedrivePolicy',
+      throw invalidRedrivePolicy(
+        redrive,
         `The dead-letter queue's RedriveAllowPolicy does not allow ${sourceArn} to use it.`,
       );
     }
     // The retention trap: a standard message keeps its send time in the DLQ, so a DLQ that keeps messages no
-    // longer than the source can drop one as soon as it arrives. SQS accepts this; Sluice says so.
+    // longer than the source can drop one as soon as it arrives. SQS accepts this; Sluice says so. A queue may
+    // name itself (SQS accepts that too), and then nothing is ever moved (see deadLetterTarget).
     const sourceRetention = integerAttribute({ ...queue.attributes, ...changes }, 'MessageRetentionPeriod');
     const targetRetention = integerAttribute(target.attributes, 'MessageRetentionPeriod');
-    if (!queue.fifo && targetRetention <= sourceRetention) {
+    if (!queue.fifo && target.name !== queue.name && targetRetention <= sourceRetention) {
       this.warn(
         { queue: queue.name, deadLetterQueue: target.name, sourceRetention, targetRetention },
         `dead-letter queue ${target.name} keeps messages ${targetRetention} s, not longer than ${queue.name}'s ` +
@@ -1002,18 +996,6 @@ function validateTags(tags: Record<string, string>): void {
     if (value.length > 256)
       throw errors.invalidParameter('TagValue', value, 'Tag values must be at most 256 characters.');
   }
-}
-
-interface PolicyDocument {
-  Version?: string;
-  Id?: string;
-  Statement: Array<Record<string, unknown> & { Sid?: string }>;
-}
-
-function readPolicy(text: string | undefined): PolicyDocument {
-  if (!text) return { Version: '2012-10-17', Statement: [] };
-  const parsed = readJsonObject('Policy', text) as Partial<PolicyDocument>;
-  return { ...parsed, Statement: Array.isArray(parsed.Statement) ? parsed.Statement : [] };
 }
 
 function readJsonObject(name: string, text: string): Record<string, unknown> {

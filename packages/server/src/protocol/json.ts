@@ -49,6 +49,6 @@ export function renderJsonError(error: SqsError): RenderedError {
       'content-type': JSON_CONTENT_TYPE,
       'x-amzn-query-error': `${spec.queryCode};${spec.sender ? 'Sender' : 'Receiver'}`,
     },
-    body: JSON.stringify({ __type: `com.amazonaws.sqs#${spec.shape}`, message: error.message }),
+    body: JSON.stringify({ __type: spec.jsonType, message: error.message }),
   };
 }

@@ -115,7 +115,7 @@ export function renderQueryError(err: SqsError, requestId: string): { status: nu
     `${DECLARATION}<ErrorResponse xmlns="${XML_NAMESPACE}"><Error>` +
     `<Type>${spec.sender ? 'Sender' : 'Receiver'}</Type>` +
     `<Code>${escapeXml(spec.queryCode)}</Code>` +
-    `<Message>${escapeXml(err.message)}</Message><Detail/></Error>` +
+    `<Message>${escapeXml(err.queryMessage)}</Message><Detail/></Error>` +
     `<RequestId>${escapeXml(requestId)}</RequestId></ErrorResponse>`;
   return { status: spec.status, body };
 }
