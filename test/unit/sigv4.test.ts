@@ -101,6 +101,20 @@ describe('SigV4 verification', () => {
     rejects(asReceived(stranger, BODY), 'InvalidClientTokenId', 'security token');
   });
 
+  it('refuses a request whose X-Amz-Target or Content-Type the signature does not cover', async () => {
+    for (const [header, shown] of [
+      ['x-amz-target', 'X-Amz-Target'],
+      ['content-type', 'Content-Type'],
+    ]) {
+      const signed = await signer().sign(jsonRequest(BODY), {
+        signingDate: signedAt(0),
+        unsignableHeaders: new Set([header as string]),
+      });
+      assert.ok(!signed.headers.authorization?.includes(header as string));
+      rejects(asReceived(signed, BODY), 'SignatureDoesNotMatch', `'${shown}' must be a 'SignedHeader'`);
+    }
+  });
+
   it('refuses unsigned requests and half-written Authorization headers', () => {
     const headers = { host: HOST, 'content-type': 'application/x-amz-json-1.0' };
     rejects(
