@@ -4,7 +4,7 @@ import type { MoveDestination, MoveTaskRecord, QueueRecord } from '../store/cont
 import { errors } from './errors.ts';
 import { type Input, optionalInteger, optionalString, requiredString } from './input.ts';
 import { integerAttribute } from './queue-attributes.ts';
-import type { SqsService } from './sqs-service.ts';
+import type { CallerScope, SqsService } from './sqs-service.ts';
 
 /** How a move task runs when StartMessageMoveTask gives no MaxNumberOfMessagesPerSecond. */
 export interface MoveTaskSettings {
@@ -73,19 +73,24 @@ export class MoveTasks {
       throw new Error('the redrive backlog limit must be a whole number');
   }
 
-  async StartMessageMoveTask(input: Input) {
+  async StartMessageMoveTask(input: Input, caller: CallerScope) {
     const sourceArn = requiredString(input, 'SourceArn');
     const destinationArn = optionalString(input, 'DestinationArn');
     const maxPerSecond = optionalInteger(input, 'MaxNumberOfMessagesPerSecond', 1, MAX_RATE);
-    const source = await this.service.queueByArn(sourceArn);
+    const source = await this.service.accessQueueByArn(sourceArn, caller);
     if (!source)
       throw errors.resourceNotFound(
         'The resource that you specified for the SourceArn parameter does not exist.',
       );
-    if ((await this.service.deadLetterSources(sourceArn)).length === 0)
+    const deadLetterSources = await this.service.deadLetterSources(sourceArn);
+    if (deadLetterSources.length === 0)
       throw errors.unsupported('Source queue must be configured as a Dead Letter Queue.');
-    if (destinationArn !== undefined) {
-      const destination = await this.service.queueByArn(destinationArn);
+    // The task sends into its destination, or back into the queues whose dead-letter queue this is (as
+    // SQS does, the caller needs sqs:SendMessage there).
+    if (destinationArn === undefined) {
+      for (const queue of deadLetterSources) this.service.requireAccess(caller, queue, 'SendMessage');
+    } else {
+      const destination = await this.service.accessQueueByArn(destinationArn, caller, 'SendMessage');
       if (!destination)
         throw errors.resourceNotFound(
           'The resource that you specified for the DestinationArn parameter does not exist.',
@@ -116,10 +121,10 @@ export class MoveTasks {
     return { TaskHandle: task.handle };
   }
 
-  async ListMessageMoveTasks(input: Input) {
+  async ListMessageMoveTasks(input: Input, caller: CallerScope) {
     const sourceArn = requiredString(input, 'SourceArn');
     const max = optionalInteger(input, 'MaxResults', 1, 10) ?? 1;
-    if (!(await this.service.queueByArn(sourceArn)))
+    if (!(await this.service.accessQueueByArn(sourceArn, caller)))
       throw errors.resourceNotFound(
         'The resource that you specified for the SourceArn parameter does not exist.',
       );
@@ -127,11 +132,13 @@ export class MoveTasks {
     return { Results: tasks.map(describeTask) };
   }
 
-  async CancelMessageMoveTask(input: Input) {
+  async CancelMessageMoveTask(input: Input, caller: CallerScope) {
     const handle = requiredString(input, 'TaskHandle');
     const store = this.service.store;
     const task = await store.getMoveTask(handle);
     if (!task) throw errors.resourceNotFound('Task does not exist.');
+    // The handle names the task; the task names the queue the caller must be allowed on.
+    await this.service.accessQueueByArn(task.sourceArn, caller);
     if (task.status !== 'RUNNING')
       throw errors.unsupported(`Only a RUNNING task can be cancelled; this one is ${task.status}.`);
     const cancelling = await store.setMoveTaskStatus(handle, {
