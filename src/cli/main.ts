@@ -4,9 +4,9 @@ import type { AccessKey } from '../server/auth/access.ts';
 import { ACCESS_KEY_ID } from '../server/config-file.ts';
 import { startSluice } from '../server/sluice-server.ts';
 import { isWebhookUrl } from '../server/webhooks.ts';
-import { integerFlag, UsageError } from './flags.ts';
-import { REDRIVE_HELP, redrive } from './redrive.ts';
-import { STATS_HELP, stats } from './stats.ts';
+import { integerFlag, usageMessage } from './flags.ts';
+import { redrive } from './redrive.ts';
+import { stats } from './stats.ts';
 
 const MAIN_HELP = `sluice — an Amazon SQS-compatible message queue server
 
@@ -69,13 +69,20 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+/** A command-line mistake: one line, and where to read the options, not the whole help. */
+function usage(command: 'serve' | 'redrive' | 'stats' | undefined, message: string): never {
+  const help = command === undefined ? 'sluice --help' : `sluice ${command} --help`;
+  fail(`${message}\nRun \`${help}\` to see the ${command === undefined ? 'commands' : 'options'}.`);
+}
+
 function oneOf<T extends string>(
   name: string,
   value: string | undefined,
   choices: readonly T[],
 ): T | undefined {
   if (value === undefined) return undefined;
-  if (!(choices as readonly string[]).includes(value)) fail(`--${name} must be one of ${choices.join(', ')}`);
+  if (!(choices as readonly string[]).includes(value))
+    usage('serve', `--${name} must be one of ${choices.join(', ')}`);
   return value as T;
 }
 
@@ -83,7 +90,7 @@ function integer(name: string, value: string | undefined, min: number, max: numb
   try {
     return integerFlag(name, value, min, max);
   } catch (error) {
-    fail((error as Error).message);
+    usage('serve', (error as Error).message);
   }
 }
 
@@ -93,7 +100,7 @@ function optional<K extends string, V>(key: K, value: V | undefined): Partial<Re
 }
 
 function webhookUrl(value: string): string {
-  if (!isWebhookUrl(value)) fail(`--alarm-webhook must be an http(s) URL, got "${value}"`);
+  if (!isWebhookUrl(value)) usage('serve', `--alarm-webhook must be an http(s) URL, got "${value}"`);
   return value;
 }
 
@@ -102,7 +109,7 @@ function credential(value: string): AccessKey {
   const accessKeyId = value.slice(0, colon);
   const secretAccessKey = value.slice(colon + 1);
   if (colon < 0 || !ACCESS_KEY_ID.test(accessKeyId) || secretAccessKey === '')
-    fail('--credentials must be ACCESS_KEY_ID:SECRET (the id letters, digits or underscores)');
+    usage('serve', '--credentials must be ACCESS_KEY_ID:SECRET (the id letters, digits or underscores)');
   return { accessKeyId, secretAccessKey };
 }
 
@@ -111,7 +118,7 @@ function tlsFiles(
   key: string | undefined,
 ): { cert: string; key: string } | undefined {
   if (cert === undefined && key === undefined) return undefined;
-  if (cert === undefined || key === undefined) fail('--tls-cert and --tls-key go together');
+  if (cert === undefined || key === undefined) usage('serve', '--tls-cert and --tls-key go together');
   try {
     return { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') };
   } catch (error) {
@@ -124,7 +131,7 @@ async function serve(args: string[]): Promise<void> {
   try {
     parsed = parseServeArgs(args);
   } catch (error) {
-    fail(`${(error as Error).message}\n\n${SERVE_HELP}`);
+    usage('serve', usageMessage(error) ?? (error as Error).message);
   }
   const { values } = parsed;
   if (values.help) {
@@ -132,7 +139,7 @@ async function serve(args: string[]): Promise<void> {
     return;
   }
   const account = values.account;
-  if (account !== undefined && !/^\d{12}$/.test(account)) fail('--account must be 12 digits');
+  if (account !== undefined && !/^\d{12}$/.test(account)) usage('serve', '--account must be 12 digits');
   const dataDir = values.data ?? './sluice-data';
   const durability = oneOf('durability', values.durability, DURABILITY) ?? 'durable';
   let sluice: Awaited<ReturnType<typeof startSluice>>;
@@ -252,7 +259,7 @@ async function main(argv: string[]): Promise<void> {
       process.stdout.write(`sluice ${packageVersion()}\n`);
       return;
     default:
-      fail(`unknown command "${command}"\n\n${MAIN_HELP}`);
+      usage(undefined, `unknown command "${command}"`);
   }
 }
 
@@ -261,8 +268,8 @@ async function runRedrive(args: string[]): Promise<void> {
     // Exit now: the SDK's idle keep-alive sockets would otherwise hold the process a while.
     process.exit(await redrive(args));
   } catch (error) {
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
-      fail(`${(error as Error).message}\n\n${REDRIVE_HELP}`);
+    const mistake = usageMessage(error);
+    if (mistake !== undefined) usage('redrive', mistake);
     const name = (error as { name?: string }).name;
     process.stderr.write(
       `sluice redrive: ${name && name !== 'Error' ? `${name}: ` : ''}${(error as Error).message}\n`,
@@ -275,8 +282,8 @@ async function runStats(args: string[]): Promise<void> {
   try {
     process.exitCode = await stats(args, (text) => process.stdout.write(text));
   } catch (error) {
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
-      fail(`${(error as Error).message}\n\n${STATS_HELP}`);
+    const mistake = usageMessage(error);
+    if (mistake !== undefined) usage('stats', mistake);
     process.stderr.write(`sluice stats: ${(error as Error).message}\n`);
     process.exitCode = 1;
   }

@@ -56,6 +56,29 @@ describe('sluice command line', () => {
     }
   });
 
+  it('answers a usage mistake with one line and where the help is, not the whole help', async () => {
+    for (const [args, error, help] of [
+      [['serve', '--bogus'], "unknown option '--bogus'", 'sluice serve --help'],
+      [['serve', '--port', '70000'], '--port must be an integer from 0 to 65535', 'sluice serve --help'],
+      [['redrive', '--bogus'], "unknown option '--bogus'", 'sluice redrive --help'],
+      [['stats', 'orders', '--bogus'], "unknown option '--bogus'", 'sluice stats --help'],
+      [['bogus'], 'unknown command "bogus"', 'sluice --help'],
+    ] as const) {
+      await assert.rejects(
+        run(process.execPath, [SLUICE, ...args]),
+        (failure: { code?: number; stderr?: string }) => {
+          assert.equal(failure.code, 2, `exit code for ${args.join(' ')}`);
+          const lines = (failure.stderr ?? '').trimEnd().split('\n');
+          assert.deepEqual(lines, [
+            `sluice: ${error}`,
+            `Run \`${help}\` to see the ${help === 'sluice --help' ? 'commands' : 'options'}.`,
+          ]);
+          return true;
+        },
+      );
+    }
+  });
+
   it('creates and updates the queues of --config at start', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
     const config = join(dir, 'queues.json');
