@@ -187,7 +187,7 @@ async function serve(args: string[]): Promise<void> {
       values.store === undefined
         ? `data: ${dataDir}, durability: ${durability}`
         : `store: ${withoutPassword(values.store)}`
-    })\n`,
+    })\nsluice: console at ${consoleUrl(sluice.endpoint)}\n`,
   );
   const shutdown = (signal: string) => {
     process.stdout.write(`sluice: ${signal}, shutting down\n`);
@@ -198,6 +198,14 @@ async function serve(args: string[]): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** Where a person on this machine opens the console: a browser cannot open a wildcard bind address. */
+function consoleUrl(endpoint: string): string {
+  const url = new URL('/console', endpoint);
+  if (url.hostname === '0.0.0.0') url.hostname = '127.0.0.1';
+  else if (url.hostname === '[::]') url.hostname = '[::1]';
+  return url.href;
 }
 
 /** A store URL fit for a log line: its password left out. */

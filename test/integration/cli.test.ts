@@ -3,10 +3,10 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { GetQueueAttributesCommand, ListQueueTagsCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { removeDataDir, startServer } from '../helpers/server.ts';
+import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 
 const run = promisify(execFile);
 const SLUICE = new URL('../../bin/sluice.js', import.meta.url).pathname;
@@ -155,5 +155,56 @@ describe('sluice command line', () => {
       /InvalidAttributeValue/,
     );
     removeDataDir(dir);
+  });
+});
+
+/** What a person sees first: the startup lines, the server's address in a browser, a health check. */
+describe('first contact with sluice serve', () => {
+  let server: RunningServer;
+  before(async () => {
+    server = await startServer();
+  });
+  after(async () => {
+    await server?.stop();
+    if (server) removeDataDir(server.dataDir);
+  });
+
+  it('prints the console URL at start, on a line after the listening line', async () => {
+    // Both lines are written at once, so the second has arrived once the first has.
+    const lines = server.output().split('\n');
+    const listening = lines.findIndex((line) => line.startsWith('sluice: listening on '));
+    assert.ok(listening >= 0, server.output());
+    assert.equal(lines[listening + 1], `sluice: console at ${server.endpoint}/console`);
+    const page = await fetch(`${server.endpoint}/console`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+  });
+
+  it("sends a browser opening the server's address to the console, and leaves SQS requests to / alone", async () => {
+    const browser = await fetch(`${server.endpoint}/`, {
+      headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
+      redirect: 'manual',
+    });
+    assert.equal(browser.status, 303);
+    assert.equal(browser.headers.get('location'), '/console');
+    const followed = await fetch(`${server.endpoint}/`, { headers: { accept: 'text/html' } });
+    assert.equal(followed.url, `${server.endpoint}/console`);
+    assert.match(await followed.text(), /<html/i);
+    // A Query-protocol GET (it carries an Action) is still the SQS API, whatever it accepts.
+    const query = await fetch(`${server.endpoint}/?Action=ListQueues&Version=2012-11-05`, {
+      headers: { accept: 'text/html' },
+    });
+    assert.equal(query.status, 200);
+    assert.match(await query.text(), /<ListQueuesResponse/);
+  });
+
+  it('answers HEAD /health like GET, without the body', async () => {
+    const get = await fetch(`${server.endpoint}/health`);
+    const getBody = await get.text();
+    const head = await fetch(`${server.endpoint}/health`, { method: 'HEAD' });
+    assert.equal(head.status, get.status);
+    assert.equal(head.headers.get('content-type'), get.headers.get('content-type'));
+    assert.equal(head.headers.get('content-length'), String(Buffer.byteLength(getBody)));
+    assert.equal(await head.text(), '');
   });
 });
