@@ -25,6 +25,8 @@ Options:
   --port N            TCP port (default 9324; 0 picks a free one)
   --host ADDR         address to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)
   --data DIR          data directory of the embedded SQLite store (default ./sluice-data)
+  --in-memory         keep everything in memory, nothing on disk: for tests and CI; queues and messages
+                      are gone when the server stops (same as --data :memory:)
   --store URL         keep the queues in PostgreSQL instead: postgres://user[:password]@host[:port]/db;
                       every node started on the same database serves the same queues
   --store-connections N  PostgreSQL connections this node opens at most, plus one (default 10)
@@ -62,6 +64,8 @@ Options:
 SIGTERM or SIGINT stops accepting requests, answers long polls, and closes the database cleanly.`;
 
 const DURABILITY = ['full', 'durable', 'normal', 'off'] as const;
+/** The --data value of an in-memory store (SQLite's own name for one). */
+const IN_MEMORY = ':memory:';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function fail(message: string): never {
@@ -140,7 +144,13 @@ async function serve(args: string[]): Promise<void> {
   }
   const account = values.account;
   if (account !== undefined && !/^\d{12}$/.test(account)) usage('serve', '--account must be 12 digits');
-  const dataDir = values.data ?? './sluice-data';
+  const inMemory = values['in-memory'] === true || values.data === IN_MEMORY;
+  if (inMemory && values.data !== undefined && values.data !== IN_MEMORY)
+    usage('serve', '--in-memory keeps no data directory: leave out --data');
+  if (inMemory && values.store !== undefined) usage('serve', '--in-memory and --store do not go together');
+  if (inMemory && values.durability !== undefined)
+    usage('serve', '--durability has no meaning with --in-memory: nothing is written to disk');
+  const dataDir = inMemory ? IN_MEMORY : (values.data ?? './sluice-data');
   const durability = oneOf('durability', values.durability, DURABILITY) ?? 'durable';
   let sluice: Awaited<ReturnType<typeof startSluice>>;
   try {
@@ -184,9 +194,11 @@ async function serve(args: string[]): Promise<void> {
   }
   process.stdout.write(
     `sluice: listening on ${sluice.endpoint} (${
-      values.store === undefined
-        ? `data: ${dataDir}, durability: ${durability}`
-        : `store: ${withoutPassword(values.store)}`
+      values.store !== undefined
+        ? `store: ${withoutPassword(values.store)}`
+        : inMemory
+          ? 'in memory: nothing is kept when it stops'
+          : `data: ${dataDir}, durability: ${durability}`
     })\nsluice: console at ${consoleUrl(sluice.endpoint)}\n`,
   );
   const shutdown = (signal: string) => {
@@ -221,6 +233,7 @@ function parseServeArgs(args: string[]) {
       port: { type: 'string' },
       host: { type: 'string' },
       data: { type: 'string' },
+      'in-memory': { type: 'boolean' },
       store: { type: 'string' },
       'store-connections': { type: 'string' },
       durability: { type: 'string' },

@@ -27,7 +27,7 @@ export interface SluiceOptions {
   port?: number;
   /** Default 127.0.0.1: a queue is not exposed to the network unless asked. */
   host?: string;
-  /** Data directory of the SQLite store. Default ./sluice-data. */
+  /** Data directory of the SQLite store. Default ./sluice-data; `:memory:` keeps everything in memory. */
   dataDir?: string;
   durability?: Durability;
   accountId?: string;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type AlarmNotification, DlqAlarms } from '../../src/core/dlq-alarms.ts';
 import { MAX_TASK_MS } from '../../src/core/move-tasks.ts';
-import { context, type StoreFactory, useContractService } from './harness.ts';
+import { context, restartTest, type StoreFactory, type SuiteOptions, useContractService } from './harness.ts';
 
 type TaskEntry = {
   TaskHandle?: string;
@@ -16,7 +16,11 @@ type TaskEntry = {
 };
 
 /** Redrive policies, dead-letter moves, move tasks and DLQ alarms, for one store backend. */
-export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory): void {
+export function dlqSemanticsSuite(
+  backend: string,
+  factory: () => StoreFactory,
+  options: SuiteOptions = {},
+): void {
   describe(`Dead-letter queues on ${backend}`, () => {
     const warnings: string[] = [];
     const h = useContractService(factory, {
@@ -295,7 +299,7 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.equal(task?.ApproximateNumberOfMessagesMoved, 120);
       });
 
-      it('resumes after a restart where it was, moving no message twice', async () => {
+      it('resumes after a restart where it was, moving no message twice', restartTest(options), async () => {
         const { dlq, source } = await dlqPair();
         const target = await h.newQueue();
         await poison(source, 40);
@@ -322,34 +326,38 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.equal((await h.counts(dlq)).visible, 0);
       });
 
-      it('fails a task whose destination is deleted, and one still running after 36 hours', async () => {
-        const { dlq, source } = await dlqPair();
-        const target = await h.newQueue();
-        await poison(source, 30);
-        await start({
-          SourceArn: h.arn(dlq),
-          DestinationArn: h.arn(target),
-          MaxNumberOfMessagesPerSecond: 5,
-        });
-        await h.clock.advance(1000);
-        await h.service.DeleteQueue({ QueueUrl: target });
-        await h.clock.advance(1000);
-        const [failed] = await tasks(dlq);
-        assert.equal(failed?.Status, 'FAILED');
-        assert.match(failed?.FailureReason ?? '', /destination queue .* does not exist/);
-        const moved = failed!.ApproximateNumberOfMessagesMoved;
-        assert.equal((await h.counts(dlq)).visible, 30 - moved, 'what was not moved stays in the DLQ');
+      it(
+        'fails a task whose destination is deleted, and one still running after 36 hours',
+        restartTest(options),
+        async () => {
+          const { dlq, source } = await dlqPair();
+          const target = await h.newQueue();
+          await poison(source, 30);
+          await start({
+            SourceArn: h.arn(dlq),
+            DestinationArn: h.arn(target),
+            MaxNumberOfMessagesPerSecond: 5,
+          });
+          await h.clock.advance(1000);
+          await h.service.DeleteQueue({ QueueUrl: target });
+          await h.clock.advance(1000);
+          const [failed] = await tasks(dlq);
+          assert.equal(failed?.Status, 'FAILED');
+          assert.match(failed?.FailureReason ?? '', /destination queue .* does not exist/);
+          const moved = failed!.ApproximateNumberOfMessagesMoved;
+          assert.equal((await h.counts(dlq)).visible, 30 - moved, 'what was not moved stays in the DLQ');
 
-        await start({ SourceArn: h.arn(dlq), MaxNumberOfMessagesPerSecond: 1 });
-        await h.clock.advance(1500);
-        await h.service.moveTasks.stop();
-        await h.clock.advance(MAX_TASK_MS);
-        await h.restart();
-        await h.clock.advance(10);
-        const [expired] = await tasks(dlq);
-        assert.equal(expired?.Status, 'FAILED');
-        assert.match(expired?.FailureReason ?? '', /36 hours/);
-      });
+          await start({ SourceArn: h.arn(dlq), MaxNumberOfMessagesPerSecond: 1 });
+          await h.clock.advance(1500);
+          await h.service.moveTasks.stop();
+          await h.clock.advance(MAX_TASK_MS);
+          await h.restart();
+          await h.clock.advance(10);
+          const [expired] = await tasks(dlq);
+          assert.equal(expired?.Status, 'FAILED');
+          assert.match(expired?.FailureReason ?? '', /36 hours/);
+        },
+      );
 
       it('redrives a FIFO DLQ in group order, with new sequence numbers', async () => {
         const { dlq, source } = await dlqPair(1, { fifo: true });

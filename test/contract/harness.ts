@@ -19,6 +19,17 @@ export interface StoreFactory {
   idle?(store: Store): Promise<boolean>;
 }
 
+/** How a contract suite runs on one backend. */
+export interface SuiteOptions {
+  /** false for a store that keeps nothing once closed (SQLite in memory): its restart tests are skipped. */
+  persistent?: boolean;
+}
+
+/** The `it` options of a test that restarts the store: skipped where nothing outlives a close. */
+export function restartTest(options: SuiteOptions): { skip?: string } {
+  return options.persistent === false ? { skip: 'this store keeps nothing once closed' } : {};
+}
+
 export const context: RequestContext = { baseUrl: 'http://127.0.0.1:9324', senderId: 'AKIDTEST' };
 
 export type ReceivedMessage = {

@@ -22,6 +22,11 @@ export interface RunningServer {
 export interface StartOptions {
   /** Reuse a data directory (restart tests); a fresh temp directory otherwise. */
   dataDir?: string;
+  /**
+   * `--in-memory` instead of `--data`: the fresh temp directory (`dataDir`) is then the server's working
+   * directory, where the default ./sluice-data would appear if the server wrote one.
+   */
+  inMemory?: boolean;
   /** Fixed port; 0 (default) lets the OS choose. */
   port?: number;
   args?: string[];
@@ -31,10 +36,15 @@ export interface StartOptions {
 /** Starts `sluice serve` as a real child process and resolves once it prints its endpoint. */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sluice-test-'));
+  const storage = options.inMemory ? ['--in-memory'] : ['--data', dataDir];
   const child = spawn(
     process.execPath,
-    [SLUICE_BIN, 'serve', '--port', String(options.port ?? 0), '--data', dataDir, ...(options.args ?? [])],
-    { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    [SLUICE_BIN, 'serve', '--port', String(options.port ?? 0), ...storage, ...(options.args ?? [])],
+    {
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(options.inMemory && { cwd: dataDir }),
+    },
   );
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -161,6 +161,8 @@ export class SqliteStore implements Store {
     this.durability = options.durability ?? 'durable';
     this.db.pragma(`synchronous = ${this.durability === 'off' ? 'OFF' : 'NORMAL'}`);
     this.walFile = file === ':memory:' ? undefined : `${file}-wal`;
+    // In memory means nothing on disk, SQLite's temporary files (statement journals, big sorts) included.
+    if (file === ':memory:') this.db.pragma('temp_store = MEMORY');
     // A 32 MiB page cache keeps the hot end of big queues in memory while RSS stays bounded; checkpoints every
     // 8,192 pages (32 MiB of WAL) instead of 1,000 mean fewer of the fsyncs a checkpoint makes on the event loop.
     this.db.pragma('cache_size = -32768');
