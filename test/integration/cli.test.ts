@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { GetQueueAttributesCommand, ListQueueTagsCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { freePort } from '../helpers/free-port.ts';
 import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 
 const run = promisify(execFile);
@@ -206,5 +207,31 @@ describe('first contact with sluice serve', () => {
     assert.equal(head.headers.get('content-type'), get.headers.get('content-type'));
     assert.equal(head.headers.get('content-length'), String(Buffer.byteLength(getBody)));
     assert.equal(await head.text(), '');
+  });
+});
+
+describe('sluice stats and sluice redrive with no server at the endpoint', () => {
+  it('say that no Sluice answers there and ask whether sluice serve is running', async () => {
+    const endpoint = `http://127.0.0.1:${await freePort()}`;
+    for (const [command, ...args] of [
+      ['stats', 'orders', '--endpoint', endpoint],
+      ['stats', `${endpoint}/000000000000/orders`],
+      ['redrive', '--source', 'orders-dlq', '--endpoint', endpoint],
+      ['redrive', '--source', 'arn:aws:sqs:us-east-1:000000000000:orders-dlq', '--endpoint', endpoint],
+    ]) {
+      await assert.rejects(
+        run(process.execPath, [SLUICE, command!, ...args], {
+          env: { ...process.env, NODE_NO_WARNINGS: '1' },
+        }),
+        (failure: { code?: number; stderr?: string }) => {
+          assert.equal(failure.code, 1, `${command} ${args.join(' ')}`);
+          assert.equal(
+            failure.stderr,
+            `sluice ${command}: no Sluice at ${endpoint}: is \`sluice serve\` running?\n`,
+          );
+          return true;
+        },
+      );
+    }
   });
 });
