@@ -235,3 +235,120 @@ describe('sluice stats and sluice redrive with no server at the endpoint', () =>
     }
   });
 });
+
+describe('sluice serve --config', () => {
+  it('refuses a key it does not know, naming the key and the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
+    const cases: Array<[unknown, string]> = [
+      [{ queue: [] }, 'unknown key "queue"'],
+      [{ queues: [{ name: 'a', attributs: {} }] }, 'unknown key "queues[0].attributs"'],
+      [
+        { queues: [{ name: 'a', attributes: { VisibilityTimout: 5 } }] },
+        'unknown key "queues[0].attributes.VisibilityTimout"',
+      ],
+      [{ redrive: { rate: 5 } }, 'unknown key "redrive.rate"'],
+      [{ alarms: { treshold: 5 } }, 'unknown key "alarms.treshold"'],
+      [
+        { alarms: { queues: { 'orders-dlq': { silence: true } } } },
+        'unknown key "alarms.queues.orders-dlq.silence"',
+      ],
+      [
+        { credentials: [{ accessKeyId: 'AKID', secretAccessKey: 's', secret: 's' }] },
+        'unknown key "credentials[0].secret"',
+      ],
+    ];
+    try {
+      await Promise.all(
+        cases.map(async ([content, error], index) => {
+          const file = join(dir, `config-${index}.json`);
+          writeFileSync(file, JSON.stringify(content));
+          // A file that were accepted would start a server: the timeout ends it, and the test fails.
+          await assert.rejects(
+            run(process.execPath, [SLUICE, 'serve', '--in-memory', '--port', '0', '--config', file], {
+              timeout: 30_000,
+            }),
+            (failure: { code?: number; stderr?: string }) => {
+              assert.equal(failure.code, 2, `${error}: ${failure.stderr}`);
+              assert.match(
+                failure.stderr ?? '',
+                new RegExp(
+                  `^sluice: cannot start: config file ${file}: ${error.replace(/[[\].]/g, '\\$&')} \\(known: `,
+                ),
+              );
+              return true;
+            },
+          );
+        }),
+      );
+    } finally {
+      removeDataDir(dir);
+    }
+  });
+
+  it('takes a RedrivePolicy as a JSON object, and a source queue listed before its DLQ', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
+    const config = join(dir, 'queues.json');
+    const arn = (name: string) => `arn:aws:sqs:us-east-1:000000000000:${name}`;
+    writeFileSync(
+      config,
+      JSON.stringify({
+        queues: [
+          {
+            name: 'orders',
+            attributes: { RedrivePolicy: { deadLetterTargetArn: arn('orders-dlq'), maxReceiveCount: 3 } },
+          },
+          {
+            name: 'audit',
+            attributes: {
+              RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn('orders-dlq'), maxReceiveCount: '5' }),
+            },
+          },
+          {
+            name: 'orders-dlq',
+            attributes: {
+              MessageRetentionPeriod: 1209600,
+              RedriveAllowPolicy: {
+                redrivePermission: 'byQueue',
+                sourceQueueArns: [arn('orders'), arn('audit')],
+              },
+            },
+          },
+        ],
+      }),
+    );
+    const server = await startServer({ inMemory: true, args: ['--config', config] });
+    const sqs = new SQSClient({
+      endpoint: server.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+    try {
+      const policyOf = async (name: string) => {
+        const { Attributes } = await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: `${server.endpoint}/000000000000/${name}`,
+            AttributeNames: ['RedrivePolicy', 'RedriveAllowPolicy'],
+          }),
+        );
+        return Attributes;
+      };
+      assert.deepEqual(JSON.parse((await policyOf('orders'))?.RedrivePolicy ?? '{}'), {
+        deadLetterTargetArn: arn('orders-dlq'),
+        maxReceiveCount: 3,
+      });
+      assert.deepEqual(JSON.parse((await policyOf('audit'))?.RedrivePolicy ?? '{}'), {
+        deadLetterTargetArn: arn('orders-dlq'),
+        maxReceiveCount: 5,
+      });
+      assert.deepEqual(JSON.parse((await policyOf('orders-dlq'))?.RedriveAllowPolicy ?? '{}'), {
+        redrivePermission: 'byQueue',
+        sourceQueueArns: [arn('orders'), arn('audit')],
+      });
+    } finally {
+      sqs.destroy();
+      await server.stop();
+      removeDataDir(dir);
+      removeDataDir(server.dataDir);
+    }
+  });
+});
