@@ -197,12 +197,15 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   // lease holder (with SQLite, this server, always). Another node's move tasks wait for the holder's tick.
   await service.moveTasks.stop();
   let sweeper: { stop(): void } | undefined;
+  // Where several nodes share the store, who runs the cluster jobs is news; a server alone always does.
+  const leaseNews = (message: string) =>
+    lease.shared ? logger.info({ holder: lease.holder }, message) : logger.debug(message);
   const lease = new ClusterLease(
     store,
     clock,
     {
       async start() {
-        logger.info({ holder: lease.holder }, 'running the cluster jobs (lease taken)');
+        leaseNews('running the cluster jobs (lease taken)');
         sweeper = startRetentionSweeper(service, (error) =>
           logger.error({ err: error }, 'retention sweep failed'),
         );
@@ -210,8 +213,12 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
         alarms.start();
         sampler.start();
       },
-      async stop() {
-        logger.info({ holder: lease.holder }, 'no longer running the cluster jobs (lease lost)');
+      async stop(reason) {
+        leaseNews(
+          reason === 'lost'
+            ? 'no longer running the cluster jobs (lease lost)'
+            : 'no longer running the cluster jobs (lease released: shutting down)',
+        );
         sweeper?.stop();
         await sampler.stop();
         await alarms.stop();

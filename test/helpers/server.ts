@@ -47,7 +47,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     },
   );
   let output = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // 'close', not 'exit': by then everything the server printed has been read into output().
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const endpoint = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start in 20 s:\n${output}`)), 20_000);
     const onData = (chunk: Buffer) => {

@@ -199,6 +199,14 @@ describe('first contact with sluice serve', () => {
     assert.match(await query.text(), /<ListQueuesResponse/);
   });
 
+  it('logs nothing about a cluster lease on a single node, at start or at shutdown', async () => {
+    const alone = await startServer();
+    await alone.stop();
+    removeDataDir(alone.dataDir);
+    assert.match(alone.output(), /SIGTERM, shutting down/);
+    assert.doesNotMatch(alone.output(), /lease|cluster jobs/);
+  });
+
   it('answers HEAD /health like GET, without the body', async () => {
     const get = await fetch(`${server.endpoint}/health`);
     const getBody = await get.text();
