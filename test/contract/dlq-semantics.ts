@@ -465,6 +465,36 @@ export function dlqSemanticsSuite(
         assert.deepEqual([after?.state, after?.history.map((n) => n.event)], ['OK', ['raised', 'resolved']]);
       });
 
+      it(
+        'keeps the states across a restart: the restarted checker does not raise again',
+        restartTest(options),
+        async () => {
+          const { dlq, source } = await dlqPair();
+          const name = dlq.split('/').at(-1)!;
+          const said: string[] = [];
+          const settings = { threshold: 0, periodSeconds: 10, queues: {} };
+          const checker = (label: string) =>
+            new DlqAlarms(h.service, settings, (n) => {
+              if (n.queue === name) said.push(`${label} ${n.event} ${n.visible}`);
+            });
+          await poison(source, 1);
+          const before = checker('before');
+          await before.check();
+          const raised = before.states().find((s) => s.queue === name);
+          await h.restart();
+          const after = checker('after');
+          assert.deepEqual(
+            (await after.clusterStates()).find((s) => s.queue === name),
+            raised,
+          );
+          await after.check();
+          await poison(source, 1);
+          await after.check();
+          assert.deepEqual(said, ['before raised 1', 'after growing 2']);
+          assert.equal(after.states().find((s) => s.queue === name)?.since, raised?.since);
+        },
+      );
+
       it('can be silenced per queue: the state is kept, nobody is notified', async () => {
         const { dlq, source } = await dlqPair();
         const name = dlq.split('/').at(-1)!;
