@@ -144,6 +144,22 @@ export function dlqSemanticsSuite(
         assert.equal(warnings.length, 1);
       });
 
+      it('says nothing of a DLQ retention someone chose, however short', async () => {
+        warnings.length = 0;
+        const chosen = await h.newQueue({ MessageRetentionPeriod: '86400' });
+        await h.newQueue({
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: h.arn(chosen), maxReceiveCount: 3 }),
+        });
+        assert.deepEqual(warnings, []);
+        // Both left at the default: nobody chose, and the DLQ keeps messages no longer than the source.
+        const unchosen = await h.newQueue();
+        await h.newQueue({
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: h.arn(unchosen), maxReceiveCount: 3 }),
+        });
+        assert.equal(warnings.length, 1);
+        assert.match(warnings[0]!, /345600 s, not longer than .*'s 345600 s/);
+      });
+
       it('lists dead-letter source queues with pagination', async () => {
         const dlq = await h.newQueue();
         const policy = JSON.stringify({ deadLetterTargetArn: h.arn(dlq), maxReceiveCount: 2 });

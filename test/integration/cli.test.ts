@@ -5,7 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { GetQueueAttributesCommand, ListQueueTagsCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ListQueueTagsCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { freePort } from '../helpers/free-port.ts';
 import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 
@@ -205,6 +210,42 @@ describe('first contact with sluice serve', () => {
     removeDataDir(alone.dataDir);
     assert.match(alone.output(), /SIGTERM, shutting down/);
     assert.doesNotMatch(alone.output(), /lease|cluster jobs/);
+  });
+
+  it('warns of the retention trap only for a DLQ whose retention nobody chose', async () => {
+    const sqs = new SQSClient({
+      endpoint: server.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+    const pair = async (dlq: string, source: string, dlqAttributes: Record<string, string>) => {
+      await sqs.send(new CreateQueueCommand({ QueueName: dlq, Attributes: dlqAttributes }));
+      const RedrivePolicy = JSON.stringify({
+        deadLetterTargetArn: `arn:aws:sqs:us-east-1:000000000000:${dlq}`,
+        maxReceiveCount: 3,
+      });
+      await sqs.send(new CreateQueueCommand({ QueueName: source, Attributes: { RedrivePolicy } }));
+    };
+    try {
+      await pair('chosen-dlq', 'chosen', { MessageRetentionPeriod: '86400' }); // one day, on purpose
+      await pair('plain-dlq', 'plain', {}); // four days, as the source: the default
+      // The log is written in order: once the second pair's warning is there, the first's would be too.
+      for (let waited = 0; !server.output().includes('dead-letter queue plain-dlq keeps'); waited += 50) {
+        assert.ok(waited < 10_000, server.output());
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const warnings = server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('a message keeps its original send time'));
+      assert.equal(warnings.length, 1, warnings.join('\n'));
+      assert.match(
+        warnings[0]!,
+        /dead-letter queue plain-dlq keeps messages 345600 s, not longer than plain's 345600 s/,
+      );
+    } finally {
+      sqs.destroy();
+    }
   });
 
   it('answers HEAD /health like GET, without the body', async () => {
