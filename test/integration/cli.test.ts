@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -24,6 +24,7 @@ describe('sluice command line', () => {
       '--port',
       '--host',
       '--data',
+      '--in-memory',
       '--durability',
       '--config',
       '--region',
@@ -42,6 +43,17 @@ describe('sluice command line', () => {
     }
     const main = await run(process.execPath, [SLUICE, '--help']);
     assert.match(main.stdout, /sluice serve/);
+  });
+
+  it('has every option of every command in the command-line guide', async () => {
+    const guide = readFileSync(new URL('../../docs/guide/cli.md', import.meta.url), 'utf8');
+    for (const command of ['serve', 'redrive', 'stats']) {
+      const { stdout } = await run(process.execPath, [SLUICE, command, '--help']);
+      const options = new Set(stdout.match(/--[a-z][a-z-]*/g));
+      assert.ok(options.size > 3, stdout);
+      for (const option of options)
+        assert.ok(guide.includes(`\`${option}`), `docs/guide/cli.md does not document ${command} ${option}`);
+    }
   });
 
   it('refuses unknown options and bad values with exit code 2', async () => {
