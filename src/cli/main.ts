@@ -192,15 +192,7 @@ async function serve(args: string[]): Promise<void> {
   } catch (error) {
     fail(`cannot start: ${(error as Error).message}`);
   }
-  process.stdout.write(
-    `sluice: listening on ${sluice.endpoint} (${
-      values.store !== undefined
-        ? `store: ${withoutPassword(values.store)}`
-        : inMemory
-          ? 'in memory: nothing is kept when it stops'
-          : `data: ${dataDir}, durability: ${durability}`
-    })\nsluice: console at ${consoleUrl(sluice.endpoint)}\n`,
-  );
+  // Before the listening line: whoever reads it may signal at once, and an unhandled SIGTERM kills outright.
   const shutdown = (signal: string) => {
     process.stdout.write(`sluice: ${signal}, shutting down\n`);
     sluice.close().then(
@@ -210,6 +202,15 @@ async function serve(args: string[]): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  process.stdout.write(
+    `sluice: listening on ${sluice.endpoint} (${
+      values.store !== undefined
+        ? `store: ${withoutPassword(values.store)}`
+        : inMemory
+          ? 'in memory: nothing is kept when it stops'
+          : `data: ${dataDir}, durability: ${durability}`
+    })\nsluice: console at ${consoleUrl(sluice.endpoint)}\n`,
+  );
 }
 
 /** Where a person on this machine opens the console: a browser cannot open a wildcard bind address. */

@@ -151,6 +151,17 @@ describe('sluice command line', () => {
     }
   });
 
+  it('shuts down cleanly on a SIGTERM sent as soon as it says it is listening', async () => {
+    // A supervisor or test that stops the server right after reading the line must get the clean shutdown.
+    for (let run = 0; run < 5; run++) {
+      const server = await startServer();
+      await server.stop();
+      removeDataDir(server.dataDir);
+      assert.deepEqual([server.process.signalCode, server.process.exitCode], [null, 0], server.output());
+      assert.match(server.output(), /sluice: SIGTERM, shutting down/);
+    }
+  });
+
   it('refuses to start a second server on a data directory already in use', async () => {
     const first = await startServer();
     try {
