@@ -6,10 +6,20 @@ import {
   queueHistory,
   SAMPLE_PERIOD_MS,
 } from '../../packages/server/src/core/queue-history.ts';
-import { context, type StoreFactory, useContractService } from './harness.ts';
+import {
+  context,
+  type StoreFactory,
+  type SuiteOptions,
+  skipsRestart,
+  useContractService,
+} from './harness.ts';
 
 /** The activity counters, the 10 s history samples and their 24 h retention, for one store backend. */
-export function historySemanticsSuite(backend: string, factory: () => StoreFactory): void {
+export function historySemanticsSuite(
+  backend: string,
+  factory: () => StoreFactory,
+  options: SuiteOptions = {},
+): void {
   describe(`Queue history on ${backend}`, () => {
     const h = useContractService(factory);
     const nameOf = (url: string) => url.split('/').at(-1)!;
@@ -113,7 +123,8 @@ export function historySemanticsSuite(backend: string, factory: () => StoreFacto
       assert.deepEqual(await h.store.takeQueueActivity(), []);
     });
 
-    it('drops samples older than 24 hours, and keeps the rest across a restart', async () => {
+    it('drops samples older than 24 hours, and keeps the rest across a restart', async (t) => {
+      if (skipsRestart(t, options)) return;
       const url = await h.newQueue();
       const s = sampler();
       const start = h.clock.now();

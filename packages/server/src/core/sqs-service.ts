@@ -973,11 +973,18 @@ export class SqsService {
       );
     }
     // The retention trap: a standard message keeps its send time in the DLQ, so a DLQ that keeps messages no
-    // longer than the source can drop one as soon as it arrives. SQS accepts this; Sluice says so. A queue may
-    // name itself (SQS accepts that too), and then nothing is ever moved (see deadLetterTarget).
+    // longer than the source can drop one as soon as it arrives. SQS accepts this; Sluice says so, unless the
+    // DLQ's retention was chosen (is not the default): whoever set it knows (docs/decisions/retention-warning.md).
+    // A queue may name itself (SQS accepts that too), and then nothing is ever moved (see deadLetterTarget).
     const sourceRetention = integerAttribute({ ...queue.attributes, ...changes }, 'MessageRetentionPeriod');
     const targetRetention = integerAttribute(target.attributes, 'MessageRetentionPeriod');
-    if (!queue.fifo && target.name !== queue.name && targetRetention <= sourceRetention) {
+    const defaultRetention = integerAttribute(defaultAttributes(target.fifo), 'MessageRetentionPeriod');
+    if (
+      !queue.fifo &&
+      target.name !== queue.name &&
+      targetRetention <= sourceRetention &&
+      targetRetention === defaultRetention
+    ) {
       this.warn(
         { queue: queue.name, deadLetterQueue: target.name, sourceRetention, targetRetention },
         `dead-letter queue ${target.name} keeps messages ${targetRetention} s, not longer than ${queue.name}'s ` +

@@ -123,8 +123,14 @@ async function handle(
     fail(wrongHost);
     return;
   }
-  if (request.method === 'GET' && url().pathname === '/health') {
+  // HEAD as GET for health checkers that ask with it; Node leaves a HEAD response's body out.
+  if ((request.method === 'GET' || request.method === 'HEAD') && url().pathname === '/health') {
     reply(200, { 'content-type': 'application/json' }, '{"status":"ok"}', false);
+    return;
+  }
+  // A browser opening the server's address goes to the console (an SQS client's GET always has an Action).
+  if (request.method === 'GET' && request.url === '/' && request.headers.accept?.includes('text/html')) {
+    reply(303, { location: '/console' }, '', false);
     return;
   }
   const page = request.method === 'GET' ? options.pages?.[url().pathname] : undefined;

@@ -28,7 +28,7 @@ export interface SluiceOptions {
   port?: number;
   /** Default 127.0.0.1: a queue is not exposed to the network unless asked. */
   host?: string;
-  /** Data directory of the SQLite store. Default ./sluice-data. */
+  /** Data directory of the SQLite store. Default ./sluice-data; `:memory:` keeps everything in memory. */
   dataDir?: string;
   durability?: Durability;
   accountId?: string;
@@ -210,12 +210,15 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   // lease holder (with SQLite, this server, always). Another node's move tasks wait for the holder's tick.
   await service.moveTasks.stop();
   let sweeper: { stop(): void } | undefined;
+  // Where several nodes share the store, who runs the cluster jobs is news; a server alone always does.
+  const leaseNews = (message: string) =>
+    lease.shared ? logger.info({ holder: lease.holder }, message) : logger.debug(message);
   const lease = new ClusterLease(
     store,
     clock,
     {
       async start() {
-        logger.info({ holder: lease.holder }, 'running the cluster jobs (lease taken)');
+        leaseNews('running the cluster jobs (lease taken)');
         sweeper = startRetentionSweeper(service, (error) =>
           logger.error({ err: error }, 'retention sweep failed'),
         );
@@ -223,8 +226,12 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
         alarms.start();
         sampler.start();
       },
-      async stop() {
-        logger.info({ holder: lease.holder }, 'no longer running the cluster jobs (lease lost)');
+      async stop(reason) {
+        leaseNews(
+          reason === 'lost'
+            ? 'no longer running the cluster jobs (lease lost)'
+            : 'no longer running the cluster jobs (lease released: shutting down)',
+        );
         sweeper?.stop();
         await sampler.stop();
         await alarms.stop();

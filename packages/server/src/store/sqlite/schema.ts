@@ -131,4 +131,10 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX queue_samples_by_time ON queue_samples (at);
   `,
+  /* 5: documents the cluster jobs keep across restarts (DLQ alarm states) */ `
+  CREATE TABLE cluster_state (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];

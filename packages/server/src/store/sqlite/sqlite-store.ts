@@ -124,8 +124,6 @@ export class SqliteStore implements Store {
    */
   private readonly queuesWithoutTenants = new Set<number>();
   private readonly activity = new ActivityTally();
-  /** The one server is the one reader, and the states are recomputed at start: memory is enough. */
-  private readonly clusterStates = new Map<string, string>();
   /**
    * Per queue, a number the queue's in-flight count cannot exceed: the last count read, plus every claim
    * since. Only claims put a message in flight (a visibility change needs one in flight already; dead-letter
@@ -161,6 +159,8 @@ export class SqliteStore implements Store {
     this.durability = options.durability ?? 'durable';
     this.db.pragma(`synchronous = ${this.durability === 'off' ? 'OFF' : 'NORMAL'}`);
     this.walFile = file === ':memory:' ? undefined : `${file}-wal`;
+    // In memory means nothing on disk, SQLite's temporary files (statement journals, big sorts) included.
+    if (file === ':memory:') this.db.pragma('temp_store = MEMORY');
     // A 32 MiB page cache keeps the hot end of big queues in memory while RSS stays bounded; checkpoints every
     // 8,192 pages (32 MiB of WAL) instead of 1,000 mean fewer of the fsyncs a checkpoint makes on the event loop.
     this.db.pragma('cache_size = -32768');
@@ -772,12 +772,14 @@ export class SqliteStore implements Store {
     return this.activity.take();
   }
 
+  // Kept in the database so that a restarted server goes on from its alarm states instead of announcing
+  // them again; a save lost in a power cut only repeats a notification, so it waits for the next fsync.
   async saveClusterState(name: string, value: string): Promise<void> {
-    this.clusterStates.set(name, value);
+    await this.write('redeliverable', () => this.statements.saveClusterState.run(name, value));
   }
 
   async clusterState(name: string): Promise<string | undefined> {
-    return this.clusterStates.get(name);
+    return (this.statements.clusterState.get(name) as { value: string } | undefined)?.value;
   }
 
   /** Pages in use (the file less its free list): constant time, and what a full disk is made of. */
@@ -1053,6 +1055,10 @@ function prepareStatements(db: Database.Database) {
     ),
     samplesOfQueue: db.prepare('SELECT * FROM queue_samples WHERE queue = ? AND at >= ? ORDER BY at'),
     deleteSamplesBefore: db.prepare('DELETE FROM queue_samples WHERE at < ?'),
+    saveClusterState: db.prepare(
+      'INSERT INTO cluster_state (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
+    ),
+    clusterState: db.prepare('SELECT value FROM cluster_state WHERE name = ?'),
     // Move tasks.
     insertMoveTask: db.prepare(
       `INSERT INTO move_tasks (handle, source_arn, source_queue_id, destination_arn, max_per_second, status,
