@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type {
-  MessageToDelete,
+  DeleteOutcome,
+  MessageReceipt,
   NewMessage,
   QueueRecord,
+  ReceiptRule,
   SentMessage,
   Store,
   StoredMessage,
@@ -46,12 +48,7 @@ import {
   type QueueAttributes,
   validateSettableAttributes,
 } from './queue-attributes.ts';
-import {
-  decodeReceiptHandle,
-  encodeReceiptHandle,
-  newReceiptToken,
-  type ReceiptHandle,
-} from './receipt-handle.ts';
+import { decodeReceiptHandle, encodeReceiptHandle, newReceiptToken } from './receipt-handle.ts';
 import { allowsRedriveFrom, parseRedriveAllowPolicy, parseRedrivePolicy } from './redrive-policy.ts';
 
 const STORED_BYTES_REFRESH_MS = 1000;
@@ -89,6 +86,16 @@ export interface RequestContext {
 
 const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$/;
 const FIFO_QUEUE_NAME = /^[A-Za-z0-9_-]{1,75}\.fifo$/;
+/**
+ * Which receipt handles of a message that still exists DeleteMessage and ChangeMessageVisibility honour, as
+ * SQS does: a standard queue every handle issued for the message, superseded or lapsed; a FIFO queue refuses
+ * a delete whose visibility timeout lapsed, and a visibility change of a message not in flight.
+ */
+const RECEIPT_RULES = {
+  standard: { delete: 'anyIssued', change: 'anyIssued' },
+  fifo: { delete: 'inFlight', change: 'latest' },
+} as const satisfies Record<string, { delete: ReceiptRule; change: ReceiptRule }>;
+
 const SYSTEM_ATTRIBUTE_NAMES = [
   'ApproximateReceiveCount',
   'ApproximateFirstReceiveTimestamp',
@@ -582,7 +589,13 @@ export class SqsService {
 
   async DeleteMessage(input: Input) {
     const queue = await this.resolveQueue(input);
-    const deleted = await this.deleteOne(queue, requiredString(input, 'ReceiptHandle'));
+    const receiptHandle = requiredString(input, 'ReceiptHandle');
+    const outcome = await this.store.deleteMessage(
+      queue.id,
+      this.receiptOf(queue, receiptHandle),
+      this.deleteCheck(queue),
+    );
+    const deleted = wasDeleted(outcome, receiptHandle);
     if (deleted) this.groupMayBeFree(queue);
     this.activity.deleted(queue.name, deleted ? 1 : 0);
     return {};
@@ -594,7 +607,8 @@ export class SqsService {
     let deleted = 0;
     const deleteOne = this.batchDeleter(queue);
     const output = await this.runBatch(entries, async (entry) => {
-      if (await deleteOne(requiredString(entry, 'ReceiptHandle'))) deleted++;
+      const receiptHandle = requiredString(entry, 'ReceiptHandle');
+      if (wasDeleted(await deleteOne(receiptHandle), receiptHandle)) deleted++;
     });
     if (deleted > 0) this.groupMayBeFree(queue);
     this.activity.deleted(queue.name, deleted);
@@ -771,6 +785,7 @@ export class SqsService {
       ReceiptHandle: encodeReceiptHandle({
         queueId: queue.id,
         seq: message.seq,
+        receiveCount: message.receiveCount,
         token: message.receiptToken!,
       }),
       MD5OfBody: message.md5OfBody,
@@ -784,33 +799,32 @@ export class SqsService {
     return rendered;
   }
 
-  /** Whether the message was deleted: a stale or already-deleted handle succeeds without effect (SQS). */
-  private async deleteOne(queue: QueueRecord, receiptHandle: string): Promise<boolean> {
-    const handle = this.handleOf(queue, receiptHandle);
-    return this.store.deleteMessage(queue.id, handle.seq, handle.token);
+  private deleteCheck(queue: QueueRecord) {
+    return { rule: RECEIPT_RULES[queue.fifo ? 'fifo' : 'standard'].delete, now: this.clock.now() };
   }
 
   /**
-   * `deleteOne` for the entries of one DeleteMessageBatch: each handle is checked on its own (a bad one fails
-   * only its entry), and the valid ones reach the store in one write.
+   * The store's delete for the entries of one DeleteMessageBatch: each handle is checked on its own (a bad one
+   * fails only its entry), and the valid ones reach the store in one write.
    */
-  private batchDeleter(queue: QueueRecord): (receiptHandle: string) => Promise<boolean> {
-    const batch: MessageToDelete[] = [];
-    let results: Promise<boolean[]> | undefined;
+  private batchDeleter(queue: QueueRecord): (receiptHandle: string) => Promise<DeleteOutcome> {
+    const batch: MessageReceipt[] = [];
+    let results: Promise<DeleteOutcome[]> | undefined;
     return async (receiptHandle) => {
-      const handle = this.handleOf(queue, receiptHandle);
-      const index = batch.push({ seq: handle.seq, receiptToken: handle.token }) - 1;
+      const index = batch.push(this.receiptOf(queue, receiptHandle)) - 1;
       // A microtask later, so every entry is in: runBatch starts them all in one synchronous pass.
-      results ??= Promise.resolve().then(() => this.store.deleteMessages(queue.id, batch));
+      results ??= Promise.resolve().then(() =>
+        this.store.deleteMessages(queue.id, batch, this.deleteCheck(queue)),
+      );
       return (await results)[index]!;
     };
   }
 
-  /** A client's receipt handle, which must be one Sluice issued for this queue. */
-  private handleOf(queue: QueueRecord, receiptHandle: string): ReceiptHandle {
+  /** The message a client's receipt handle names, which must be a handle in the form Sluice issues for this queue. */
+  private receiptOf(queue: QueueRecord, receiptHandle: string): MessageReceipt {
     const handle = decodeReceiptHandle(receiptHandle);
     if (handle.queueId !== queue.id) throw errors.receiptHandleIsInvalid(receiptHandle);
-    return handle;
+    return { seq: handle.seq, receiveCount: handle.receiveCount, receiptToken: handle.token };
   }
 
   private async changeOne(queue: QueueRecord, input: Input): Promise<void> {
@@ -825,12 +839,12 @@ export class SqsService {
       LIMITS.maxVisibilityTimeout,
       `Must be between 0 and ${LIMITS.maxVisibilityTimeout}, if provided.`,
     )!;
-    const handle = this.handleOf(queue, receiptHandle);
+    const receipt = this.receiptOf(queue, receiptHandle);
     const now = this.clock.now();
     const outcome = await this.store.changeVisibility({
       queueId: queue.id,
-      seq: handle.seq,
-      receiptToken: handle.token,
+      receipt,
+      rule: RECEIPT_RULES[queue.fifo ? 'fifo' : 'standard'].change,
       now,
       visibleAt: now + timeout * 1000,
       maxDeliveryMs: LIMITS.maxInFlightSecondsPerDelivery * 1000,
@@ -848,6 +862,8 @@ export class SqsService {
           timeout,
           `Total VisibilityTimeout for the message is beyond the limit [${LIMITS.maxInFlightSecondsPerDelivery} seconds]`,
         );
+      case 'invalid':
+        throw errors.receiptHandleIsInvalid(receiptHandle);
       case 'stale':
       case 'missing':
         throw errors.invalidParameter(
@@ -948,6 +964,24 @@ export class SqsService {
 type PreparedMessage = ReturnType<SqsService['prepareMessage']>;
 
 type BatchFailure = { Id: string; SenderFault: boolean; Code: string; Message: string };
+
+/**
+ * Whether a delete removed the message. A message already gone is no error (SQS); a handle Sluice never
+ * issued is ReceiptHandleIsInvalid; a superseded or lapsed one (FIFO) has expired, in SQS's words.
+ */
+function wasDeleted(outcome: DeleteOutcome, receiptHandle: string): boolean {
+  switch (outcome) {
+    case 'deleted':
+      return true;
+    case 'missing':
+      return false;
+    case 'invalid':
+      throw errors.receiptHandleIsInvalid(receiptHandle);
+    case 'stale':
+    case 'expired':
+      throw errors.invalidParameter('ReceiptHandle', receiptHandle, 'The receipt handle has expired.');
+  }
+}
 
 function batchFailure(id: string, error: unknown): BatchFailure {
   if (!(error instanceof SqsError)) throw error;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { md5OfAttributes } from '../../src/core/message-attributes.ts';
+import { decodeReceiptHandle, encodeReceiptHandle } from '../../src/core/receipt-handle.ts';
 import { startRetentionSweeper } from '../../src/core/retention.ts';
 import { context, type ReceivedMessage, type StoreFactory, useContractService } from './harness.ts';
 
@@ -308,18 +309,17 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.equal((await receive(url)).length, 1);
       });
 
-      it('deletes only with the latest receipt handle; an old handle succeeds without effect', async () => {
+      it('deletes with any handle issued for a message that still exists, a superseded one too (SQS)', async () => {
         const url = await newQueue({ VisibilityTimeout: '10' });
         await send(url, 'a');
         const [first] = await receive(url);
         await h.clock.advance(10_000);
         const [second] = await receive(url);
         await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
-        assert.equal((await counts(url)).notVisible, 1);
-        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
         assert.deepEqual(await counts(url), { visible: 0, notVisible: 0, delayed: 0 });
-        // Deleting again is not an error either.
+        // Deleting again, with either handle, is not an error either.
         await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
+        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
         await rejects(
           h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: 'not-a-handle' }),
           'ReceiptHandleIsInvalid',
@@ -330,6 +330,73 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           h.service.DeleteMessage({ QueueUrl: other, ReceiptHandle: second!.ReceiptHandle }),
           'ReceiptHandleIsInvalid',
         );
+      });
+
+      it('refuses a handle of a live message that Sluice never issued', async () => {
+        const url = await newQueue({ VisibilityTimeout: '10' });
+        await send(url, 'a');
+        const [message] = await receive(url);
+        const issued = decodeReceiptHandle(message!.ReceiptHandle);
+        const forged = [
+          encodeReceiptHandle({
+            ...issued,
+            token: issued.token === 'f'.repeat(16) ? '0'.repeat(16) : 'f'.repeat(16),
+          }),
+          encodeReceiptHandle({ ...issued, receiveCount: issued.receiveCount + 1 }),
+        ];
+        for (const handle of forged) {
+          await rejects(
+            h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: handle }),
+            'ReceiptHandleIsInvalid',
+          );
+          await rejects(
+            h.service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: 0 }),
+            'ReceiptHandleIsInvalid',
+          );
+        }
+        assert.deepEqual(await counts(url), { visible: 0, notVisible: 1, delayed: 0 });
+      });
+
+      it('changes visibility with a lapsed or superseded handle, alone and in a batch (SQS standard queues)', async () => {
+        const url = await newQueue({ VisibilityTimeout: '30' });
+        await send(url, 'a');
+        const [first] = await receive(url);
+        await h.clock.advance(30_000);
+        // Its timeout lapsed: the new one still applies, counted from the call, and hides the message again.
+        await h.service.ChangeMessageVisibility({
+          QueueUrl: url,
+          ReceiptHandle: first!.ReceiptHandle,
+          VisibilityTimeout: 60,
+        });
+        assert.deepEqual(await counts(url), { visible: 0, notVisible: 1, delayed: 0 });
+        await h.clock.advance(59_999);
+        assert.deepEqual(await receive(url), []);
+        await h.clock.advance(1);
+        const [second] = await receive(url);
+        assert.equal(second?.Attributes?.ApproximateReceiveCount, '2');
+        // The first handle is superseded now; it still makes the message visible, in a batch too.
+        const changed = await h.service.ChangeMessageVisibilityBatch({
+          QueueUrl: url,
+          Entries: [{ Id: 'old', ReceiptHandle: first!.ReceiptHandle, VisibilityTimeout: 0 }],
+        });
+        assert.deepEqual(changed, { Successful: [{ Id: 'old' }], Failed: [] });
+        const [third] = await receive(url);
+        assert.equal(third?.Attributes?.ApproximateReceiveCount, '3');
+        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: third!.ReceiptHandle });
+        // Only a message that no longer exists refuses the change.
+        for (const handle of [first!.ReceiptHandle, third!.ReceiptHandle]) {
+          await rejects(
+            h.service.ChangeMessageVisibility({
+              QueueUrl: url,
+              ReceiptHandle: handle,
+              VisibilityTimeout: 10,
+            }),
+            'InvalidParameterValue',
+            new RegExp(
+              `^Value ${handle} for parameter ReceiptHandle is invalid\\. Reason: Message does not exist or is not available for visibility timeout change\\.$`,
+            ),
+          );
+        }
       });
 
       it('changes visibility from the call, to 0 at once, and restarts at the queue default on redelivery', async () => {
@@ -362,17 +429,6 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
       it('refuses visibility changes that SQS refuses', async () => {
         const url = await newQueue({ VisibilityTimeout: '30' });
         await send(url, 'a');
-        const [message] = await receive(url);
-        const handle = message!.ReceiptHandle;
-        await h.clock.advance(3_600_000 * 11);
-        await rejects(
-          h.service.ChangeMessageVisibility({
-            QueueUrl: url,
-            ReceiptHandle: handle,
-            VisibilityTimeout: 3_601,
-          }),
-          'MessageNotInflight',
-        );
         const [again] = await receive(url, { VisibilityTimeout: 43_200 });
         await h.clock.advance(3_600_000 * 11);
         await rejects(
@@ -389,11 +445,6 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           ReceiptHandle: again!.ReceiptHandle,
           VisibilityTimeout: 3_600,
         });
-        await rejects(
-          h.service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: 10 }),
-          'InvalidParameterValue',
-          /Message does not exist or is not available/,
-        );
         await rejects(
           h.service.ChangeMessageVisibility({
             QueueUrl: url,
@@ -687,7 +738,8 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
             { Id: 'y-again', ReceiptHandle: again[1]!.ReceiptHandle },
           ],
         });
-        // A stale handle succeeds without effect (SQS); only the garbage one fails.
+        // The older handle deletes 'a' (SQS), so the latest one finds it gone: no error either. Only the
+        // garbage one fails.
         assert.deepEqual(
           deleted.Successful.map((entry) => entry.Id),
           ['stale', 'x', 'y', 'y-again'],
@@ -738,34 +790,73 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.deepEqual(await counts(other), { visible: 0, notVisible: 1, delayed: 0 });
       });
 
-      it('answers per receipt in the store: deleted, stale token, already gone, repeated', async () => {
-        const url = await newQueue({ VisibilityTimeout: '0' });
-        await send(url, 'x');
-        await send(url, 'y');
+      it('judges each receipt in the store by the rule the core chooses: any issued, the latest, the latest in flight', async () => {
+        const url = await newQueue();
+        for (const body of ['x', 'y', 'z', 'w']) await send(url, body);
         const queue = (await h.store.getQueue(url.split('/').at(-1)!))!;
-        const claim = async () =>
+        const claim = async (visibleForMs: number) =>
           (
             await h.store.receiveMessages({
               queueId: queue.id,
               now: h.clock.now(),
               max: 10,
-              visibleUntil: h.clock.now() + 60_000,
-              newReceiptToken: () => Math.random().toString(36).slice(2),
+              visibleUntil: h.clock.now() + visibleForMs,
+              newReceiptToken: () => Math.random().toString(16).slice(2, 18).padEnd(16, '0'),
               maxInFlight: 1000,
             })
           ).messages;
-        const [x, y] = await claim();
-        const receipt = (m: typeof x) => ({ seq: m!.seq, receiptToken: m!.receiptToken! });
+        type Claimed = Awaited<ReturnType<typeof claim>>[number];
+        const receipt = (m: Claimed | undefined) => ({
+          seq: m!.seq,
+          receiveCount: m!.receiveCount,
+          receiptToken: m!.receiptToken!,
+        });
+        const check = (rule: 'anyIssued' | 'latest' | 'inFlight') => ({ rule, now: h.clock.now() });
+        const [x1, , z1, w1] = await claim(0);
+        const [x2, y2, z2] = await claim(60_000);
+        assert.equal(x2!.receiptToken, x1!.receiptToken, 'a message keeps its token from its first receive');
         assert.deepEqual(
-          await h.store.deleteMessages!(queue.id, [
-            receipt(x),
-            { seq: y!.seq, receiptToken: 'not-its-token' },
-            receipt(x),
-          ]),
-          [true, false, false],
+          await h.store.deleteMessages(
+            queue.id,
+            [
+              { ...receipt(x2), receiptToken: 'not-its-token' },
+              { ...receipt(x2), receiveCount: 3 },
+            ],
+            check('anyIssued'),
+          ),
+          ['invalid', 'invalid'],
+          'never issued: another token, or a receive the message has not had',
         );
-        assert.deepEqual(await h.store.deleteMessages!(queue.id, [receipt(y), receipt(x)]), [true, false]);
-        assert.deepEqual(await h.store.deleteMessages!(queue.id, []), []);
+        assert.deepEqual(await h.store.deleteMessages(queue.id, [receipt(x1)], check('latest')), ['stale']);
+        assert.deepEqual(await h.store.deleteMessages(queue.id, [receipt(x1)], check('inFlight')), ['stale']);
+        assert.deepEqual(
+          await h.store.deleteMessages(queue.id, [receipt(x1), receipt(x2), receipt(x1)], check('anyIssued')),
+          ['deleted', 'missing', 'missing'],
+          'a superseded handle deletes; the message is deleted once',
+        );
+        await h.clock.advance(60_000);
+        assert.deepEqual(await h.store.deleteMessages(queue.id, [receipt(y2)], check('inFlight')), [
+          'expired',
+        ]);
+        assert.equal(await h.store.deleteMessage(queue.id, receipt(y2), check('latest')), 'deleted');
+        const change = (m: Claimed | undefined, rule: 'anyIssued' | 'latest' | 'inFlight') =>
+          h.store.changeVisibility({
+            queueId: queue.id,
+            receipt: receipt(m),
+            ...check(rule),
+            visibleAt: h.clock.now() + 5_000,
+            maxDeliveryMs: 43_200_000,
+          });
+        assert.equal(await change(z2, 'latest'), 'notInFlight', 'its timeout lapsed');
+        assert.equal(await change(z1, 'latest'), 'stale');
+        assert.equal(await change({ ...z2!, receiptToken: 'not-its-token' }, 'anyIssued'), 'invalid');
+        assert.equal(await change(z1, 'anyIssued'), 'changed', 'lapsed and superseded, under anyIssued');
+        assert.equal((await h.store.countMessages(queue.id, h.clock.now())).notVisible, 1);
+        assert.equal(await change(x1, 'anyIssued'), 'missing');
+        assert.deepEqual(await h.store.deleteMessages(queue.id, [receipt(w1)], check('anyIssued')), [
+          'deleted',
+        ]);
+        assert.deepEqual(await h.store.deleteMessages(queue.id, [], check('anyIssued')), []);
       });
     });
 
