@@ -12,6 +12,7 @@ import type {
 import type { Clock } from './clock.ts';
 import { errors, SqsError } from './errors.ts';
 import {
+  checkFifoBatch,
   checkFifoThroughputSettings,
   DEDUPLICATION_WINDOW_MS,
   deduplicationOf,
@@ -82,6 +83,11 @@ export interface RequestContext {
    * error to answer with. Absent: no cap.
    */
   admitLongPoll?: () => () => void;
+  /**
+   * The request's `X-Amzn-Trace-Id` header: a send stores it as each message's AWSTraceHeader, unless the
+   * message names its own (SQS).
+   */
+  traceHeader?: string;
 }
 
 const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$/;
@@ -461,7 +467,7 @@ export class SqsService {
   async SendMessage(input: Input, context: RequestContext) {
     const queue = await this.resolveQueue(input);
     await this.checkStoredBytes();
-    const message = this.prepareMessage(queue, input, context);
+    const message = this.prepareMessage(queue, input, context, tooLongAlone);
     const [sent] = await this.store.sendMessages(queue.id, [message.stored], () =>
       this.wakeReceivers(queue, [message.stored.visibleAt]),
     );
@@ -473,14 +479,16 @@ export class SqsService {
     const queue = await this.resolveQueue(input);
     await this.checkStoredBytes();
     const entries = batchEntries(input, 'SendMessageBatchRequestEntry');
-    const maxSize = integerAttribute(queue.attributes, 'MaximumMessageSize');
+    // The whole request has SQS's fixed cap; the queue's MaximumMessageSize applies to each entry alone.
     const totalSize = entries.reduce((sum, entry) => sum + entrySize(entry), 0);
-    if (totalSize > maxSize) throw errors.batchTooLong(totalSize, maxSize);
+    if (totalSize > LIMITS.maxBatchBytes) throw errors.batchTooLong(totalSize, LIMITS.maxBatchBytes);
+    if (queue.fifo) checkFifoBatch(entries, queue.attributes);
     const failed: BatchFailure[] = [];
     const accepted: Array<{ id: string; message: PreparedMessage }> = [];
     for (const entry of entries) {
       try {
-        accepted.push({ id: entry.Id as string, message: this.prepareMessage(queue, entry, context) });
+        const message = this.prepareMessage(queue, entry, context, tooLongInBatch);
+        accepted.push({ id: entry.Id as string, message });
       } catch (error) {
         failed.push(batchFailure(entry.Id as string, error));
       }
@@ -670,7 +678,12 @@ export class SqsService {
     return name;
   }
 
-  private prepareMessage(queue: QueueRecord, input: Input, context: RequestContext) {
+  private prepareMessage(
+    queue: QueueRecord,
+    input: Input,
+    context: RequestContext,
+    tooLong: (maxSize: number) => SqsError,
+  ) {
     const body = input.MessageBody;
     if (body === undefined || body === null || body === '') throw errors.missingParameter('MessageBody');
     if (typeof body !== 'string') throw errors.invalidParameter('MessageBody', body, 'Must be a string.');
@@ -683,37 +696,36 @@ export class SqsService {
       `DelaySeconds must be >= 0 and <= ${LIMITS.maxDelaySeconds}`,
     );
     const messageAttributes = nonEmpty(input.MessageAttributes as MessageAttributes | undefined);
-    const systemAttributes = nonEmpty(input.MessageSystemAttributes as MessageAttributes | undefined);
+    const givenSystemAttributes = nonEmpty(input.MessageSystemAttributes as MessageAttributes | undefined);
     // FIFO queues delay only as a whole (SQS); 0 is accepted, as clients that always send it mean no delay.
     if (queue.fifo && delaySeconds !== undefined && delaySeconds !== 0) {
-      throw errors.invalidParameter(
-        'DelaySeconds',
-        delaySeconds,
-        'The request include parameter that is not valid for this queue type',
-      );
+      throw errors.invalidParameter('DelaySeconds', delaySeconds, NOT_FOR_THIS_QUEUE_TYPE);
     }
     if (!queue.fifo && input.MessageDeduplicationId !== undefined) {
       throw errors.invalidParameter(
         'MessageDeduplicationId',
         input.MessageDeduplicationId,
-        'The request include parameter that is not valid for this queue type',
+        NOT_FOR_THIS_QUEUE_TYPE,
       );
     }
     const groupId = messageGroupIdOf(input, queue.fifo);
     const deduplication = queue.fifo ? deduplicationOf(input, queue.attributes, groupId!, body) : undefined;
     const size = Buffer.byteLength(body) + validateMessageAttributes(messageAttributes);
-    validateSystemAttributes(systemAttributes);
+    validateSystemAttributes(givenSystemAttributes);
     const maxSize = integerAttribute(queue.attributes, 'MaximumMessageSize');
-    if (size > maxSize) {
-      throw errors.invalidParameterValue(
-        `One or more parameters are invalid. Reason: Message must be shorter than ${maxSize} bytes.`,
-      );
-    }
+    if (size > maxSize) throw tooLong(maxSize);
+    // The request's trace header, unless the message names its own (SQS: the attribute wins); the sender's
+    // digest covers only what it sent.
+    const systemAttributes = givenSystemAttributes ?? traceHeaderAttribute(context.traceHeader);
     const now = this.clock.now();
-    const delay = delaySeconds ?? integerAttribute(queue.attributes, 'DelaySeconds');
+    // A FIFO message always takes the queue's delay: its own can only be 0, which means none was asked (SQS).
+    const delay =
+      queue.fifo || delaySeconds === undefined
+        ? integerAttribute(queue.attributes, 'DelaySeconds')
+        : delaySeconds;
     const md5OfBody = md5Hex(body);
     const md5OfMessageAttributes = md5OfAttributes(messageAttributes);
-    const md5OfSystemAttributes = md5OfAttributes(systemAttributes);
+    const md5OfSystemAttributes = md5OfAttributes(givenSystemAttributes);
     const output = (sent: SentMessage) => {
       const result: Record<string, string> = { MessageId: sent.messageId, MD5OfMessageBody: md5OfBody };
       if (md5OfMessageAttributes) result.MD5OfMessageAttributes = md5OfMessageAttributes;
@@ -962,6 +974,24 @@ export class SqsService {
 }
 
 type PreparedMessage = ReturnType<SqsService['prepareMessage']>;
+
+const NOT_FOR_THIS_QUEUE_TYPE = 'The request include parameter that is not valid for this queue type.';
+
+/** SQS words a message over MaximumMessageSize one way when sent alone, another as a batch entry. */
+const tooLongAlone = (maxSize: number) =>
+  errors.invalidParameterValue(
+    `One or more parameters are invalid. Reason: Message must be shorter than ${maxSize} bytes.`,
+  );
+const tooLongInBatch = (maxSize: number) =>
+  errors.invalidParameterValue(
+    `One or more parameters cannot be validated. Reason: Message must be shorter than ${maxSize} bytes.`,
+  );
+
+function traceHeaderAttribute(traceHeader: string | undefined): MessageAttributes | undefined {
+  return traceHeader === undefined
+    ? undefined
+    : { AWSTraceHeader: { DataType: 'String', StringValue: traceHeader } };
+}
 
 type BatchFailure = { Id: string; SenderFault: boolean; Code: string; Message: string };
 

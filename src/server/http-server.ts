@@ -168,6 +168,7 @@ async function handle(
         return signal;
       },
       admitLongPoll: () => admitLongPoll(request.socket),
+      traceHeader: request.headers['x-amzn-trace-id'] as string | undefined,
     };
     const output = await dispatch(options.service, action, input, context);
     if (response.destroyed) return;

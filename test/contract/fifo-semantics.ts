@@ -64,7 +64,11 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
       it('rejects sends without a group, without deduplication, with a delay of their own or bad ids', async () => {
         const url = await fifoQueue();
         await h.rejects(h.send(url, 'x'), 'MissingParameter', /MessageGroupId/);
-        await h.rejects(sendTo(url, 'g', 'x', { DelaySeconds: 5 }), 'InvalidParameterValue', /DelaySeconds/);
+        await h.rejects(
+          sendTo(url, 'g', 'x', { DelaySeconds: 5 }),
+          'InvalidParameterValue',
+          /^Value 5 for parameter DelaySeconds is invalid\. Reason: The request include parameter that is not valid for this queue type\.$/,
+        );
         await h.rejects(sendTo(url, 'a b', 'x'), 'InvalidParameterValue', /MessageGroupId/);
         await h.rejects(sendTo(url, 'g'.repeat(129), 'x'), 'InvalidParameterValue');
         await h.rejects(sendTo(url, 'g', 'x', { MessageDeduplicationId: 'é' }), 'InvalidParameterValue');
@@ -268,7 +272,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
             QueueUrl: url,
             Entries: [
               { Id: 'one', MessageBody: '1', MessageGroupId: 'g', MessageDeduplicationId: 'd1' },
-              { Id: 'nogroup', MessageBody: '2', MessageDeduplicationId: 'd2' },
+              { Id: 'badgroup', MessageBody: '2', MessageGroupId: 'a b', MessageDeduplicationId: 'd2' },
               { Id: 'dup', MessageBody: '3', MessageGroupId: 'g', MessageDeduplicationId: 'd1' },
               { Id: 'two', MessageBody: '4', MessageGroupId: 'g', MessageDeduplicationId: 'd4' },
             ],
@@ -281,7 +285,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         );
         assert.deepEqual(
           output.Failed.map((entry) => [entry.Id, entry.Code]),
-          [['nogroup', 'MissingParameter']],
+          [['badgroup', 'InvalidParameterValue']],
         );
         const [one, dup, two] = output.Successful as unknown as Array<{
           MessageId: string;
@@ -290,6 +294,48 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         assert.equal(dup!.MessageId, one!.MessageId);
         assert.ok(BigInt(two!.SequenceNumber!) > BigInt(one!.SequenceNumber!));
         assert.deepEqual(bodies(await h.receive(url)), ['1', '4']);
+      });
+
+      it('fails a whole batch with an entry missing its group, or its deduplication id where one is needed (SQS)', async () => {
+        const url = await h.newQueue({ FifoQueue: 'true' });
+        const batch = (...entries: Array<Record<string, string>>) =>
+          h.service.SendMessageBatch(
+            {
+              QueueUrl: url,
+              Entries: entries.map((entry, i) => ({ Id: `e${i}`, MessageBody: `m${i}`, ...entry })),
+            },
+            context,
+          );
+        await h.rejects(
+          batch({ MessageGroupId: 'g', MessageDeduplicationId: 'd1' }, { MessageDeduplicationId: 'd2' }),
+          'InvalidParameterValue',
+          /^The request must contain the parameter MessageGroupId\.$/,
+        );
+        await h.rejects(
+          batch({ MessageGroupId: 'g', MessageDeduplicationId: 'd1' }, { MessageGroupId: 'g' }),
+          'InvalidParameterValue',
+          /^The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly$/,
+        );
+        assert.deepEqual(await h.counts(url), { visible: 0, notVisible: 0, delayed: 0 }, 'nothing was sent');
+        const contentBased = await fifoQueue();
+        const output = await h.service.SendMessageBatch(
+          { QueueUrl: contentBased, Entries: [{ Id: 'e', MessageBody: 'm', MessageGroupId: 'g' }] },
+          context,
+        );
+        assert.deepEqual(
+          output.Successful.map((entry) => entry.Id),
+          ['e'],
+        );
+      });
+
+      it("gives a message sent with DelaySeconds 0 the queue's delay (SQS)", async () => {
+        const url = await fifoQueue({ DelaySeconds: '10' });
+        await sendTo(url, 'g', 'zero', { DelaySeconds: 0 });
+        assert.deepEqual(await h.counts(url), { visible: 0, notVisible: 0, delayed: 1 });
+        await h.clock.advance(9_999);
+        assert.deepEqual(await h.receive(url), []);
+        await h.clock.advance(1);
+        assert.deepEqual(bodies(await h.receive(url)), ['zero']);
       });
 
       it('forgets the deduplication ids on PurgeQueue (SQS)', async () => {

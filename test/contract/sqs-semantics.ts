@@ -240,6 +240,90 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         );
       });
 
+      it('selects every name starting with the prefix for Prefix.*, and every name for * (SQS)', async () => {
+        const url = await newQueue();
+        const attributes = {
+          'Help.Me': { DataType: 'String', StringValue: 'Me' },
+          Hello: { DataType: 'String', StringValue: 'There' },
+          General: { DataType: 'String', StringValue: 'Kenobi' },
+        };
+        await send(url, 'msg', { MessageAttributes: attributes });
+        const names = async (MessageAttributeNames: string[]) => {
+          const [message] = await receive(url, { MessageAttributeNames, VisibilityTimeout: 0 });
+          return Object.keys(message!.MessageAttributes ?? {}).sort();
+        };
+        assert.deepEqual(await names(['Hel.*']), ['Hello', 'Help.Me']);
+        for (const all of [['*'], ['All'], ['.*']])
+          assert.deepEqual(await names(all), ['General', 'Hello', 'Help.Me']);
+        assert.deepEqual(await names(['Foo', 'Hello']), ['Hello']);
+        assert.deepEqual(await names(['Help']), []);
+      });
+
+      it("words an empty String attribute as SQS does: 'must contain a non-empty value of type'", async () => {
+        const url = await newQueue();
+        await rejects(
+          send(url, 'x', { MessageAttributes: { ErrorDetails: { DataType: 'String', StringValue: '' } } }),
+          'InvalidParameterValue',
+          /^Message \(user\) attribute 'ErrorDetails' must contain a non-empty value of type 'String'\.$/,
+        );
+      });
+
+      it('words a parameter the queue type does not take with the final period, as SQS does', async () => {
+        const url = await newQueue();
+        await rejects(
+          send(url, 'x', { MessageDeduplicationId: 'd' }),
+          'InvalidParameterValue',
+          /^Value d for parameter MessageDeduplicationId is invalid\. Reason: The request include parameter that is not valid for this queue type\.$/,
+        );
+      });
+
+      it('refuses control characters in a String attribute value as InvalidParameterValue (SQS)', async () => {
+        const url = await newQueue();
+        // In a body the same characters are InvalidMessageContents.
+        await rejects(
+          send(url, 'x', {
+            MessageAttributes: {
+              attr1: { DataType: 'String', StringValue: `Invalid-${'\u0008'},${'\u000b'}` },
+            },
+          }),
+          'InvalidParameterValue',
+          /attr1.*Invalid characters found/,
+        );
+      });
+
+      it('takes attribute names with letters of any script (SQS)', async () => {
+        const url = await newQueue();
+        const international = { 'attr.1øßä': { DataType: 'String', StringValue: 'Valida' } };
+        const sent = await send(url, 'x', { MessageAttributes: international });
+        assert.equal(sent.MD5OfMessageAttributes, md5OfAttributes(international));
+        const [message] = await receive(url);
+        assert.deepEqual(message!.MessageAttributes, international);
+      });
+
+      it('stores the request trace header as AWSTraceHeader, unless the message names its own', async () => {
+        const url = await newQueue();
+        const traced = { ...context, traceHeader: 'Root=1-3152b799-8954dae64eda91bc9a23a7e8;Sampled=1' };
+        const sent = await h.service.SendMessage({ QueueUrl: url, MessageBody: 'from header' }, traced);
+        assert.equal(sent.MD5OfMessageSystemAttributes, undefined, 'the sender sent no system attribute');
+        const own = { AWSTraceHeader: { DataType: 'String', StringValue: 'Root=1-own' } };
+        await h.service.SendMessage(
+          { QueueUrl: url, MessageBody: 'own attribute', MessageSystemAttributes: own },
+          traced,
+        );
+        await h.service.SendMessageBatch(
+          { QueueUrl: url, Entries: [{ Id: 'b', MessageBody: 'batch' }] },
+          traced,
+        );
+        await send(url, 'untraced');
+        const messages = await receive(url);
+        assert.deepEqual(Object.fromEntries(messages.map((m) => [m.Body, m.Attributes?.AWSTraceHeader])), {
+          'from header': traced.traceHeader,
+          'own attribute': 'Root=1-own',
+          batch: traced.traceHeader,
+          untraced: undefined,
+        });
+      });
+
       it('rejects bodies and attributes SQS rejects', async () => {
         const url = await newQueue({ MaximumMessageSize: '1024' });
         await rejects(send(url, ''), 'MissingParameter');
@@ -690,6 +774,49 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           h.service.SendMessageBatch({ QueueUrl: url, Entries: big }, context),
           'BatchRequestTooLong',
         );
+      });
+
+      it("fails an entry over the queue's MaximumMessageSize alone, and a batch over 1 MiB whole", async () => {
+        const url = await newQueue({ MaximumMessageSize: '1024' });
+        const result = await h.service.SendMessageBatch(
+          {
+            QueueUrl: url,
+            Entries: [
+              { Id: 'big', MessageBody: 'x'.repeat(1025) },
+              { Id: 'small', MessageBody: 'y' },
+            ],
+          },
+          context,
+        );
+        assert.deepEqual(
+          result.Successful.map((entry) => entry.Id),
+          ['small'],
+        );
+        assert.deepEqual(result.Failed, [
+          {
+            Id: 'big',
+            SenderFault: true,
+            Code: 'InvalidParameterValue',
+            Message:
+              'One or more parameters cannot be validated. Reason: Message must be shorter than 1024 bytes.',
+          },
+        ]);
+        // The whole request is held to 1 MiB whatever the queue's maximum.
+        await rejects(
+          h.service.SendMessageBatch(
+            {
+              QueueUrl: url,
+              Entries: [
+                { Id: 'a', MessageBody: 'x'.repeat(524_288) },
+                { Id: 'b', MessageBody: 'x'.repeat(524_289) },
+              ],
+            },
+            context,
+          ),
+          'BatchRequestTooLong',
+          /^Batch requests cannot be longer than 1048576 bytes\. You have sent 1048577 bytes\.$/,
+        );
+        assert.deepEqual(await counts(url), { visible: 1, notVisible: 0, delayed: 0 });
       });
 
       it('deletes and changes visibility in batches with per-entry failures', async () => {
