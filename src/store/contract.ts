@@ -106,7 +106,8 @@ export interface Store {
   setMoveTaskStatus(handle: string, change: MoveTaskChange): Promise<MoveTaskRecord | undefined>;
   /**
    * Moves up to `max` of the source's visible messages with seq up to the task's `upToSeq`, lowest seq first
-   * (on a FIFO source, only from groups with nothing in flight), each into the queue `route` names for its
+   * (on a FIFO source, only messages with no earlier message of their group in flight or delayed, as a
+   * receive takes them), each into the queue `route` names for its
    * DeadLetterQueueSourceArn, as a new message: `newMessageId()`, receive count 0, sent at `now`. Each move
    * deletes the source row and adds the destination row in one transaction with the task's moved count, so a
    * message is in exactly one queue at every instant and a restarted task never moves one twice. Stops at
@@ -256,7 +257,7 @@ export interface ReceiveRequest {
   now: number;
   max: number;
   visibleUntil: number;
-  /** Makes the receipt token of each claimed message. */
+  /** Draws the receipt token of a message received for the first time (it keeps it from then on). */
   newReceiptToken: () => string;
   /** Refuse the receive (return overLimit) when at least this many messages are in flight. */
   maxInFlight: number;

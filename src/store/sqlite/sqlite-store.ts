@@ -130,10 +130,10 @@ export class SqliteStore implements Store {
   /** The one server is the one reader, and the states are recomputed at start: memory is enough. */
   private readonly clusterStates = new Map<string, string>();
   /**
-   * Per queue, a number the queue's in-flight count cannot exceed: the last count read, plus every claim
-   * since. Only claims put a message in flight (a visibility change needs one in flight already; dead-letter
-   * and move-task writes leave it visible or never received), and time only takes messages out, so while the
-   * bound is under the limit a receive skips the count. Any rollback clears it (a rolled-back claim would
+   * Per queue, a number the queue's in-flight count cannot exceed: the last count read, plus every message
+   * put in flight since. Only claims, and visibility changes through a lapsed handle, put a message in flight
+   * (dead-letter and move-task writes leave it visible or never received), and time only takes messages out,
+   * so while the bound is under the limit a receive skips the count. Any rollback clears it (a rolled-back claim would
    * only have made it too high, but a rolled-back count is no longer a count).
    */
   private readonly inFlightBound = new Map<number, number>();
@@ -551,7 +551,7 @@ export class SqliteStore implements Store {
     return inFlight >= limit;
   }
 
-  /** Called for every message a receive puts (or puts back) in flight. */
+  /** Called for every message a receive or a visibility change puts (or puts back) in flight. */
   private notePutInFlight(queueId: number): void {
     const bound = this.inFlightBound.get(queueId);
     if (bound !== undefined) this.inFlightBound.set(queueId, bound + 1);
@@ -596,6 +596,9 @@ export class SqliteStore implements Store {
       const refusal = visibilityChangeRefusal(row, request);
       if (refusal) return refusal;
       this.statements.setVisibleAt.run(request.visibleAt, seq);
+      // A lapsed handle (standard queues) can hide a message that was visible again.
+      if (row.visible_at <= request.now && request.visibleAt > request.now)
+        this.notePutInFlight(request.queueId);
       if (row.group_id !== null && this.isFifo(request.queueId))
         this.refreshGroup(request.queueId, row.group_id);
       return 'changed';
