@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { FakeClock, type RunningSluice, startSluice } from '../../src/index.ts';
+import { FakeClock, type RunningSluice, startSluice } from 'sluice';
 
 /** Debian's chromium (`.ci/run` installs it); playwright-core never downloads a browser of its own. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -23,6 +23,9 @@ describe('web console', { concurrency: false }, () => {
   let page: Page;
   let dataDir: string;
   const responses: Array<{ url: string; bytes: number }> = [];
+  /** Pages, scripts, styles, icons the browser failed to load, and what the console's CSP blocked. */
+  const failedLoads: string[] = [];
+  const cspViolations: string[] = [];
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'sluice-console-'));
@@ -43,6 +46,14 @@ describe('web console', { concurrency: false }, () => {
     page.on('response', async (response) => {
       const body = await response.body().catch(() => undefined);
       if (body) responses.push({ url: response.url(), bytes: body.length });
+    });
+    page.on('response', (response) => {
+      // The console's own SQS calls may fail on purpose (a refused attribute); what it loads must not.
+      if (response.request().method() === 'GET' && response.status() >= 400)
+        failedLoads.push(`${response.status()} ${response.url()}`);
+    });
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
     });
     page.on('pageerror', (error) => {
       throw error;
@@ -242,5 +253,19 @@ describe('web console', { concurrency: false }, () => {
     await page.getByRole('button', { name: 'Remove tag team' }).click();
     await statusShows('Removed tag team.');
     assert.deepEqual((await sluice.service.ListQueueTags({ QueueUrl: url })).Tags ?? {}, {});
+  });
+
+  test('everything above ran under the CSP without a violation, and nothing the browser loaded failed', async () => {
+    const headers = (await page.request.get(`${sluice.endpoint}/console`)).headers();
+    assert.match(headers['content-security-policy'] ?? '', /script-src 'self'.*frame-ancestors 'none'/);
+    assert.equal(headers['x-frame-options'], 'DENY');
+    assert.equal(headers['x-content-type-options'], 'nosniff');
+    assert.deepEqual(cspViolations, []);
+    assert.deepEqual(failedLoads, []);
+    // The page names its icon; a browser without one asks for /favicon.ico, which used to answer 400.
+    assert.ok(
+      responses.some((response) => response.url.endsWith('/console/favicon.svg')),
+      'the icon was loaded',
+    );
   });
 });

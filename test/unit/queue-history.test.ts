@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bucketSamples } from '../../src/core/queue-history.ts';
-import type { QueueSample } from '../../src/store/contract.ts';
+import { bucketSamples } from '../../packages/server/src/core/queue-history.ts';
+import type { QueueSample } from '../../packages/server/src/store/contract.ts';
 
 describe('bucketSamples', () => {
   const sample = (at: number, visible: number, sent: number): QueueSample => ({
