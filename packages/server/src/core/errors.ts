@@ -56,7 +56,6 @@ export const ERROR_SPECS = {
   BatchRequestTooLong: spec('BatchRequestTooLong', 'AWS.SimpleQueueService.BatchRequestTooLong'),
   OverLimit: spec('OverLimit', 'OverLimit', 403),
   UnsupportedOperation: spec('UnsupportedOperation', 'AWS.SimpleQueueService.UnsupportedOperation'),
-  InvalidAddress: spec('InvalidAddress', 'InvalidAddress', 404),
   RequestTooLarge: spec('RequestEntityTooLarge', 'RequestEntityTooLarge', 413),
   ResourceNotFound: spec('ResourceNotFoundException', 'ResourceNotFoundException', 404),
   // Authentication and access, as AWS's common errors (the JSON shapes are the ones AWS's JSON services send).
@@ -162,7 +161,6 @@ export const errors = {
   overLimit: (message: string) => new SqsError('OverLimit', message),
   unsupported: (message: string) => new SqsError('UnsupportedOperation', message),
   resourceNotFound: (message: string) => new SqsError('ResourceNotFound', message),
-  invalidAddress: (message: string) => new SqsError('InvalidAddress', message),
   requestTooLarge: (max: number) =>
     new SqsError('RequestTooLarge', `The request body is larger than the server accepts (${max} bytes).`),
   invalidClientTokenId: () =>

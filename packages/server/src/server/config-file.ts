@@ -27,11 +27,11 @@ import { isWebhookUrl } from './webhooks.ts';
  *   "alarms": { "threshold": 0, "periodSeconds": 10, "webhooks": ["http://127.0.0.1:8080/hook"],
  *               "queues": { "scratch-dlq": { "silenced": true }, "orders-dlq": { "threshold": 10 } } }
  *
- * "credentials" turns on SigV4 verification (README, "Authentication"):
+ * "credentials" turns on SigV4 verification (docs/guide/authentication.md):
  *   "credentials": [{ "accessKeyId": "AKIDORDERS", "secretAccessKey": "…",
  *                     "queues": ["orders*"], "actions": ["SendMessage", "Receive*", "DeleteMessage*"] }]
  * A key with "accountId" (12 digits) belongs to another account: queue policies decide what it may do
- * (README, "Queue policies").
+ * (docs/guide/authentication.md, "Keys of another account").
  */
 export interface ConfigFile {
   queues?: Array<{

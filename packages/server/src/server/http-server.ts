@@ -176,7 +176,8 @@ async function handle(
       action = decoded.action;
       input = decoded.input;
     }
-    if (caller) await options.auth?.authorize(caller, action, input, policyContextOf(request));
+    // The action is checked now; each queue it touches is checked by the core as it resolves that queue.
+    const access = caller && options.auth?.authorize(caller, action, policyContextOf(request));
     let signal: AbortSignal | undefined;
     const context: RequestContext = {
       baseUrl: baseUrlOf(request),
@@ -187,6 +188,7 @@ async function handle(
         return signal;
       },
       admitLongPoll: () => admitLongPoll(request.socket),
+      access,
       traceHeader: request.headers['x-amzn-trace-id'] as string | undefined,
     };
     const output = await dispatch(options.service, action, input, context);

@@ -184,7 +184,6 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
             region: service.region,
             accountId: service.accountId,
             clock,
-            queuePolicy: async (name) => (await store.getQueue(name))?.attributes.Policy,
           })
         : undefined,
     pages: {

@@ -40,6 +40,11 @@ const ALGORITHM = 'AWS4-HMAC-SHA256';
 const SERVICE = 'sqs';
 /** How far a header-signed request's time may be from the server's, either way (AWS: 15 minutes). */
 export const MAX_CLOCK_SKEW_MS = 15 * 60 * 1000;
+/** Headers that, when a request has them, its signature must cover (name, and as AWS writes it). */
+const MUST_SIGN_WHEN_PRESENT = [
+  ['x-amz-target', 'X-Amz-Target'],
+  ['content-type', 'Content-Type'],
+] as const;
 /** A presigned URL may be valid for at most seven days. */
 const MAX_PRESIGNED_EXPIRES_SECONDS = 604_800;
 
@@ -77,6 +82,12 @@ export function verifySigV4<C extends SigningCredential>(
   checkTime(parsed, options.now);
   if (!parsed.signedHeaders.includes('host')) {
     throw errors.signatureDoesNotMatch("'Host' must be a 'SignedHeader' in the AWS Authorization.");
+  }
+  // The action (X-Amz-Target) and how the body is read (Content-Type) must be signed, as AWS requires:
+  // otherwise a request signed as one action could be replayed as another.
+  for (const [name, shown] of MUST_SIGN_WHEN_PRESENT) {
+    if (headers.has(name) && !parsed.signedHeaders.includes(name))
+      throw errors.signatureDoesNotMatch(`'${shown}' must be a 'SignedHeader' in the AWS Authorization.`);
   }
 
   const bodyHash = sha256Hex(request.body);
