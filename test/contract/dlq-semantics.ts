@@ -415,6 +415,37 @@ export function dlqSemanticsSuite(
           );
         }
       });
+
+      it("moves a FIFO DLQ's group up to its first message in flight, never past it", async () => {
+        const { dlq, source } = await dlqPair(1, { fifo: true });
+        for (let i = 0; i < 6; i++) await h.send(source, `g${i % 2}-${i}`, { MessageGroupId: `g${i % 2}` });
+        for (let round = 0; round < 2; round++) {
+          while ((await h.receive(source)).length > 0) {
+            // everything once
+          }
+          await h.clock.advance(10_000);
+        }
+        await h.receive(source);
+        assert.equal((await h.counts(dlq)).visible, 6);
+        // Someone inspects g0 in the DLQ and puts its first message back, keeping the second in flight.
+        const inspected = await h.receive(dlq, { MaxNumberOfMessages: 2, VisibilityTimeout: 600 });
+        assert.deepEqual(
+          inspected.map((m) => m.Body),
+          ['g0-0', 'g0-2'],
+        );
+        await h.service.ChangeMessageVisibility({
+          QueueUrl: dlq,
+          ReceiptHandle: inspected[0]!.ReceiptHandle,
+          VisibilityTimeout: 0,
+        });
+        await start({ SourceArn: h.arn(dlq), MaxNumberOfMessagesPerSecond: 100 });
+        await h.clock.advance(200);
+        assert.equal((await tasks(dlq))[0]?.Status, 'COMPLETED');
+        const back = await h.receive(source);
+        assert.deepEqual(back.map((m) => m.Body).sort(), ['g0-0', 'g1-1', 'g1-3', 'g1-5']);
+        // g0-4 stays behind g0-2, which is still in flight: moving it would put it before g0-2.
+        assert.deepEqual(await h.counts(dlq), { visible: 1, notVisible: 1, delayed: 0 });
+      });
     });
 
     describe('alarms', () => {

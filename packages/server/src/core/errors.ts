@@ -84,6 +84,9 @@ export class SqsError extends Error {
   }
 }
 
+const INVALID_CHARACTERS =
+  'Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF';
+
 /** The messages below are SQS's own wording where we know it, so that people's log searches keep working. */
 export const errors = {
   queueDoesNotExist: () =>
@@ -134,11 +137,9 @@ export const errors = {
       `The input receipt handle "${handle}" is not a valid receipt handle.`,
     ),
   messageNotInflight: () => new SqsError('MessageNotInflight', 'The message referred to is not in flight.'),
-  invalidMessageContents: () =>
-    new SqsError(
-      'InvalidMessageContents',
-      'Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF',
-    ),
+  invalidMessageContents: () => new SqsError('InvalidMessageContents', INVALID_CHARACTERS),
+  invalidAttributeContents: (name: string) =>
+    new SqsError('InvalidParameterValue', `Message (user) attribute '${name}': ${INVALID_CHARACTERS}`),
   emptyBatch: (entryName: string) =>
     new SqsError('EmptyBatchRequest', `There should be at least one ${entryName} in the request.`),
   tooManyEntries: (count: number) =>

@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from 'sluice-client/clock';
 import type {
-  MessageToDelete,
+  DeleteOutcome,
+  MessageReceipt,
   NewMessage,
   QueueRecord,
+  ReceiptRule,
   SentMessage,
   Store,
   StoredMessage,
 } from '../store/contract.ts';
 import { errors, SqsError } from './errors.ts';
 import {
+  checkFifoBatch,
   checkFifoThroughputSettings,
   DEDUPLICATION_WINDOW_MS,
   deduplicationOf,
@@ -56,12 +59,7 @@ import {
   queueNameOfArn,
   queueNameOfUrl,
 } from './queue-reference.ts';
-import {
-  decodeReceiptHandle,
-  encodeReceiptHandle,
-  newReceiptToken,
-  type ReceiptHandle,
-} from './receipt-handle.ts';
+import { decodeReceiptHandle, encodeReceiptHandle, newReceiptToken } from './receipt-handle.ts';
 import {
   allowsRedriveFrom,
   invalidRedrivePolicy,
@@ -108,7 +106,22 @@ export interface RequestContext extends CallerScope {
    * error to answer with. Absent: no cap.
    */
   admitLongPoll?: () => () => void;
+  /**
+   * The request's `X-Amzn-Trace-Id` header: a send stores it as each message's AWSTraceHeader, unless the
+   * message names its own (SQS).
+   */
+  traceHeader?: string;
 }
+
+/**
+ * Which receipt handles of a message that still exists DeleteMessage and ChangeMessageVisibility honour, as
+ * SQS does: a standard queue every handle issued for the message, superseded or lapsed; a FIFO queue refuses
+ * a delete whose visibility timeout lapsed, and a visibility change of a message not in flight.
+ */
+const RECEIPT_RULES = {
+  standard: { delete: 'anyIssued', change: 'anyIssued' },
+  fifo: { delete: 'inFlight', change: 'latest' },
+} as const satisfies Record<string, { delete: ReceiptRule; change: ReceiptRule }>;
 
 const SYSTEM_ATTRIBUTE_NAMES = [
   'ApproximateReceiveCount',
@@ -476,7 +489,7 @@ export class SqsService {
   async SendMessage(input: Input, context: RequestContext) {
     const queue = await this.resolveQueue(input, context);
     await this.checkStoredBytes();
-    const message = this.prepareMessage(queue, input, context);
+    const message = this.prepareMessage(queue, input, context, tooLongAlone);
     const [sent] = await this.store.sendMessages(queue.id, [message.stored], () =>
       this.wakeReceivers(queue, [message.stored.visibleAt]),
     );
@@ -488,14 +501,16 @@ export class SqsService {
     const queue = await this.resolveQueue(input, context);
     await this.checkStoredBytes();
     const entries = batchEntries(input, 'SendMessageBatchRequestEntry');
-    const maxSize = integerAttribute(queue.attributes, 'MaximumMessageSize');
+    // The whole request has SQS's fixed cap; the queue's MaximumMessageSize applies to each entry alone.
     const totalSize = entries.reduce((sum, entry) => sum + entrySize(entry), 0);
-    if (totalSize > maxSize) throw errors.batchTooLong(totalSize, maxSize);
+    if (totalSize > LIMITS.maxBatchBytes) throw errors.batchTooLong(totalSize, LIMITS.maxBatchBytes);
+    if (queue.fifo) checkFifoBatch(entries, queue.attributes);
     const failed: BatchFailure[] = [];
     const accepted: Array<{ id: string; message: PreparedMessage }> = [];
     for (const entry of entries) {
       try {
-        accepted.push({ id: entry.Id as string, message: this.prepareMessage(queue, entry, context) });
+        const message = this.prepareMessage(queue, entry, context, tooLongInBatch);
+        accepted.push({ id: entry.Id as string, message });
       } catch (error) {
         failed.push(batchFailure(entry.Id as string, error));
       }
@@ -604,7 +619,13 @@ export class SqsService {
 
   async DeleteMessage(input: Input, caller: CallerScope = {}) {
     const queue = await this.resolveQueue(input, caller);
-    const deleted = await this.deleteOne(queue, requiredString(input, 'ReceiptHandle'));
+    const receiptHandle = requiredString(input, 'ReceiptHandle');
+    const outcome = await this.store.deleteMessage(
+      queue.id,
+      this.receiptOf(queue, receiptHandle),
+      this.deleteCheck(queue),
+    );
+    const deleted = wasDeleted(outcome, receiptHandle);
     if (deleted) this.groupMayBeFree(queue);
     this.activity.deleted(queue.name, deleted ? 1 : 0);
     return {};
@@ -616,7 +637,8 @@ export class SqsService {
     let deleted = 0;
     const deleteOne = this.batchDeleter(queue);
     const output = await this.runBatch(entries, async (entry) => {
-      if (await deleteOne(requiredString(entry, 'ReceiptHandle'))) deleted++;
+      const receiptHandle = requiredString(entry, 'ReceiptHandle');
+      if (wasDeleted(await deleteOne(receiptHandle), receiptHandle)) deleted++;
     });
     if (deleted > 0) this.groupMayBeFree(queue);
     this.activity.deleted(queue.name, deleted);
@@ -693,7 +715,12 @@ export class SqsService {
     return name;
   }
 
-  private prepareMessage(queue: QueueRecord, input: Input, context: RequestContext) {
+  private prepareMessage(
+    queue: QueueRecord,
+    input: Input,
+    context: RequestContext,
+    tooLong: (maxSize: number) => SqsError,
+  ) {
     const body = input.MessageBody;
     if (body === undefined || body === null || body === '') throw errors.missingParameter('MessageBody');
     if (typeof body !== 'string') throw errors.invalidParameter('MessageBody', body, 'Must be a string.');
@@ -706,37 +733,36 @@ export class SqsService {
       `DelaySeconds must be >= 0 and <= ${LIMITS.maxDelaySeconds}`,
     );
     const messageAttributes = nonEmpty(input.MessageAttributes as MessageAttributes | undefined);
-    const systemAttributes = nonEmpty(input.MessageSystemAttributes as MessageAttributes | undefined);
+    const givenSystemAttributes = nonEmpty(input.MessageSystemAttributes as MessageAttributes | undefined);
     // FIFO queues delay only as a whole (SQS); 0 is accepted, as clients that always send it mean no delay.
     if (queue.fifo && delaySeconds !== undefined && delaySeconds !== 0) {
-      throw errors.invalidParameter(
-        'DelaySeconds',
-        delaySeconds,
-        'The request include parameter that is not valid for this queue type',
-      );
+      throw errors.invalidParameter('DelaySeconds', delaySeconds, NOT_FOR_THIS_QUEUE_TYPE);
     }
     if (!queue.fifo && input.MessageDeduplicationId !== undefined) {
       throw errors.invalidParameter(
         'MessageDeduplicationId',
         input.MessageDeduplicationId,
-        'The request include parameter that is not valid for this queue type',
+        NOT_FOR_THIS_QUEUE_TYPE,
       );
     }
     const groupId = messageGroupIdOf(input, queue.fifo);
     const deduplication = queue.fifo ? deduplicationOf(input, queue.attributes, groupId!, body) : undefined;
     const size = Buffer.byteLength(body) + validateMessageAttributes(messageAttributes);
-    validateSystemAttributes(systemAttributes);
+    validateSystemAttributes(givenSystemAttributes);
     const maxSize = integerAttribute(queue.attributes, 'MaximumMessageSize');
-    if (size > maxSize) {
-      throw errors.invalidParameterValue(
-        `One or more parameters are invalid. Reason: Message must be shorter than ${maxSize} bytes.`,
-      );
-    }
+    if (size > maxSize) throw tooLong(maxSize);
+    // The request's trace header, unless the message names its own (SQS: the attribute wins); the sender's
+    // digest covers only what it sent.
+    const systemAttributes = givenSystemAttributes ?? traceHeaderAttribute(context.traceHeader);
     const now = this.clock.now();
-    const delay = delaySeconds ?? integerAttribute(queue.attributes, 'DelaySeconds');
+    // A FIFO message always takes the queue's delay: its own can only be 0, which means none was asked (SQS).
+    const delay =
+      queue.fifo || delaySeconds === undefined
+        ? integerAttribute(queue.attributes, 'DelaySeconds')
+        : delaySeconds;
     const md5OfBody = md5Hex(body);
     const md5OfMessageAttributes = md5OfAttributes(messageAttributes);
-    const md5OfSystemAttributes = md5OfAttributes(systemAttributes);
+    const md5OfSystemAttributes = md5OfAttributes(givenSystemAttributes);
     const output = (sent: SentMessage) => {
       const result: Record<string, string> = { MessageId: sent.messageId, MD5OfMessageBody: md5OfBody };
       if (md5OfMessageAttributes) result.MD5OfMessageAttributes = md5OfMessageAttributes;
@@ -808,6 +834,7 @@ export class SqsService {
       ReceiptHandle: encodeReceiptHandle({
         queueId: queue.id,
         seq: message.seq,
+        receiveCount: message.receiveCount,
         token: message.receiptToken!,
       }),
       MD5OfBody: message.md5OfBody,
@@ -821,33 +848,32 @@ export class SqsService {
     return rendered;
   }
 
-  /** Whether the message was deleted: a stale or already-deleted handle succeeds without effect (SQS). */
-  private async deleteOne(queue: QueueRecord, receiptHandle: string): Promise<boolean> {
-    const handle = this.handleOf(queue, receiptHandle);
-    return this.store.deleteMessage(queue.id, handle.seq, handle.token);
+  private deleteCheck(queue: QueueRecord) {
+    return { rule: RECEIPT_RULES[queue.fifo ? 'fifo' : 'standard'].delete, now: this.clock.now() };
   }
 
   /**
-   * `deleteOne` for the entries of one DeleteMessageBatch: each handle is checked on its own (a bad one fails
-   * only its entry), and the valid ones reach the store in one write.
+   * The store's delete for the entries of one DeleteMessageBatch: each handle is checked on its own (a bad one
+   * fails only its entry), and the valid ones reach the store in one write.
    */
-  private batchDeleter(queue: QueueRecord): (receiptHandle: string) => Promise<boolean> {
-    const batch: MessageToDelete[] = [];
-    let results: Promise<boolean[]> | undefined;
+  private batchDeleter(queue: QueueRecord): (receiptHandle: string) => Promise<DeleteOutcome> {
+    const batch: MessageReceipt[] = [];
+    let results: Promise<DeleteOutcome[]> | undefined;
     return async (receiptHandle) => {
-      const handle = this.handleOf(queue, receiptHandle);
-      const index = batch.push({ seq: handle.seq, receiptToken: handle.token }) - 1;
+      const index = batch.push(this.receiptOf(queue, receiptHandle)) - 1;
       // A microtask later, so every entry is in: runBatch starts them all in one synchronous pass.
-      results ??= Promise.resolve().then(() => this.store.deleteMessages(queue.id, batch));
+      results ??= Promise.resolve().then(() =>
+        this.store.deleteMessages(queue.id, batch, this.deleteCheck(queue)),
+      );
       return (await results)[index]!;
     };
   }
 
-  /** A client's receipt handle, which must be one Sluice issued for this queue. */
-  private handleOf(queue: QueueRecord, receiptHandle: string): ReceiptHandle {
+  /** The message a client's receipt handle names, which must be a handle in the form Sluice issues for this queue. */
+  private receiptOf(queue: QueueRecord, receiptHandle: string): MessageReceipt {
     const handle = decodeReceiptHandle(receiptHandle);
     if (handle.queueId !== queue.id) throw errors.receiptHandleIsInvalid(receiptHandle);
-    return handle;
+    return { seq: handle.seq, receiveCount: handle.receiveCount, receiptToken: handle.token };
   }
 
   private async changeOne(queue: QueueRecord, input: Input): Promise<void> {
@@ -862,12 +888,12 @@ export class SqsService {
       LIMITS.maxVisibilityTimeout,
       `Must be between 0 and ${LIMITS.maxVisibilityTimeout}, if provided.`,
     )!;
-    const handle = this.handleOf(queue, receiptHandle);
+    const receipt = this.receiptOf(queue, receiptHandle);
     const now = this.clock.now();
     const outcome = await this.store.changeVisibility({
       queueId: queue.id,
-      seq: handle.seq,
-      receiptToken: handle.token,
+      receipt,
+      rule: RECEIPT_RULES[queue.fifo ? 'fifo' : 'standard'].change,
       now,
       visibleAt: now + timeout * 1000,
       maxDeliveryMs: LIMITS.maxInFlightSecondsPerDelivery * 1000,
@@ -885,6 +911,8 @@ export class SqsService {
           timeout,
           `Total VisibilityTimeout for the message is beyond the limit [${LIMITS.maxInFlightSecondsPerDelivery} seconds]`,
         );
+      case 'invalid':
+        throw errors.receiptHandleIsInvalid(receiptHandle);
       case 'stale':
       case 'missing':
         throw errors.invalidParameter(
@@ -998,7 +1026,43 @@ export class SqsService {
 
 type PreparedMessage = ReturnType<SqsService['prepareMessage']>;
 
+const NOT_FOR_THIS_QUEUE_TYPE = 'The request include parameter that is not valid for this queue type.';
+
+/** SQS words a message over MaximumMessageSize one way when sent alone, another as a batch entry. */
+const tooLongAlone = (maxSize: number) =>
+  errors.invalidParameterValue(
+    `One or more parameters are invalid. Reason: Message must be shorter than ${maxSize} bytes.`,
+  );
+const tooLongInBatch = (maxSize: number) =>
+  errors.invalidParameterValue(
+    `One or more parameters cannot be validated. Reason: Message must be shorter than ${maxSize} bytes.`,
+  );
+
+function traceHeaderAttribute(traceHeader: string | undefined): MessageAttributes | undefined {
+  return traceHeader === undefined
+    ? undefined
+    : { AWSTraceHeader: { DataType: 'String', StringValue: traceHeader } };
+}
+
 type BatchFailure = { Id: string; SenderFault: boolean; Code: string; Message: string };
+
+/**
+ * Whether a delete removed the message. A message already gone is no error (SQS); a handle Sluice never
+ * issued is ReceiptHandleIsInvalid; a superseded or lapsed one (FIFO) has expired, in SQS's words.
+ */
+function wasDeleted(outcome: DeleteOutcome, receiptHandle: string): boolean {
+  switch (outcome) {
+    case 'deleted':
+      return true;
+    case 'missing':
+      return false;
+    case 'invalid':
+      throw errors.receiptHandleIsInvalid(receiptHandle);
+    case 'stale':
+    case 'expired':
+      throw errors.invalidParameter('ReceiptHandle', receiptHandle, 'The receipt handle has expired.');
+  }
+}
 
 function batchFailure(id: string, error: unknown): BatchFailure {
   if (!(error instanceof SqsError)) throw error;

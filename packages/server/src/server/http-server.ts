@@ -195,6 +195,7 @@ async function handle(
       },
       admitLongPoll: () => admitLongPoll(request.socket),
       access,
+      traceHeader: request.headers['x-amzn-trace-id'] as string | undefined,
     };
     const output = await dispatch(options.service, action, input, context);
     if (response.destroyed) return;
