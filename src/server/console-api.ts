@@ -7,6 +7,7 @@ import {
   HISTORY_RANGES,
   type HistoryRange,
   queueHistory,
+  samplesSince,
 } from '../core/queue-history.ts';
 import { parseRedrivePolicy } from '../core/redrive-policy.ts';
 import type { SqsService } from '../core/sqs-service.ts';
@@ -84,7 +85,7 @@ export async function overview(
   for (const queue of matches.slice(0, OVERVIEW_LIMIT)) {
     const counts = await service.store.countMessages(queue.id, now);
     const alarm = alarms.find((a) => a.queue === queue.name);
-    const samples = await service.store.queueSamples(queue.name, now - HISTORY_RANGES['1h']);
+    const samples = await samplesSince(service, queue.name, now - HISTORY_RANGES['1h']);
     queues.push({
       name: queue.name,
       arn: service.queueArn(queue.name),
