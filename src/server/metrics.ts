@@ -2,13 +2,22 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { isActionName } from '../core/actions.ts';
 import type { AlarmState } from '../core/dlq-alarms.ts';
 import type { ActivityTotals } from '../core/queue-activity.ts';
-import { ageSeconds } from '../core/queue-history.ts';
+import { QueueCounts } from '../core/queue-counts.ts';
+import { ageSeconds, SAMPLE_PERIOD_MS } from '../core/queue-history.ts';
 import type { SqsService } from '../core/sqs-service.ts';
+import type { MessageCounts } from '../store/contract.ts';
 
 /** Request latency buckets in seconds: fast actions in the low ms, long polls up to 20 s. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20];
 /** SentMessageSize buckets in bytes, up to SQS's 1 MiB message. */
 const SIZE_BUCKETS = [64, 256, 1024, 4096, 16_384, 65_536, 262_144, 1_048_576];
+/** Scrapes within this long of a render get that render: a burst of scrapers costs one. */
+export const MIN_RENDER_INTERVAL_MS = 1000;
+/**
+ * Counts read for every queue at once (by the history sampler every 10 s, on the lease holder) older than
+ * this are read again by the next render: on a node without the lease, at most once per this interval.
+ */
+const FULL_READ_MAX_AGE_MS = 2 * SAMPLE_PERIOD_MS;
 
 export interface ServerMetrics {
   /** Prometheus text exposition of every metric. */
@@ -20,16 +29,23 @@ export interface ServerMetrics {
 
 /**
  * /metrics: per queue, CloudWatch's SQS metrics under their CloudWatch names (prefixed `sluice_`, with a
- * `queue` label), read from the store at scrape time; request counts and latencies per action; and the DLQ
- * alarm states.
+ * `queue` label); request counts and latencies per action; and the DLQ alarm states.
+ *
+ * A scrape reads no queue's counts but those this node's clients sent to, received from or deleted from
+ * since the last render: the rest come from `counts`, which the history sampler reads every 10 s. Concurrent
+ * scrapes share one render, and one made less than MIN_RENDER_INTERVAL_MS ago (`monotonicNow`) is served again.
  */
 export function createServerMetrics(
   service: SqsService,
   alarmStates: () => Promise<AlarmState[]>,
+  counts: QueueCounts = new QueueCounts(service),
+  monotonicNow: () => number = () => performance.now(),
 ): ServerMetrics {
   const registry = new Registry();
   processMemoryGauges(registry);
-  const queueGauge = (name: string, help: string, pick: (c: QueueCounts) => number) =>
+  // The service clock's time of the render under way: the oldest message's age is counted to it.
+  let renderTime = 0;
+  const queueGauge = (name: string, help: string, pick: (c: MessageCounts, now: number) => number) =>
     new Gauge({
       name: `sluice_${name}`,
       help,
@@ -37,7 +53,7 @@ export function createServerMetrics(
       registers: [registry],
       collect() {
         this.reset();
-        for (const [queue, counts] of latest) this.set({ queue }, pick(counts));
+        for (const [queue, queueCounts] of counts.latest) this.set({ queue }, pick(queueCounts, renderTime));
       },
     });
   const activityCounter = (name: string, help: string, pick: (t: ActivityTotals) => number) =>
@@ -49,12 +65,20 @@ export function createServerMetrics(
       collect() {
         // The totals live in the core's QueueActivity; a scrape copies them in.
         this.reset();
-        for (const queue of latest.keys()) this.inc({ queue }, pick(service.activity.totals(queue)));
+        for (const queue of counts.latest.keys()) this.inc({ queue }, pick(service.activity.totals(queue)));
       },
     });
 
-  // The store is read once per scrape, before prom-client collects; the collectors only copy from it.
-  let latest = new Map<string, QueueCounts>();
+  // Queues whose counts this node's own clients changed since the last render.
+  const touched = new Set<string>();
+  service.activity.onChange((queue) => touched.add(queue));
+  const refreshCounts = async () => {
+    const readAt = counts.readAllAt;
+    const names = [...touched];
+    touched.clear();
+    if (readAt === undefined || service.clock.now() - readAt > FULL_READ_MAX_AGE_MS) await counts.readAll();
+    else await counts.read(names);
+  };
 
   queueGauge('ApproximateNumberOfMessagesVisible', 'Messages available for retrieval.', (c) => c.visible);
   queueGauge('ApproximateNumberOfMessagesNotVisible', 'Messages in flight.', (c) => c.notVisible);
@@ -62,7 +86,7 @@ export function createServerMetrics(
   queueGauge(
     'ApproximateAgeOfOldestMessage',
     'Age in seconds of the oldest message in the queue (0 when empty).',
-    (c) => c.oldestAgeSeconds,
+    (c, now) => ageSeconds(c.oldestSentAt, now),
   );
   activityCounter('NumberOfMessagesSent', 'Messages added to the queue.', (t) => t.sent);
   activityCounter('NumberOfMessagesReceived', 'Messages returned by ReceiveMessage.', (t) => t.received);
@@ -119,11 +143,24 @@ export function createServerMetrics(
     },
   });
 
+  let rendering: Promise<string> | undefined;
+  let last: { text: string; at: number } | undefined;
+  const render = async () => {
+    const at = monotonicNow();
+    await refreshCounts();
+    renderTime = service.clock.now();
+    const text = await registry.metrics();
+    last = { text, at };
+    return text;
+  };
   return {
     contentType: registry.contentType,
-    async render() {
-      latest = await readCounts(service);
-      return registry.metrics();
+    render() {
+      if (last && monotonicNow() - last.at < MIN_RENDER_INTERVAL_MS) return Promise.resolve(last.text);
+      rendering ??= render().finally(() => {
+        rendering = undefined;
+      });
+      return rendering;
     },
     observeRequest(action, status, seconds) {
       // A client can name any action; only real ones become label values, so the series stay bounded.
@@ -157,21 +194,4 @@ function processMemoryGauges(registry: Registry): void {
     'Memory of C++ objects bound to JavaScript, in bytes.',
     (m) => m.external,
   );
-}
-
-interface QueueCounts {
-  visible: number;
-  notVisible: number;
-  delayed: number;
-  oldestAgeSeconds: number;
-}
-
-async function readCounts(service: SqsService): Promise<Map<string, QueueCounts>> {
-  const now = service.clock.now();
-  const counts = new Map<string, QueueCounts>();
-  for await (const queue of service.allQueues()) {
-    const c = await service.store.countMessages(queue.id, now);
-    counts.set(queue.name, { ...c, oldestAgeSeconds: ageSeconds(c.oldestSentAt, now) });
-  }
-  return counts;
 }

@@ -137,9 +137,11 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     (error) => logger.error({ err: error }, 'DLQ alarm check failed'),
   );
   const host = options.host ?? '127.0.0.1';
-  const metrics =
-    options.metrics === false ? undefined : createServerMetrics(service, () => alarms.clusterStates());
   const sampler = new QueueSampler(service, (error) => logger.error({ err: error }, 'history sample failed'));
+  const metrics =
+    options.metrics === false
+      ? undefined
+      : createServerMetrics(service, () => alarms.clusterStates(), sampler.counts);
   // Every node, holder or not, adds its activity to the store for the holder's history samples.
   const activityFlusher = new ActivityFlusher(service, (error) =>
     logger.error({ err: error }, 'activity flush failed'),
