@@ -149,6 +149,9 @@ export const errors = {
   incompleteSignature: (message: string) => new SqsError('IncompleteSignature', message),
   missingAuthenticationToken: () =>
     new SqsError('MissingAuthenticationToken', 'Request is missing Authentication Token'),
+  /** A console session cookie that is unknown or expired: the console signs in again. */
+  sessionEnded: () =>
+    new SqsError('MissingAuthenticationToken', 'The console session has ended or expired: sign in again.'),
   accessDenied: (message: string) => new SqsError('AccessDenied', message),
   internal: () => new SqsError('InternalError', 'We encountered an internal error. Please try again.'),
   unavailable: (message: string) => new SqsError('ServiceUnavailable', message),

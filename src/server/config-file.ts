@@ -32,6 +32,8 @@ import { isWebhookUrl } from './webhooks.ts';
  *                     "queues": ["orders*"], "actions": ["SendMessage", "Receive*", "DeleteMessage*"] }]
  * A key with "accountId" (12 digits) belongs to another account: queue policies decide what it may do
  * (README, "Queue policies").
+ *
+ * "metricsToken" is what a scraper sends as `Authorization: Bearer …` for /metrics (docs/operations/metrics.md).
  */
 export interface ConfigFile {
   queues?: Array<{
@@ -42,6 +44,14 @@ export interface ConfigFile {
   redrive?: Partial<MoveTaskSettings>;
   alarms?: Partial<AlarmSettings> & { webhooks?: string[] };
   credentials?: AccessKey[];
+  metricsToken?: string;
+}
+
+export const METRICS_TOKEN_RULE = 'must be 16 to 256 visible ASCII characters, without spaces';
+
+/** Long enough not to be guessed, and what an Authorization header can carry as it is. */
+export function isMetricsToken(value: unknown): value is string {
+  return typeof value === 'string' && /^[\x21-\x7e]{16,256}$/.test(value);
 }
 
 /** AWS access key ids are letters and digits; `:` must stay free for `--credentials ID:SECRET`. */
@@ -96,6 +106,8 @@ export function readConfigFile(path: string): ConfigFile {
     }
   };
   checkCredentials(path, config.credentials);
+  if (config.metricsToken !== undefined && !isMetricsToken(config.metricsToken))
+    throw new Error(`config file ${path}: "metricsToken" ${METRICS_TOKEN_RULE}`);
   numbers('redrive', config.redrive, ['defaultRate', 'backlogLimit']);
   numbers('alarms', config.alarms, ['threshold', 'periodSeconds']);
   const webhooks = config.alarms?.webhooks;

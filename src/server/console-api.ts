@@ -12,6 +12,7 @@ import {
 import { parseRedrivePolicy } from '../core/redrive-policy.ts';
 import type { SqsService } from '../core/sqs-service.ts';
 import type { QueueRecord } from '../store/contract.ts';
+import type { PageViewer } from './auth/page-access.ts';
 import type { Page } from './http-server.ts';
 
 /** Points in each queue's sparkline on the overview: one per minute of the last hour. */
@@ -54,20 +55,25 @@ export interface Overview {
   matching: number;
 }
 
-/** The queues matching `query` (at most OVERVIEW_LIMIT, by name) with counts, DLQ links, alarm and sparkline. */
+/**
+ * The queues matching `query` that `viewer` may read (at most OVERVIEW_LIMIT, by name) with counts, DLQ links,
+ * alarm and sparkline.
+ */
 export async function overview(
   service: SqsService,
   alarms: AlarmState[],
+  viewer: PageViewer,
   query: OverviewQuery = {},
 ): Promise<Overview> {
   const now = service.clock.now();
   const needle = query.nameContains?.toLowerCase();
   const matches: QueueRecord[] = [];
-  // DLQ links are read from every queue's RedrivePolicy (in memory), so a DLQ names all its sources even when
-  // they fall outside the filter.
+  // DLQ links are read from every readable queue's RedrivePolicy (in memory), so a DLQ names all its sources
+  // even when they fall outside the filter.
   const sources = new Map<string, string[]>();
   const deadLetterQueueOf = new Map<string, string>();
   for await (const queue of service.allQueues()) {
+    if (!(await viewer.mayRead(queue.name))) continue;
     const policy = queue.attributes.RedrivePolicy;
     const deadLetterQueue = policy
       ? parseRedrivePolicy(policy).deadLetterTargetArn.split(':').at(-1)
@@ -110,28 +116,32 @@ function json(value: unknown, status = 200): Page {
 /**
  * GET /api/overview?filter=TEXT|queue=NAME, /api/history?queue=NAME&range=1h|24h, and /api/attributes (which
  * queue attributes exist and how they may be set, so the console's forms follow the server's one list).
+ * `signedInAs` is the viewer's key, when credentials are configured.
  */
 export function consoleApi(
   service: SqsService,
   alarmStates: () => Promise<AlarmState[]>,
-): Record<string, (url: URL) => Promise<Page>> {
+): Record<string, (url: URL, viewer: PageViewer) => Promise<Page>> {
   return {
-    '/api/overview': async (url) =>
+    '/api/overview': async (url, viewer) =>
       json({
         now: service.clock.now(),
         accountId: service.accountId,
         queueArnPrefix: service.queueArn(''),
         limit: OVERVIEW_LIMIT,
-        ...(await overview(service, await alarmStates(), {
+        signedInAs: viewer.accessKeyId,
+        ...(await overview(service, await alarmStates(), viewer, {
           nameContains: url.searchParams.get('filter') ?? undefined,
           name: url.searchParams.get('queue') ?? undefined,
         })),
       }),
     '/api/attributes': async () => json(attributeCatalog()),
-    '/api/history': async (url) => {
+    '/api/history': async (url, viewer) => {
       const queue = url.searchParams.get('queue');
       const range = url.searchParams.get('range') ?? '1h';
       if (!queue) return json({ error: 'queue is required' }, 400);
+      if (!(await viewer.mayRead(queue)))
+        return json({ error: `${viewer.accessKeyId} may not read ${queue}` }, 403);
       if (!(range in HISTORY_RANGES)) return json({ error: 'range must be 1h or 24h' }, 400);
       const samples = await queueHistory(service, queue, range as HistoryRange);
       return json({ queue, range, now: service.clock.now(), samples });
@@ -154,4 +164,15 @@ export function consolePages(): Record<string, () => Page> {
     pages[path] = () => ({ contentType, body });
   }
   return pages;
+}
+
+const LOGIN_PAGE = readFileSync(new URL('../console/login.html', import.meta.url), 'utf8');
+
+/** The console's sign-in form (served in place of any console page until a session exists), with a message. */
+export function loginPage(message: string): string {
+  const escaped = message.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return LOGIN_PAGE.replace(
+    '<!--message-->',
+    message === '' ? '' : `<p class="error" role="alert">${escaped}</p>`,
+  );
 }

@@ -17,6 +17,7 @@ import { decodeQueryRequest } from '../protocol/query.ts';
 import { renderQueryError, renderQueryResponse } from '../protocol/xml.ts';
 import { StoreUnavailableError } from '../store/contract.ts';
 import type { AccessKey, Authenticator } from './auth/access.ts';
+import { ANYONE, type PageAccess, type PageViewer } from './auth/page-access.ts';
 import type { Logger } from './logger.ts';
 import { LONG_POLL_CAP_DEFAULTS, type LongPollCaps, longPollGate } from './long-poll-gate.ts';
 
@@ -26,7 +27,9 @@ export interface HttpServerOptions {
   /** Largest request body accepted; form encoding can triple a 1 MiB message, so the default leaves room. */
   maxRequestBytes?: number;
   /** Read-only pages served on GET besides the SQS API (/metrics, /alarms, /api/*, /console), by path. */
-  pages?: Record<string, (url: URL) => Page | Promise<Page>>;
+  pages?: Record<string, (url: URL, viewer: PageViewer) => Page | Promise<Page>>;
+  /** Who may read the pages, the console's sign-in, and its session cookie on SQS requests; all open without. */
+  pageAccess?: PageAccess;
   /** Told of every SQS API request answered: its action, HTTP status and duration. */
   observeRequest?: (action: string, status: number, seconds: number) => void;
   /** With credentials configured: every SQS request must be signed by a known key allowed to make it. */
@@ -42,6 +45,8 @@ export interface Page {
   status?: number;
   contentType: string;
   body: string | Buffer;
+  /** Set-Cookie, Location, WWW-Authenticate, Retry-After… */
+  headers?: Readonly<Record<string, string>>;
 }
 
 export type SluiceHttpServer = Server | HttpsServer;
@@ -115,10 +120,12 @@ async function handle(
     reply(200, { 'content-type': 'application/json' }, '{"status":"ok"}', false);
     return;
   }
+  const answer = ({ status, contentType, body, headers }: Page) =>
+    reply(status ?? 200, { ...headers, 'content-type': contentType }, body, false);
   const page = request.method === 'GET' ? options.pages?.[url().pathname] : undefined;
   if (page) {
-    const { status, contentType, body } = await page(url());
-    reply(status ?? 200, { 'content-type': contentType }, body, false);
+    const viewer = options.pageAccess?.admit(url().pathname, request) ?? ANYONE;
+    answer('contentType' in viewer ? viewer : await page(url(), viewer));
     return;
   }
   let body: string;
@@ -132,13 +139,19 @@ async function handle(
     }
     throw error;
   }
+  if (request.method === 'POST' && options.pageAccess?.isForm(url().pathname)) {
+    answer(options.pageAccess.submitForm(url().pathname, request, body, baseUrlOf(request)));
+    return;
+  }
   try {
-    const caller: AccessKey | undefined = options.auth?.authenticate({
-      method: request.method ?? 'GET',
-      target: request.url ?? '/',
-      rawHeaders: request.rawHeaders,
-      body,
-    });
+    const caller: AccessKey | undefined =
+      options.pageAccess?.sessionCaller(request, baseUrlOf(request)) ??
+      options.auth?.authenticate({
+        method: request.method ?? 'GET',
+        target: request.url ?? '/',
+        rawHeaders: request.rawHeaders,
+        body,
+      });
     let input: Input;
     if (protocol === 'json') {
       const decoded = decodeJsonRequest(String(request.headers['x-amz-target']), body);

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { type Clock, systemClock } from '../core/clock.ts';
-import { ALARM_DEFAULTS, type AlarmSettings, DlqAlarms } from '../core/dlq-alarms.ts';
+import { ALARM_DEFAULTS, type AlarmSettings, type AlarmState, DlqAlarms } from '../core/dlq-alarms.ts';
 import type { CapacityLimits } from '../core/limits.ts';
 import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts';
 import { ActivityFlusher, QueueSampler } from '../core/queue-history.ts';
@@ -10,6 +10,7 @@ import type { Store } from '../store/contract.ts';
 import { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { type AccessKey, createAuthenticator } from './auth/access.ts';
+import { createPageAccess } from './auth/page-access.ts';
 import { ClusterLease } from './cluster-lease.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
 import { consoleApi, consolePages } from './console-api.ts';
@@ -62,6 +63,11 @@ export interface SluiceOptions {
   longPolls?: Partial<LongPollCaps>;
   /** Default true. false: no /metrics and no per-request counters or histograms (their cost is benched). */
   metrics?: boolean;
+  /**
+   * `Authorization: Bearer TOKEN` opens /metrics (the config file's "metricsToken" can set it too). With it or
+   * with credentials, /metrics needs it or a key without limits; with neither, /metrics is open.
+   */
+  metricsToken?: string;
 }
 
 export interface RunningSluice {
@@ -158,6 +164,17 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       `listening on ${host} without credentials: anyone who can reach it can use every queue`,
     );
   }
+  const auth =
+    keys.length > 0
+      ? createAuthenticator({
+          keys,
+          region: service.region,
+          accountId: service.accountId,
+          clock,
+          queuePolicy: async (name) => (await store.getQueue(name))?.attributes.Policy,
+        })
+      : undefined;
+  const metricsToken = options.metricsToken ?? config.metricsToken;
   const server = createHttpServer({
     service,
     logger,
@@ -165,14 +182,15 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     observeRequest: metrics?.observeRequest,
     tls: options.tls,
     longPolls: options.longPolls,
-    auth:
-      keys.length > 0
-        ? createAuthenticator({
-            keys,
-            region: service.region,
+    auth,
+    pageAccess:
+      auth || metricsToken !== undefined
+        ? createPageAccess({
+            auth,
+            metricsToken,
             accountId: service.accountId,
             clock,
-            queuePolicy: async (name) => (await store.getQueue(name))?.attributes.Policy,
+            tls: options.tls !== undefined,
           })
         : undefined,
     pages: {
@@ -180,10 +198,12 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
         '/metrics': async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
       }),
       // Any node answers with the cluster's states, as the lease holder last checked them.
-      '/alarms': async () => ({
-        contentType: 'application/json',
-        body: JSON.stringify({ alarms: await alarms.clusterStates() }),
-      }),
+      '/alarms': async (_url, viewer) => {
+        const readable: AlarmState[] = [];
+        for (const state of await alarms.clusterStates())
+          if (await viewer.mayRead(state.queue)) readable.push(state);
+        return { contentType: 'application/json', body: JSON.stringify({ alarms: readable }) };
+      },
       ...consoleApi(service, () => alarms.clusterStates()),
       ...consolePages(),
     },

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../../core/clock.ts';
 import { errors } from '../../core/errors.ts';
 import type { Input } from '../../core/input.ts';
@@ -28,6 +29,8 @@ export interface Authenticator {
    * `queues`/`actions` lists, and, for a key of another account, the queue's Policy.
    */
   authorize(key: AccessKey, action: string, input: Input, context: PolicyContext): Promise<void>;
+  /** The key with this id and secret (the console's sign-in form), or undefined. */
+  verifySecret(accessKeyId: string, secretAccessKey: string): AccessKey | undefined;
 }
 
 export function createAuthenticator(options: {
@@ -80,7 +83,17 @@ export function createAuthenticator(options: {
       });
       if (decision !== 'allow') throw denied();
     },
+    verifySecret(accessKeyId, secretAccessKey) {
+      const key = byId.get(accessKeyId);
+      return key && sameSecret(key.secretAccessKey, secretAccessKey) ? key : undefined;
+    },
   };
+}
+
+/** Compared as digests, so the time taken says nothing about the secret, not even its length. */
+export function sameSecret(expected: string, given: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+  return timingSafeEqual(digest(expected), digest(given));
 }
 
 /** The queue an action works on, from whichever parameter names it. */
