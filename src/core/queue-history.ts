@@ -171,11 +171,7 @@ export function fillGaps(samples: readonly QueueSample[], until: number): QueueS
         at,
         periodMs: SAMPLE_PERIOD_MS,
         oldestAgeSeconds: holds ? sample.oldestAgeSeconds + Math.floor((at - sample.at) / 1000) : 0,
-        sent: 0,
-        received: 0,
-        deleted: 0,
-        emptyReceives: 0,
-        sentBytes: 0,
+        ...NO_ACTIVITY,
       });
     }
   }

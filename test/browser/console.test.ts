@@ -17,6 +17,16 @@ const launchChromium = () =>
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   });
 
+/** A page that fails the test on any script error of the console's. */
+async function consolePage(browser: Browser): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.setDefaultTimeout(10_000);
+  page.on('pageerror', (error) => {
+    throw error;
+  });
+  return page;
+}
+
 /**
  * The console in headless Chromium against a really started server on a fake clock, so visibility timeouts,
  * the DLQ alarm check and the move task's rate are driven by the test instead of waited for. The page itself
@@ -41,14 +51,10 @@ describe('web console', { concurrency: false }, () => {
       alarms: { periodSeconds: 10 },
     });
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(10_000);
+    page = await consolePage(browser);
     page.on('response', async (response) => {
       const body = await response.body().catch(() => undefined);
       if (body) responses.push({ url: response.url(), bytes: body.length });
-    });
-    page.on('pageerror', (error) => {
-      throw error;
     });
   });
 
@@ -269,11 +275,7 @@ describe('web console with credentials', { concurrency: false }, () => {
     const context = { baseUrl: sluice.endpoint, senderId: ADMIN.accessKeyId };
     for (const name of ['orders-a', 'secret']) await sluice.service.CreateQueue({ QueueName: name }, context);
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(10_000);
-    page.on('pageerror', (error) => {
-      throw error;
-    });
+    page = await consolePage(browser);
   });
 
   after(async () => {
