@@ -18,6 +18,7 @@ export const MIN_RENDER_INTERVAL_MS = 1000;
  * this are read again by the next render: on a node without the lease, at most once per this interval.
  */
 const FULL_READ_MAX_AGE_MS = 2 * SAMPLE_PERIOD_MS;
+const MAX_TOUCHED = 10_000;
 
 export interface ServerMetrics {
   /** Prometheus text exposition of every metric. */
@@ -29,7 +30,8 @@ export interface ServerMetrics {
 
 /**
  * /metrics: per queue, CloudWatch's SQS metrics under their CloudWatch names (prefixed `sluice_`, with a
- * `queue` label); request counts and latencies per action; and the DLQ alarm states.
+ * `queue` label) and the SentMessageSize histogram; request counts and latencies per action; and the DLQ
+ * alarm states.
  *
  * A scrape reads no queue's counts but those this node's clients sent to, received from or deleted from
  * since the last render: the rest come from `counts`, which the history sampler reads every 10 s. Concurrent
@@ -43,59 +45,25 @@ export function createServerMetrics(
 ): ServerMetrics {
   const registry = new Registry();
   processMemoryGauges(registry);
-  // The service clock's time of the render under way: the oldest message's age is counted to it.
-  let renderTime = 0;
-  const queueGauge = (name: string, help: string, pick: (c: MessageCounts, now: number) => number) =>
-    new Gauge({
-      name: `sluice_${name}`,
-      help,
-      labelNames: ['queue'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const [queue, queueCounts] of counts.latest) this.set({ queue }, pick(queueCounts, renderTime));
-      },
-    });
-  const activityCounter = (name: string, help: string, pick: (t: ActivityTotals) => number) =>
-    new Counter({
-      name: `sluice_${name}`,
-      help,
-      labelNames: ['queue'],
-      registers: [registry],
-      collect() {
-        // The totals live in the core's QueueActivity; a scrape copies them in.
-        this.reset();
-        for (const queue of counts.latest.keys()) this.inc({ queue }, pick(service.activity.totals(queue)));
-      },
-    });
-
-  // Queues whose counts this node's own clients changed since the last render.
+  // Queues whose counts this node's own clients changed since the last render; past MAX_TOUCHED (nobody
+  // scraping while queues come and go), the next render reads them all instead.
   const touched = new Set<string>();
-  service.activity.onChange((queue) => touched.add(queue));
+  let touchedTooMany = false;
+  service.activity.onChange((queue) => {
+    if (touched.size < MAX_TOUCHED) touched.add(queue);
+    else touchedTooMany = true;
+  });
   const refreshCounts = async () => {
     const readAt = counts.readAllAt;
     const names = [...touched];
+    const readAll =
+      touchedTooMany || readAt === undefined || service.clock.now() - readAt > FULL_READ_MAX_AGE_MS;
     touched.clear();
-    if (readAt === undefined || service.clock.now() - readAt > FULL_READ_MAX_AGE_MS) await counts.readAll();
+    touchedTooMany = false;
+    if (readAll) await counts.readAll();
     else await counts.read(names);
   };
 
-  queueGauge('ApproximateNumberOfMessagesVisible', 'Messages available for retrieval.', (c) => c.visible);
-  queueGauge('ApproximateNumberOfMessagesNotVisible', 'Messages in flight.', (c) => c.notVisible);
-  queueGauge('ApproximateNumberOfMessagesDelayed', 'Messages delayed, not yet visible.', (c) => c.delayed);
-  queueGauge(
-    'ApproximateAgeOfOldestMessage',
-    'Age in seconds of the oldest message in the queue (0 when empty).',
-    (c, now) => ageSeconds(c.oldestSentAt, now),
-  );
-  activityCounter('NumberOfMessagesSent', 'Messages added to the queue.', (t) => t.sent);
-  activityCounter('NumberOfMessagesReceived', 'Messages returned by ReceiveMessage.', (t) => t.received);
-  activityCounter('NumberOfMessagesDeleted', 'Messages deleted.', (t) => t.deleted);
-  activityCounter(
-    'NumberOfEmptyReceives',
-    'ReceiveMessage calls that returned no message.',
-    (t) => t.emptyReceives,
-  );
   const sentSize = new Histogram({
     name: 'sluice_SentMessageSize',
     help: 'Size in bytes of messages sent (body and message attributes).',
@@ -148,8 +116,12 @@ export function createServerMetrics(
   const render = async () => {
     const at = monotonicNow();
     await refreshCounts();
-    renderTime = service.clock.now();
-    const text = await registry.metrics();
+    const perQueue = queueFamiliesText(
+      counts.latest,
+      (queue) => service.activity.totals(queue),
+      service.clock.now(),
+    );
+    const text = `${await registry.metrics()}${perQueue}`;
     last = { text, at };
     return text;
   };
@@ -169,6 +141,88 @@ export function createServerMetrics(
       latency.observe({ action: known }, seconds);
     },
   };
+}
+
+interface QueueFamily {
+  name: string;
+  help: string;
+  type: 'gauge' | 'counter';
+  value(counts: MessageCounts, totals: ActivityTotals, now: number): number;
+}
+
+/** CloudWatch's SQS metrics, per queue: the counts as last read, and this node's activity since it started. */
+const QUEUE_FAMILIES: readonly QueueFamily[] = [
+  {
+    name: 'sluice_ApproximateNumberOfMessagesVisible',
+    help: 'Messages available for retrieval.',
+    type: 'gauge',
+    value: (c) => c.visible,
+  },
+  {
+    name: 'sluice_ApproximateNumberOfMessagesNotVisible',
+    help: 'Messages in flight.',
+    type: 'gauge',
+    value: (c) => c.notVisible,
+  },
+  {
+    name: 'sluice_ApproximateNumberOfMessagesDelayed',
+    help: 'Messages delayed, not yet visible.',
+    type: 'gauge',
+    value: (c) => c.delayed,
+  },
+  {
+    name: 'sluice_ApproximateAgeOfOldestMessage',
+    help: 'Age in seconds of the oldest message in the queue (0 when empty).',
+    type: 'gauge',
+    value: (c, _t, now) => ageSeconds(c.oldestSentAt, now),
+  },
+  {
+    name: 'sluice_NumberOfMessagesSent',
+    help: 'Messages added to the queue.',
+    type: 'counter',
+    value: (_c, t) => t.sent,
+  },
+  {
+    name: 'sluice_NumberOfMessagesReceived',
+    help: 'Messages returned by ReceiveMessage.',
+    type: 'counter',
+    value: (_c, t) => t.received,
+  },
+  {
+    name: 'sluice_NumberOfMessagesDeleted',
+    help: 'Messages deleted.',
+    type: 'counter',
+    value: (_c, t) => t.deleted,
+  },
+  {
+    name: 'sluice_NumberOfEmptyReceives',
+    help: 'ReceiveMessage calls that returned no message.',
+    type: 'counter',
+    value: (_c, t) => t.emptyReceives,
+  },
+];
+
+/**
+ * The per-queue families in Prometheus's text format, written straight from the kept values: prom-client
+ * setting and formatting them took most of a render (10,000 queues are 80,000 series).
+ */
+function queueFamiliesText(
+  counts: ReadonlyMap<string, MessageCounts>,
+  totalsOf: (queue: string) => ActivityTotals,
+  now: number,
+): string {
+  const lines = QUEUE_FAMILIES.map((family) => [
+    `# HELP ${family.name} ${family.help}`,
+    `# TYPE ${family.name} ${family.type}`,
+  ]);
+  for (const [queue, queueCounts] of counts) {
+    const totals = totalsOf(queue);
+    const labels = `{queue="${queue.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`))}"} `;
+    QUEUE_FAMILIES.forEach((family, i) => {
+      lines[i]?.push(`${family.name}${labels}${family.value(queueCounts, totals, now)}`);
+    });
+  }
+  return `${lines.map((family) => family.join('\n')).join('\n')}\n`;
 }
 
 /**
