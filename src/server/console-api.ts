@@ -152,6 +152,8 @@ export function consoleApi(
 const CONSOLE_FILES: Record<string, { file: string; contentType: string }> = {
   '/console': { file: 'index.html', contentType: 'text/html; charset=utf-8' },
   '/console/': { file: 'index.html', contentType: 'text/html; charset=utf-8' },
+  // Where a refused sign-in leaves the browser: reloading it shows the console, or the form again.
+  '/console/login': { file: 'index.html', contentType: 'text/html; charset=utf-8' },
   '/console/console.js': { file: 'console.js', contentType: 'text/javascript; charset=utf-8' },
   '/console/console.css': { file: 'console.css', contentType: 'text/css; charset=utf-8' },
 };

@@ -21,6 +21,7 @@ const PAGES = [
   '/console/',
   '/console/console.js',
   '/console/console.css',
+  '/console/login',
   '/api/overview',
   '/api/history?queue=secret',
   '/api/attributes',

@@ -71,6 +71,10 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
     unlimited(key.queues) &&
     unlimited(key.actions) &&
     (key.accountId ?? options.accountId) === options.accountId;
+  const sessionKey = (request: IncomingMessage) => {
+    const token = sessionToken(request);
+    return token === undefined ? undefined : sessions.keyOf(token);
+  };
   const cookie = (value: string, maxAgeSeconds: number) =>
     `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${options.tls ? '; Secure' : ''}`;
 
@@ -107,8 +111,9 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
 
     admit(path, request) {
       const isMetrics = path === '/metrics';
-      if (isMetrics && metricsToken !== undefined && bearerToken(request) !== undefined) {
-        return sameSecret(metricsToken, bearerToken(request) as string)
+      const bearer = bearerToken(request);
+      if (isMetrics && metricsToken !== undefined && bearer !== undefined) {
+        return sameSecret(metricsToken, bearer)
           ? ANYONE
           : refusal(errors.accessDenied('The bearer token is not the server’s metrics token.'), 403);
       }
@@ -156,11 +161,6 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
       return key;
     },
   };
-
-  function sessionKey(request: IncomingMessage): AccessKey | undefined {
-    const token = sessionToken(request);
-    return token === undefined ? undefined : sessions.keyOf(token);
-  }
 }
 
 /** Absent, or with a wildcard that allows everything. */
