@@ -307,3 +307,25 @@ describe('console sign-in over HTTPS', { skip: NEEDS_OWN_SERVER }, () => {
     }
   });
 });
+
+describe('the metrics token', () => {
+  it('must be 16 to 256 visible characters, on the command line and in the config file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-metrics-token-'));
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ metricsToken: 'has a space in it, long enough' }));
+    try {
+      for (const args of [
+        ['--metrics-token', 'short'],
+        ['--config', config],
+      ]) {
+        await assert.rejects(
+          run(process.execPath, [SLUICE, 'serve', '--port', '0', '--data', dir, ...args]),
+          (error: { code?: number; stderr?: string }) =>
+            error.code === 2 && /must be 16 to 256 visible ASCII characters/.test(error.stderr ?? ''),
+        );
+      }
+    } finally {
+      removeDataDir(dir);
+    }
+  });
+});
