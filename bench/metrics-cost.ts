@@ -4,10 +4,10 @@
  * with metrics on and with `--no-metrics`, alternating, in the same run. `normal` leaves out the fsync
  * waits, so the server is CPU-bound and its CPU per message is what the metrics add to.
  */
-import { systemClock } from '../src/core/clock.ts';
-import { SqsService } from '../src/core/sqs-service.ts';
-import { createServerMetrics, MIN_RENDER_INTERVAL_MS } from '../src/server/metrics.ts';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import { systemClock } from 'sluice-client/clock';
+import { SqsService } from '../packages/server/src/core/sqs-service.ts';
+import { createServerMetrics, MIN_RENDER_INTERVAL_MS } from '../packages/server/src/server/metrics.ts';
+import { SqliteStore } from '../packages/server/src/store/sqlite/sqlite-store.ts';
 import { makeClient } from './client.ts';
 import { processCpuSeconds } from './cpu.ts';
 import { createQueue, type MixedResult, mixed } from './scenarios.ts';

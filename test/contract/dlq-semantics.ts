@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type AlarmNotification, DlqAlarms } from '../../src/core/dlq-alarms.ts';
-import { MAX_TASK_MS } from '../../src/core/move-tasks.ts';
+import { type AlarmNotification, DlqAlarms } from '../../packages/server/src/core/dlq-alarms.ts';
+import { MAX_TASK_MS } from '../../packages/server/src/core/move-tasks.ts';
 import { context, type StoreFactory, useContractService } from './harness.ts';
 
 type TaskEntry = {
@@ -74,7 +74,7 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
           h.newQueue({
             RedrivePolicy: JSON.stringify({ deadLetterTargetArn: h.arn(fifoDlq), maxReceiveCount: 3 }),
           }),
-          'InvalidAttributeValue',
+          'InvalidParameterValue',
           /same type/,
         );
         const closed = await h.newQueue({
@@ -84,7 +84,7 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
           h.newQueue({
             RedrivePolicy: JSON.stringify({ deadLetterTargetArn: h.arn(closed), maxReceiveCount: 3 }),
           }),
-          'InvalidAttributeValue',
+          'InvalidParameterValue',
           /RedriveAllowPolicy/,
         );
         const allowed = await h.newQueue();
@@ -96,7 +96,7 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
         });
         const policy = JSON.stringify({ deadLetterTargetArn: h.arn(picky), maxReceiveCount: '4' });
         await h.service.SetQueueAttributes({ QueueUrl: allowed, Attributes: { RedrivePolicy: policy } });
-        await h.rejects(h.newQueue({ RedrivePolicy: policy }), 'InvalidAttributeValue', /does not allow/);
+        await h.rejects(h.newQueue({ RedrivePolicy: policy }), 'InvalidParameterValue', /does not allow/);
         const { Attributes } = (await h.service.GetQueueAttributes({
           QueueUrl: allowed,
           AttributeNames: ['RedrivePolicy'],
@@ -235,7 +235,7 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
 
       it('refuses what SQS refuses', async () => {
         const { dlq, source } = await dlqPair();
-        await h.rejects(start({ SourceArn: h.arn(source) }), 'UnsupportedOperation', /Dead Letter Queue/);
+        await h.rejects(start({ SourceArn: h.arn(source) }), 'InvalidParameterValue', /Dead Letter Queue/);
         await h.rejects(
           start({ SourceArn: 'arn:aws:sqs:us-east-1:000000000000:missing' }),
           'ResourceNotFound',
@@ -257,8 +257,12 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
         }
         await poison(source, 20);
         const { TaskHandle } = await start({ SourceArn: h.arn(dlq), MaxNumberOfMessagesPerSecond: 1 });
-        await h.rejects(start({ SourceArn: h.arn(dlq) }), 'UnsupportedOperation', /already a task running/);
-        await h.rejects(h.service.CancelMessageMoveTask({ TaskHandle: 'bm9wZQ==' }), 'ResourceNotFound');
+        await h.rejects(start({ SourceArn: h.arn(dlq) }), 'InvalidParameterValue', /already a task running/);
+        await h.rejects(h.service.CancelMessageMoveTask({ TaskHandle: 'bm9wZQ==' }), 'InvalidParameterValue');
+        const unknownTask = Buffer.from(JSON.stringify({ taskId: 'nope', sourceArn: h.arn(dlq) })).toString(
+          'base64',
+        );
+        await h.rejects(h.service.CancelMessageMoveTask({ TaskHandle: unknownTask }), 'ResourceNotFound');
         await h.clock.advance(2500);
         const cancelled = await h.service.CancelMessageMoveTask({ TaskHandle });
         assert.equal(cancelled.ApproximateNumberOfMessagesMoved, 3);
@@ -336,7 +340,7 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
         await h.clock.advance(1000);
         const [failed] = await tasks(dlq);
         assert.equal(failed?.Status, 'FAILED');
-        assert.match(failed?.FailureReason ?? '', /destination queue .* does not exist/);
+        assert.equal(failed?.FailureReason, 'AWS.SimpleQueueService.NonExistentQueue');
         const moved = failed!.ApproximateNumberOfMessagesMoved;
         assert.equal((await h.counts(dlq)).visible, 30 - moved, 'what was not moved stays in the DLQ');
 

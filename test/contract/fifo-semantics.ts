@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { startRetentionSweeper } from '../../src/core/retention.ts';
+import { startRetentionSweeper } from '../../packages/server/src/core/retention.ts';
 import { context, type StoreFactory, useContractService } from './harness.ts';
 
 /**
@@ -31,7 +31,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         const url = await fifoQueue();
         await h.rejects(
           h.service.SetQueueAttributes({ QueueUrl: url, Attributes: { FifoQueue: 'false' } }),
-          'InvalidAttributeName',
+          'InvalidAttributeValue',
         );
         const { Attributes } = (await h.service.GetQueueAttributes({
           QueueUrl: url,

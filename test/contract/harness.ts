@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
-import { FakeClock } from '../../src/core/clock.ts';
-import { SqsError } from '../../src/core/errors.ts';
-import type { Input } from '../../src/core/input.ts';
-import { type RequestContext, type ServiceOptions, SqsService } from '../../src/core/sqs-service.ts';
-import type { Store } from '../../src/store/contract.ts';
+import { FakeClock } from 'sluice-client/clock';
+import { SqsError } from '../../packages/server/src/core/errors.ts';
+import type { Input } from '../../packages/server/src/core/input.ts';
+import {
+  type RequestContext,
+  type ServiceOptions,
+  SqsService,
+} from '../../packages/server/src/core/sqs-service.ts';
+import type { Store } from '../../packages/server/src/store/contract.ts';
 
 /** How a contract suite opens a fresh store of one backend. */
 export interface StoreFactory {

@@ -6,7 +6,7 @@ import {
   queueHistory,
   SAMPLE_KEEPALIVE_MS,
   SAMPLE_PERIOD_MS,
-} from '../../src/core/queue-history.ts';
+} from '../../packages/server/src/core/queue-history.ts';
 import { context, type StoreFactory, useContractService } from './harness.ts';
 
 /** The activity counters, the 10 s history samples and their 24 h retention, for one store backend. */

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { md5OfAttributes } from '../../src/core/message-attributes.ts';
-import { startRetentionSweeper } from '../../src/core/retention.ts';
+import { md5OfAttributes } from '../../packages/server/src/core/message-attributes.ts';
+import { startRetentionSweeper } from '../../packages/server/src/core/retention.ts';
 import { context, type ReceivedMessage, type StoreFactory, useContractService } from './harness.ts';
 
 /**
@@ -176,9 +176,9 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           Attributes: Record<string, string>;
         };
         const policy = JSON.parse(Attributes.Policy!) as {
-          Statement: Array<{ Sid: string; Action: string[] }>;
+          Statement: Array<{ Sid: string; Action: string }>;
         };
-        assert.deepEqual(policy.Statement[0]?.Action, ['SQS:SendMessage']);
+        assert.deepEqual(policy.Statement[0]?.Action, 'SQS:SendMessage');
         await h.service.RemovePermission({ QueueUrl: url, Label: 'p1' });
         await rejects(h.service.RemovePermission({ QueueUrl: url, Label: 'p1' }), 'InvalidParameterValue');
         const after = await h.service.GetQueueAttributes({ QueueUrl: url, AttributeNames: ['Policy'] });
@@ -538,15 +538,15 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
               maxReceiveCount: 2,
             }),
           }),
-          'InvalidAttributeValue',
+          'InvalidParameterValue',
         );
         const dlq = await newQueue();
         const arn = `arn:aws:sqs:us-east-1:000000000000:${dlq.split('/').at(-1)}`;
         await rejects(
           newQueue({ RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: 0 }) }),
-          'InvalidAttributeValue',
+          'InvalidParameterValue',
         );
-        await rejects(newQueue({ RedrivePolicy: '{not json' }), 'InvalidAttributeValue');
+        await rejects(newQueue({ RedrivePolicy: '{not json' }), 'InvalidParameterValue');
         await newQueue({ RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: '5' }) });
       });
     });

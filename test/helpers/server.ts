@@ -3,7 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const SLUICE_BIN = new URL('../../bin/sluice.js', import.meta.url).pathname;
+/** Node arguments that run the `sluice` command from the TypeScript sources, so tests check the working tree, never a stale build. */
+export const SLUICE_CLI: readonly string[] = [
+  '--conditions=sluice-source',
+  '--import',
+  'tsx',
+  new URL('../../packages/server/src/cli/main.ts', import.meta.url).pathname,
+];
 
 export interface RunningServer {
   /** e.g. http://127.0.0.1:40123 */
@@ -33,7 +39,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sluice-test-'));
   const child = spawn(
     process.execPath,
-    [SLUICE_BIN, 'serve', '--port', String(options.port ?? 0), '--data', dataDir, ...(options.args ?? [])],
+    [...SLUICE_CLI, 'serve', '--port', String(options.port ?? 0), '--data', dataDir, ...(options.args ?? [])],
     { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';

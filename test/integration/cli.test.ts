@@ -6,14 +6,13 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { GetQueueAttributesCommand, ListQueueTagsCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { removeDataDir, startServer } from '../helpers/server.ts';
+import { removeDataDir, SLUICE_CLI, startServer } from '../helpers/server.ts';
 
 const run = promisify(execFile);
-const SLUICE = new URL('../../bin/sluice.js', import.meta.url).pathname;
 
 describe('sluice command line', () => {
   it('documents every serve option in --help', async () => {
-    const { stdout } = await run(process.execPath, [SLUICE, 'serve', '--help']);
+    const { stdout } = await run(process.execPath, [...SLUICE_CLI, 'serve', '--help']);
     for (const option of [
       '--port',
       '--host',
@@ -34,7 +33,7 @@ describe('sluice command line', () => {
     ]) {
       assert.match(stdout, new RegExp(`${option} `), `serve --help does not mention ${option}`);
     }
-    const main = await run(process.execPath, [SLUICE, '--help']);
+    const main = await run(process.execPath, [...SLUICE_CLI, '--help']);
     assert.match(main.stdout, /sluice serve/);
   });
 
@@ -46,7 +45,7 @@ describe('sluice command line', () => {
       ['bogus'],
     ]) {
       await assert.rejects(
-        run(process.execPath, [SLUICE, ...args]),
+        run(process.execPath, [...SLUICE_CLI, ...args]),
         (error: { code?: number; stderr?: string }) => {
           assert.equal(error.code, 2, `exit code for ${args.join(' ')}`);
           assert.match(error.stderr ?? '', /^sluice: /);

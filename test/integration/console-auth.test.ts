@@ -6,11 +6,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { NEEDS_OWN_SERVER, type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
+import {
+  NEEDS_OWN_SERVER,
+  type RunningServer,
+  removeDataDir,
+  SLUICE_CLI,
+  startServer,
+} from '../helpers/server.ts';
 import { selfSignedCertificate } from '../helpers/tls.ts';
 
 const run = promisify(execFile);
-const SLUICE = new URL('../../bin/sluice.js', import.meta.url).pathname;
 
 const ADMIN = { accessKeyId: 'AKIDADMIN', secretAccessKey: 'admin-secret-1' };
 const ORDERS = { accessKeyId: 'AKIDORDERS', secretAccessKey: 'orders-secret-1', queues: ['orders*'] };
@@ -228,7 +233,7 @@ describe('console sign-in and the pages, with credentials', { skip: NEEDS_OWN_SE
 
   it('lets `sluice stats` read the history with a signed request (AWS_ACCESS_KEY_ID and secret)', async () => {
     const stats = (env: Record<string, string>) =>
-      run(process.execPath, [SLUICE, 'stats', 'orders-1', '--endpoint', endpoint, '--json'], {
+      run(process.execPath, [...SLUICE_CLI, 'stats', 'orders-1', '--endpoint', endpoint, '--json'], {
         env: { ...process.env, ...env },
       });
     const { stdout } = await stats({
@@ -319,7 +324,7 @@ describe('the metrics token', () => {
         ['--config', config],
       ]) {
         await assert.rejects(
-          run(process.execPath, [SLUICE, 'serve', '--port', '0', '--data', dir, ...args]),
+          run(process.execPath, [...SLUICE_CLI, 'serve', '--port', '0', '--data', dir, ...args]),
           (error: { code?: number; stderr?: string }) =>
             error.code === 2 && /must be 16 to 256 visible ASCII characters/.test(error.stderr ?? ''),
         );

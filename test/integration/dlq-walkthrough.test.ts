@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { FakeClock, type RunningSluice, startSluice } from '../../src/index.ts';
+import { FakeClock, type RunningSluice, startSluice } from 'sluice';
 import { postForm } from '../helpers/raw-requests.ts';
 import { AwsCli } from './clients/aws-cli.ts';
 import { availability, CLIS } from './clients/clients.ts';

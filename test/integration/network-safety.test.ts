@@ -13,18 +13,17 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { NEEDS_OWN_SERVER, removeDataDir, startServer } from '../helpers/server.ts';
+import { NEEDS_OWN_SERVER, removeDataDir, SLUICE_CLI, startServer } from '../helpers/server.ts';
 import { selfSignedCertificate } from '../helpers/tls.ts';
 
 const exec = promisify(execFile);
-const SLUICE = new URL('../../bin/sluice.js', import.meta.url).pathname;
 
 describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
   it('refuses a non-loopback --host without credentials, naming the way out', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-host-'));
     try {
       await assert.rejects(
-        exec(process.execPath, [SLUICE, 'serve', '--host', '0.0.0.0', '--port', '0', '--data', dir]),
+        exec(process.execPath, [...SLUICE_CLI, 'serve', '--host', '0.0.0.0', '--port', '0', '--data', dir]),
         (error: { code?: number; stderr?: string }) => {
           assert.equal(error.code, 2);
           assert.match(error.stderr ?? '', /refusing to listen on 0\.0\.0\.0 without credentials/);
@@ -96,7 +95,7 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
 
   it('refuses --tls-cert without --tls-key', async () => {
     await assert.rejects(
-      exec(process.execPath, [SLUICE, 'serve', '--tls-cert', '/nonexistent.pem']),
+      exec(process.execPath, [...SLUICE_CLI, 'serve', '--tls-cert', '/nonexistent.pem']),
       (error: { code?: number; stderr?: string }) =>
         error.code === 2 && /--tls-cert and --tls-key go together/.test(error.stderr ?? ''),
     );

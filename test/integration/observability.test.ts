@@ -15,11 +15,11 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import pino from 'pino';
-import { FakeClock, type RunningSluice, startSluice } from '../../src/index.ts';
+import { FakeClock, type RunningSluice, startSluice } from 'sluice';
 import { eventually } from '../helpers/client-toolkit.ts';
+import { SLUICE_CLI } from '../helpers/server.ts';
 
 const run = promisify(execFile);
-const SLUICE = new URL('../../bin/sluice.js', import.meta.url).pathname;
 
 /** The value of one Prometheus sample line, e.g. `sluice_NumberOfMessagesSent{queue="a"}`. */
 function metric(text: string, series: string): number | undefined {
@@ -141,7 +141,7 @@ describe('metrics and history', { concurrency: false }, () => {
   it('prints the history with `sluice stats QUEUE`', async () => {
     await clock.advance(10_000);
     const { stdout } = await run(process.execPath, [
-      SLUICE,
+      ...SLUICE_CLI,
       'stats',
       'metered',
       '--endpoint',
@@ -157,7 +157,7 @@ describe('metrics and history', { concurrency: false }, () => {
     assert.match(lines[2]!, /^2026-12-01 12:00:20\s+0\s+2\s+0\s+20\s+0\s+0\s+0\s+0$/);
 
     const last = await run(process.execPath, [
-      SLUICE,
+      ...SLUICE_CLI,
       'stats',
       'metered',
       '--last',
@@ -169,7 +169,7 @@ describe('metrics and history', { concurrency: false }, () => {
     assert.equal((JSON.parse(last.stdout) as unknown[]).length, 1);
 
     await assert.rejects(
-      run(process.execPath, [SLUICE, 'stats', 'missing', '--endpoint', sluice.endpoint]),
+      run(process.execPath, [...SLUICE_CLI, 'stats', 'missing', '--endpoint', sluice.endpoint]),
       (error: { code?: number; stderr?: string }) => {
         assert.equal(error.code, 1);
         assert.match(error.stderr ?? '', /no queue named "missing"/);
@@ -177,7 +177,7 @@ describe('metrics and history', { concurrency: false }, () => {
       },
     );
     await assert.rejects(
-      run(process.execPath, [SLUICE, 'stats', 'metered', '--range', '2h']),
+      run(process.execPath, [...SLUICE_CLI, 'stats', 'metered', '--range', '2h']),
       (error: { code?: number }) => {
         assert.equal(error.code, 2);
         return true;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock } from '../../src/core/clock.ts';
+import { FakeClock } from 'sluice-client/clock';
 import {
   addressGroup,
   ConsoleSessions,
@@ -9,7 +9,7 @@ import {
   LOGIN_WINDOW_MS,
   LoginThrottle,
   SESSION_TTL_MS,
-} from '../../src/server/auth/console-sessions.ts';
+} from '../../packages/server/src/server/auth/console-sessions.ts';
 
 const KEY = { accessKeyId: 'AKIDADMIN', secretAccessKey: 'secret' };
 

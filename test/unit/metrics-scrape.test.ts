@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FakeClock } from '../../src/core/clock.ts';
-import { QueueCounts } from '../../src/core/queue-counts.ts';
-import { QueueSampler, SAMPLE_PERIOD_MS } from '../../src/core/queue-history.ts';
-import { SqsService } from '../../src/core/sqs-service.ts';
-import { createServerMetrics, MIN_RENDER_INTERVAL_MS } from '../../src/server/metrics.ts';
-import type { Store } from '../../src/store/contract.ts';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { FakeClock } from 'sluice-client/clock';
+import { QueueCounts } from '../../packages/server/src/core/queue-counts.ts';
+import { QueueSampler, SAMPLE_PERIOD_MS } from '../../packages/server/src/core/queue-history.ts';
+import { SqsService } from '../../packages/server/src/core/sqs-service.ts';
+import { createServerMetrics, MIN_RENDER_INTERVAL_MS } from '../../packages/server/src/server/metrics.ts';
+import type { Store } from '../../packages/server/src/store/contract.ts';
+import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
 
 const QUEUES = 100;
 const context = { baseUrl: 'http://127.0.0.1:9324', senderId: 'AKIDTEST' };

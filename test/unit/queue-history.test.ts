@@ -5,8 +5,8 @@ import {
   fillGaps,
   SAMPLE_KEEPALIVE_MS,
   SAMPLE_PERIOD_MS,
-} from '../../src/core/queue-history.ts';
-import type { QueueSample } from '../../src/store/contract.ts';
+} from '../../packages/server/src/core/queue-history.ts';
+import type { QueueSample } from '../../packages/server/src/store/contract.ts';
 
 describe('bucketSamples', () => {
   const sample = (at: number, visible: number, sent: number): QueueSample => ({

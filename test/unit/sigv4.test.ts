@@ -1,37 +1,16 @@
 import assert from 'node:assert/strict';
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { FakeClock } from '../../src/core/clock.ts';
-import { type ErrorCode, SqsError } from '../../src/core/errors.ts';
-import { type AccessKey, createAuthenticator } from '../../src/server/auth/access.ts';
-import type { RequestToVerify } from '../../src/server/auth/sigv4.ts';
+import { FakeClock } from 'sluice-client/clock';
+import { type ErrorCode, SqsError } from '../../packages/server/src/core/errors.ts';
+import { type AccessKey, createAuthenticator } from '../../packages/server/src/server/auth/access.ts';
+import type { RequestToVerify } from '../../packages/server/src/server/auth/sigv4.ts';
+import { NodeSha256 } from '../helpers/sigv4.ts';
 
 /**
  * The requests here are signed by the AWS SDK's own signer (@smithy/signature-v4, what @aws-sdk/client-sqs
  * uses), not by a second copy of Sluice's rules, so a shared misreading of the canonical form cannot pass.
  */
-const bytes = (data: string | ArrayBuffer | ArrayBufferView): string | Buffer =>
-  typeof data === 'string'
-    ? data
-    : ArrayBuffer.isView(data)
-      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-      : Buffer.from(data);
-
-class NodeSha256 {
-  private readonly hash: Hash | Hmac;
-  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
-  }
-  update(data: string | ArrayBuffer | ArrayBufferView): void {
-    this.hash.update(bytes(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.hash.digest());
-  }
-  reset(): void {}
-}
-
 const KEY: AccessKey = { accessKeyId: 'AKIDSLUICE', secretAccessKey: 'right-secret' };
 const LIMITED: AccessKey = {
   accessKeyId: 'AKIDLIMITED',

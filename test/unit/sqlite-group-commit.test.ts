@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { NewMessage } from '../../src/store/contract.ts';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import type { NewMessage } from '../../packages/server/src/store/contract.ts';
+import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
 
 function message(id: string, body: string): NewMessage {
   return {
