@@ -16,6 +16,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import pino from 'pino';
 import { FakeClock, type RunningSluice, startSluice } from 'sluice';
+import { eventually } from '../helpers/client-toolkit.ts';
 import { SLUICE_CLI } from '../helpers/server.ts';
 
 const run = promisify(execFile);
@@ -97,7 +98,12 @@ describe('metrics and history', { concurrency: false }, () => {
       });
       assert.equal(response.status, 400);
     }
-    const text = await (await fetch(`${sluice.endpoint}/metrics`)).text();
+    // Scrapes within a second of a render share it: the counts show in the next one.
+    let text = '';
+    await eventually(async () => {
+      text = await (await fetch(`${sluice.endpoint}/metrics`)).text();
+      return metric(text, 'sluice_requests_total{action="unknown",status="400"}') !== undefined;
+    }, 'a render after the unknown actions');
     assert.equal(metric(text, 'sluice_requests_total{action="unknown",status="400"}'), 2);
     assert.doesNotMatch(text, /Nope1/);
   });

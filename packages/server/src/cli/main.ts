@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { AccessKey } from '../server/auth/access.ts';
-import { ACCESS_KEY_ID } from '../server/config-file.ts';
+import { ACCESS_KEY_ID, isMetricsToken, METRICS_TOKEN_RULE } from '../server/config-file.ts';
 import { startSluice } from '../server/sluice-server.ts';
 import { isWebhookUrl } from '../server/webhooks.ts';
 import { integerFlag, usageMessage } from './flags.ts';
@@ -48,7 +48,11 @@ Options:
                       (default 1000; 0 never pauses)
   --alarm-webhook URL POST DLQ alarm notifications as JSON to URL (repeatable)
   --credentials ID:SECRET  accept requests SigV4-signed with this access key (repeatable); with any
-                      key configured (here or in --config), unsigned or wrongly signed requests fail
+                      key configured (here or in --config), unsigned or wrongly signed requests fail,
+                      and the console and its pages ask to sign in with a key's id and secret
+  --metrics-token TOKEN  /metrics answers only requests with "Authorization: Bearer TOKEN" (or signed
+                      in with a key without limits); 16-256 visible characters (also "metricsToken"
+                      in --config, which keeps it out of the process list)
   --insecure          allow a --host other than loopback without credentials (prints a warning)
   --cors-origin ORIGIN  let web pages of ORIGIN (e.g. http://localhost:3000) call the API from a
                       browser, with CORS (repeatable); pages of any other origin are refused
@@ -120,6 +124,11 @@ function credential(value: string): AccessKey {
   if (colon < 0 || !ACCESS_KEY_ID.test(accessKeyId) || secretAccessKey === '')
     usage('serve', '--credentials must be ACCESS_KEY_ID:SECRET (the id letters, digits or underscores)');
   return { accessKeyId, secretAccessKey };
+}
+
+function metricsToken(value: string | undefined): string | undefined {
+  if (value !== undefined && !isMetricsToken(value)) fail(`--metrics-token ${METRICS_TOKEN_RULE}`);
+  return value;
 }
 
 function tlsFiles(
@@ -195,6 +204,7 @@ async function serve(args: string[]): Promise<void> {
       allowedHosts: values['allow-host'] ?? [],
       tls: tlsFiles(values['tls-cert'], values['tls-key']),
       metrics: !values['no-metrics'],
+      metricsToken: metricsToken(values['metrics-token']),
     });
   } catch (error) {
     fail(`cannot start: ${(error as Error).message}`);
@@ -266,6 +276,7 @@ function parseServeArgs(args: string[]) {
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'no-metrics': { type: 'boolean' },
+      'metrics-token': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { HISTORY_RANGES, type HistoryRange } from '../core/queue-history.ts';
+import { signRequest } from '../server/auth/sigv4.ts';
 import type { QueueSample } from '../store/contract.ts';
 import { DEFAULT_ENDPOINT, explainRefused, queueReference } from './endpoint.ts';
 import { integerFlag, UsageError } from './flags.ts';
@@ -20,6 +21,9 @@ Options:
   --endpoint URL   the Sluice server (default: the queue URL's server, else http://127.0.0.1:9324)
   --json           print the rows as JSON instead of a table
   -h, --help       this text
+
+With AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set (and AWS_REGION, default us-east-1), the requests are
+signed with that key, as a server with credentials requires.
 
 Exit status: 0 on success, 1 when no server answers at the endpoint or it has no such queue, 2 on a usage
 error.`;
@@ -94,7 +98,19 @@ export async function stats(args: string[], out: (text: string) => void): Promis
 }
 
 async function getJson<T>(url: string): Promise<T> {
-  const response = await fetch(url);
+  const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_DEFAULT_REGION } = process.env;
+  const headers =
+    AWS_ACCESS_KEY_ID && AWS_SECRET_ACCESS_KEY
+      ? signRequest(
+          { method: 'GET', url: new URL(url), body: '' },
+          { accessKeyId: AWS_ACCESS_KEY_ID, secretAccessKey: AWS_SECRET_ACCESS_KEY },
+          AWS_REGION ?? AWS_DEFAULT_REGION ?? 'us-east-1',
+          Date.now(),
+        )
+      : {};
+  // fetch sets Host itself, from the URL signed.
+  const { host: _host, ...sent } = headers;
+  const response = await fetch(url, { headers: sent });
   if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
   return (await response.json()) as T;
 }

@@ -169,6 +169,9 @@ export const errors = {
   incompleteSignature: (message: string) => new SqsError('IncompleteSignature', message),
   missingAuthenticationToken: () =>
     new SqsError('MissingAuthenticationToken', 'Request is missing Authentication Token'),
+  /** A console session cookie that is unknown or expired: the console signs in again. */
+  sessionEnded: () =>
+    new SqsError('MissingAuthenticationToken', 'The console session has ended or expired: sign in again.'),
   accessDenied: (message: string) => new SqsError('AccessDenied', message),
   unsignedGet: () =>
     new SqsError(

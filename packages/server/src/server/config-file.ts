@@ -17,6 +17,14 @@ export interface ConfigFile {
   redrive?: Partial<MoveTaskSettings>;
   alarms?: Partial<AlarmSettings> & { webhooks?: string[] };
   credentials?: AccessKey[];
+  metricsToken?: string;
+}
+
+export const METRICS_TOKEN_RULE = 'must be 16 to 256 visible ASCII characters, without spaces';
+
+/** Long enough not to be guessed, and what an Authorization header can carry as it is. */
+export function isMetricsToken(value: unknown): value is string {
+  return typeof value === 'string' && /^[\x21-\x7e]{16,256}$/.test(value);
 }
 
 export interface ConfigQueue {
@@ -33,6 +41,7 @@ const FILE_KEYS: Record<keyof ConfigFile, true> = {
   redrive: true,
   alarms: true,
   credentials: true,
+  metricsToken: true,
 };
 const QUEUE_KEYS: Record<keyof ConfigQueue, true> = { name: true, attributes: true, tags: true };
 const REDRIVE_KEYS: Record<keyof MoveTaskSettings, true> = { defaultRate: true, backlogLimit: true };
@@ -196,7 +205,7 @@ export function readConfigFile(path: string): ConfigFile {
     if (!Object.hasOwn(FILE_KEYS, key))
       reader.fail(`unknown key "${key}" (known: ${Object.keys(FILE_KEYS).join(', ')})`);
   }
-  const { queues, redrive, alarms, credentials } = parsed as Record<string, unknown>;
+  const { queues, redrive, alarms, credentials, metricsToken } = parsed as Record<string, unknown>;
   const config: ConfigFile = {};
   if (queues !== undefined) {
     if (!Array.isArray(queues)) reader.fail('"queues" must be a list');
@@ -209,6 +218,10 @@ export function readConfigFile(path: string): ConfigFile {
     ]);
   if (alarms !== undefined) config.alarms = reader.alarms(alarms);
   if (credentials !== undefined) config.credentials = reader.credentials(credentials);
+  if (metricsToken !== undefined) {
+    if (!isMetricsToken(metricsToken)) reader.fail(`"metricsToken" ${METRICS_TOKEN_RULE}`);
+    config.metricsToken = metricsToken;
+  }
   return config;
 }
 

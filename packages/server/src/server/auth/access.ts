@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Clock } from 'sluice-client/clock';
 import { errors } from '../../core/errors.ts';
 import type { AccessedQueue, QueueAccess } from '../../core/queue-reference.ts';
@@ -49,6 +50,8 @@ export interface Authenticator {
    * list and, for a key of another account, the queue's Policy.
    */
   authorize(key: AccessKey, action: string, context: PolicyContext): QueueAccess;
+  /** The key with this id and secret (the console's sign-in form), or undefined. */
+  verifySecret(accessKeyId: string, secretAccessKey: string): AccessKey | undefined;
 }
 
 export function createAuthenticator(options: {
@@ -101,5 +104,15 @@ export function createAuthenticator(options: {
         allows: (queue) => allows(queue, action),
       };
     },
+    verifySecret(accessKeyId, secretAccessKey) {
+      const key = byId.get(accessKeyId);
+      return key && sameSecret(key.secretAccessKey, secretAccessKey) ? key : undefined;
+    },
   };
+}
+
+/** Compared as digests, so the time taken says nothing about the secret, not even its length. */
+export function sameSecret(expected: string, given: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+  return timingSafeEqual(digest(expected), digest(given));
 }

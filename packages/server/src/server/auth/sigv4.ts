@@ -97,15 +97,14 @@ export function verifySigV4<C extends SigningCredential>(
       'The provided x-amz-content-sha256 header does not match the request body.',
     );
   }
-  const canonicalRequest = [
+  const canonicalRequest = canonicalRequestOf(
     request.method,
-    canonicalUri(path),
-    canonicalQuery(presigned ? queryPairs.filter(([name]) => name !== 'X-Amz-Signature') : queryPairs),
-    ...parsed.signedHeaders.map((name) => `${name}:${headers.get(name) ?? ''}`),
-    '',
-    parsed.signedHeaders.join(';'),
+    path,
+    presigned ? queryPairs.filter(([name]) => name !== 'X-Amz-Signature') : queryPairs,
+    parsed.signedHeaders,
+    headers,
     bodyHash,
-  ].join('\n');
+  );
   const scope = `${parsed.scopeDate}/${parsed.region}/${parsed.service}/${parsed.terminator}`;
   const stringToSign = [ALGORITHM, parsed.amzDate, scope, sha256Hex(canonicalRequest)].join('\n');
   const key = signingKey(credential.secretAccessKey, parsed.scopeDate, parsed.region, parsed.service);
@@ -117,6 +116,61 @@ export function verifySigV4<C extends SigningCredential>(
     );
   }
   return credential;
+}
+
+/**
+ * The `host` and `x-amz-date` headers and the `Authorization` header that sign a request with `credential` at
+ * `now`: how `sluice stats` reads the pages of a server with credentials.
+ */
+export function signRequest(
+  request: { readonly method: string; readonly url: URL; readonly body: string },
+  credential: SigningCredential,
+  region: string,
+  now: number,
+): Record<string, string> {
+  const amzDate = isoBasic(now);
+  const scopeDate = amzDate.slice(0, 8);
+  const headers = new Map([
+    ['host', request.url.host],
+    ['x-amz-date', amzDate],
+  ]);
+  const signed = [...headers.keys()];
+  const canonicalRequest = canonicalRequestOf(
+    request.method,
+    request.url.pathname,
+    parseQuery(request.url.search.slice(1)),
+    signed,
+    headers,
+    sha256Hex(request.body),
+  );
+  const scope = `${scopeDate}/${region}/${SERVICE}/aws4_request`;
+  const stringToSign = [ALGORITHM, amzDate, scope, sha256Hex(canonicalRequest)].join('\n');
+  const key = signingKey(credential.secretAccessKey, scopeDate, region, SERVICE);
+  const signature = createHmac('sha256', key).update(stringToSign).digest('hex');
+  return {
+    ...Object.fromEntries(headers),
+    authorization: `${ALGORITHM} Credential=${credential.accessKeyId}/${scope}, SignedHeaders=${signed.join(';')}, Signature=${signature}`,
+  };
+}
+
+/** The canonical request of the module comment: what both the signer and the verifier hash. */
+function canonicalRequestOf(
+  method: string,
+  path: string,
+  queryPairs: ReadonlyArray<readonly [string, string]>,
+  signedHeaders: readonly string[],
+  headers: ReadonlyMap<string, string>,
+  bodyHash: string,
+): string {
+  return [
+    method,
+    canonicalUri(path),
+    canonicalQuery(queryPairs),
+    ...signedHeaders.map((name) => `${name}:${headers.get(name) ?? ''}`),
+    '',
+    signedHeaders.join(';'),
+    bodyHash,
+  ].join('\n');
 }
 
 /** `Credential=<id>/<date>/<region>/<service>/aws4_request`, the part both forms share. */
