@@ -3,32 +3,12 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { FakeClock, type RunningSluice, startSluice } from 'sluice';
+import { consolePage, launchChromium } from '../helpers/browser.ts';
 
-/** Debian's chromium (`.ci/run` installs it); playwright-core never downloads a browser of its own. */
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
 const MAX_RESPONSE_BYTES = 200 * 1024;
-
-const launchChromium = () =>
-  chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
-
-/** A page that fails the test on any script error of the console's, and notes what its CSP blocked. */
-async function consolePage(browser: Browser, cspViolations: string[]): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.setDefaultTimeout(10_000);
-  page.on('pageerror', (error) => {
-    throw error;
-  });
-  page.on('console', (message) => {
-    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
-  });
-  return page;
-}
 
 /**
  * The console in headless Chromium against a really started server on a fake clock, so visibility timeouts,
@@ -152,7 +132,7 @@ describe('web console', { concurrency: false }, () => {
 
     await page.getByLabel('Visibility timeout (s)').fill('30');
     await page.getByRole('button', { name: 'Poll' }).click();
-    await page.locator('#poll-results', { hasText: '3 message(s) received' }).waitFor();
+    await page.locator('#poll-results', { hasText: '3 messages received' }).waitFor();
     assert.deepEqual(await receivedCount(), ['1', '1', '1']);
     const jsonBody = page.locator('#poll-results pre.body', { hasText: '"order": 42' });
     assert.equal(await jsonBody.textContent(), JSON.stringify({ order: 42, items: ['tea'] }, null, 2));
@@ -167,7 +147,7 @@ describe('web console', { concurrency: false }, () => {
     assert.deepEqual(await receivedCount(), ['2', '2', '2']);
     await pass(31);
     await page.getByRole('button', { name: 'Poll' }).click();
-    await page.locator('#poll-results', { hasText: '0 message(s) received' }).waitFor();
+    await page.locator('#poll-results', { hasText: '0 messages received' }).waitFor();
 
     // The alarm check runs every 10 s of server time: the list shows the badge, the DLQ page its banner.
     await pass(10);
@@ -185,10 +165,10 @@ describe('web console', { concurrency: false }, () => {
     await page.locator('#alarm-history summary').click();
     await page.locator('#alarm-history li', { hasText: 'raised' }).waitFor();
     await sluice.sampler.sample();
-    await page.getByRole('button', { name: '24h' }).click();
-    await page.locator('#charts figcaption', { hasText: 'Depth, last 24h' }).waitFor();
-    await page.getByRole('button', { name: '1h' }).click();
-    await page.locator('#charts figcaption', { hasText: 'Depth, last 1h' }).waitFor();
+    await page.getByRole('button', { name: 'Last 24 hours' }).click();
+    await page.locator('#charts figcaption', { hasText: 'Depth, last 24 hours' }).waitFor();
+    await page.getByRole('button', { name: 'Last hour' }).click();
+    await page.locator('#charts figcaption', { hasText: 'Depth, last hour' }).waitFor();
     await page.screenshot({ path: join(ARTIFACTS, 'dlq.png'), fullPage: true });
 
     // Redrive back to the source at 1 message per second: the bar fills one step per second of server time.
