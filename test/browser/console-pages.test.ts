@@ -126,30 +126,6 @@ describe('console pages at 1280x800', { concurrency: false }, () => {
     await screenshot(page, 'queue');
   });
 
-  test('the chart range buttons show which range is on', { timeout: 30_000 }, async () => {
-    await open('#/queue/orders');
-    const group = page.getByRole('group', { name: 'Chart range' });
-    const buttons = group.getByRole('button');
-    assert.equal(await buttons.count(), 2);
-    const look = (index: number) =>
-      buttons.nth(index).evaluate((button) => {
-        const style = getComputedStyle(button);
-        return `${style.backgroundColor} ${style.color}`;
-      });
-    assert.equal(await buttons.nth(0).getAttribute('aria-pressed'), 'true');
-    assert.notEqual(await look(0), await look(1), 'the pressed range looks different');
-    await buttons.nth(1).click();
-    await page.locator('#charts figcaption', { hasText: '24 hours' }).first().waitFor();
-    assert.equal(await buttons.nth(1).getAttribute('aria-pressed'), 'true');
-    const [first, second] = [await look(0), await look(1)];
-    assert.notEqual(first, second);
-    await buttons.nth(0).click();
-    await page.locator('#charts figcaption', { hasText: 'hour' }).first().waitFor();
-    assert.equal(await look(0), second, 'the pressed look follows the pressed button');
-    await page.locator('#charts-section').scrollIntoViewIfNeeded();
-    await screenshot(page, 'charts');
-  });
-
   test('the queue page shows the queue’s metrics from its history; the raw /metrics link is secondary', {
     timeout: 60_000,
   }, async () => {
@@ -181,6 +157,30 @@ describe('console pages at 1280x800', { concurrency: false }, () => {
     assert.equal(await raw.getAttribute('target'), '_blank', 'the raw text opens beside the console');
     await page.locator('#metrics').scrollIntoViewIfNeeded();
     await screenshot(page, 'metrics');
+  });
+
+  test('the chart range buttons show which range is on', { timeout: 30_000 }, async () => {
+    await open('#/queue/billing');
+    const group = page.getByRole('group', { name: 'Chart range' });
+    const buttons = group.getByRole('button');
+    assert.equal(await buttons.count(), 2);
+    const look = (index: number) =>
+      buttons.nth(index).evaluate((button) => {
+        const style = getComputedStyle(button);
+        return `${style.backgroundColor} ${style.color}`;
+      });
+    assert.equal(await buttons.nth(0).getAttribute('aria-pressed'), 'true');
+    assert.notEqual(await look(0), await look(1), 'the pressed range looks different');
+    await buttons.nth(1).click();
+    await page.locator('#charts figcaption', { hasText: '24 hours' }).first().waitFor();
+    assert.equal(await buttons.nth(1).getAttribute('aria-pressed'), 'true');
+    const [first, second] = [await look(0), await look(1)];
+    assert.notEqual(first, second);
+    await buttons.nth(0).click();
+    await page.locator('#charts figcaption', { hasText: 'hour' }).first().waitFor();
+    assert.equal(await look(0), second, 'the pressed look follows the pressed button');
+    await page.locator('#charts-section').scrollIntoViewIfNeeded();
+    await screenshot(page, 'charts');
   });
 
   test('a fresh queue’s sparkline follows its depth sample by sample', { timeout: 60_000 }, async () => {

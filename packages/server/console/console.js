@@ -213,7 +213,8 @@ function lineChart(title, samples, series) {
   const width = 520;
   const height = 170;
   const pad = { left: 44, right: 8, top: 10, bottom: 22 };
-  const max = Math.max(1, ...series.flatMap((line) => samples.map(line.value)));
+  // Rates below 1 a second get their own scale; an all-zero chart keeps 0 to 1.
+  const max = Math.max(0, ...series.flatMap((line) => samples.map(line.value))) || 1;
   const t0 = samples[0]?.at ?? 0;
   const t1 = samples.at(-1)?.at ?? 1;
   const x = (t) => pad.left + ((t - t0) / Math.max(1, t1 - t0)) * (width - pad.left - pad.right);
@@ -476,7 +477,7 @@ async function queuePage(name) {
   const heading = h('h1', {}, name, ' ', badges(queue));
   const banners = h('div', { id: 'banners' });
   const links = h('p', { id: 'links' });
-  const metrics = metricsSection();
+  const metrics = metricsSection(queue.deadLetterSources.length > 0);
   const charts = h('div', { id: 'charts' });
   let range = '1h';
 
@@ -538,7 +539,7 @@ async function queuePage(name) {
       `Last ${RANGES[value]}`,
     );
 
-  const messages = messagesPanel(name, url, queue);
+  const messages = messagesPanel(name, url, queue, refresh);
   main.replaceChildren(
     h('p', { class: 'crumbs' }, h('a', { href: '#/' }, '← Queues')),
     heading,
@@ -626,8 +627,8 @@ function alarmBanners(alarm) {
   return parts;
 }
 
-/** The queue's figures: counts now (overview), rates over the last minute (history), and its alarm. */
-function metricsSection() {
+/** The queue's figures: counts now (overview), rates over the last minute (history), and a DLQ's alarm. */
+function metricsSection(isDeadLetterQueue) {
   const tiles = {};
   const tile = (key, label, id) => {
     tiles[key] = h('dd', { class: 'value', id }, '–');
@@ -645,12 +646,12 @@ function metricsSection() {
       tile('visible', 'Visible', 'count-visible'),
       tile('in-flight', 'In flight', 'count-in-flight'),
       tile('delayed', 'Delayed'),
-      tile('oldest', 'Oldest message'),
+      tile('oldest', 'Oldest'),
       tile('sent', 'Sent /s'),
       tile('received', 'Received /s'),
       tile('deleted', 'Deleted /s'),
       tile('empty-receives', 'Empty receives /s'),
-      tile('alarm', 'DLQ alarm'),
+      isDeadLetterQueue ? tile('alarm', 'DLQ alarm') : '',
     ),
     h(
       'p',
@@ -668,8 +669,10 @@ function metricsSection() {
       tiles['in-flight'].textContent = queue.notVisible;
       tiles.delayed.textContent = queue.delayed;
       tiles.oldest.textContent = holdsMessages(queue) ? formatAge(queue.oldestAgeSeconds) : '–';
-      tiles.alarm.textContent = alarm ? `${alarm.state}${alarm.silenced ? ' (silenced)' : ''}` : 'not a DLQ';
-      tiles.alarm.className = `value ${alarm?.state === 'ALARM' ? 'bad' : ''}`;
+      if (alarm) {
+        tiles.alarm.textContent = `${alarm.state}${alarm.silenced ? ' (silenced)' : ''}`;
+        tiles.alarm.className = `value ${alarm.state === 'ALARM' ? 'bad' : ''}`;
+      }
       // Redrawn only when it changed, so that an opened list stays open.
       const count = alarm?.history.length ?? 0;
       if (history.dataset.count !== String(count)) {
@@ -699,7 +702,8 @@ function alarmHistoryList(alarm) {
   );
 }
 
-function messagesPanel(name, url, queue) {
+/** Send, poll and purge; `refresh` redraws the page's counts after each. */
+function messagesPanel(name, url, queue, refresh) {
   const fifoQueue = queue.fifo;
   const body = h('textarea', { id: 'send-body', required: true });
   const delay = h('input', { type: 'number', id: 'send-delay', min: 0, max: 900, placeholder: '0', size: 5 });
@@ -746,6 +750,7 @@ function messagesPanel(name, url, queue) {
     await attempt(async () => {
       const output = await sqs('SendMessage', input);
       say(`Sent message ${output.MessageId}.`);
+      await refresh();
     });
   };
 
@@ -771,7 +776,7 @@ function messagesPanel(name, url, queue) {
         AttributeNames: ['All'],
         MessageAttributeNames: ['All'],
       });
-      const received = { url, queue, handleLapsesAt: serverNow() + visibilitySeconds * 1000 };
+      const received = { url, queue, refresh, handleLapsesAt: serverNow() + visibilitySeconds * 1000 };
       const messages = output.Messages ?? [];
       results.replaceChildren(
         h(
@@ -781,6 +786,7 @@ function messagesPanel(name, url, queue) {
         ),
         ...messages.map((m) => renderMessage(m, received)),
       );
+      await refresh();
     });
   };
 
@@ -794,8 +800,11 @@ function messagesPanel(name, url, queue) {
         ['Keep the messages', 'Keep the messages'],
         async () => {
           purgeBox.replaceChildren();
-          await attempt(() => sqs('PurgeQueue', { QueueUrl: url }), `Purged ${name}.`);
-          results.replaceChildren();
+          await attempt(async () => {
+            await sqs('PurgeQueue', { QueueUrl: url });
+            results.replaceChildren();
+            await refresh();
+          }, `Purged ${name}.`);
         },
         () => {
           purgeBox.replaceChildren();
@@ -847,7 +856,10 @@ function prettyBody(body) {
   return body;
 }
 
-/** A received message with its Delete button; `received` says where from and when its handle lapses. */
+/**
+ * A received message with its Delete button; `received` says where from and when its handle lapses, and
+ * refreshes the page's counts.
+ */
 function renderMessage(m, received) {
   const attributes = m.Attributes ?? {};
   const deleteButton = h('button', { type: 'button', class: 'secondary' }, 'Delete');
@@ -893,8 +905,8 @@ function renderMessage(m, received) {
       );
       return;
     }
-    // The time now, as the server counts it, tells whether the handle had lapsed.
-    await loadOverview({ queue: received.queue.name });
+    // The time now, as the server counts it (the refresh reads it), tells whether the handle had lapsed.
+    await received.refresh();
     box.replaceChildren(
       h(
         'div',
