@@ -1,7 +1,4 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
   CreateQueueCommand,
@@ -13,9 +10,16 @@ import {
   SetQueueAttributesCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { Browser, Page } from 'playwright-core';
-import { FakeClock, type RunningSluice, startSluice } from 'sluice';
-import { bottomOf, consolePage, launchChromium, screenshot, topOf, VIEWPORT } from '../helpers/browser.ts';
+import type { Page } from 'playwright-core';
+import type { RunningSluice } from 'sluice';
+import {
+  bottomOf,
+  type ConsoleUnderTest,
+  screenshot,
+  startConsole,
+  topOf,
+  VIEWPORT,
+} from '../helpers/browser.ts';
 
 /**
  * What a new user meets first, page by page, in headless Chromium at 1280x800 against a really started
@@ -24,26 +28,17 @@ import { bottomOf, consolePage, launchChromium, screenshot, topOf, VIEWPORT } fr
  * its history and silence controls, and plural forms. Each test leaves a screenshot for docs/guide/console.md.
  */
 describe('console pages at 1280x800', { concurrency: false }, () => {
-  const clock = new FakeClock(Date.UTC(2026, 11, 1, 9));
+  let ui: ConsoleUnderTest;
   let sluice: RunningSluice;
-  let browser: Browser;
   let page: Page;
-  let dataDir: string;
   let sqs: SQSClient;
-  const cspViolations: string[] = [];
-  const failedLoads: string[] = [];
   const url = (name: string) => `${sluice.endpoint}/000000000000/${name}`;
   const arn = (name: string) => `arn:aws:sqs:us-east-1:000000000000:${name}`;
+  const pass = (seconds: number) => ui.pass(seconds);
 
   before(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'sluice-console-pages-'));
-    sluice = await startSluice({
-      port: 0,
-      dataDir,
-      clock,
-      logLevel: 'silent',
-      alarms: { periodSeconds: 10 },
-    });
+    ui = await startConsole();
+    ({ sluice, page } = ui);
     sqs = new SQSClient({
       endpoint: sluice.endpoint,
       region: 'us-east-1',
@@ -51,19 +46,11 @@ describe('console pages at 1280x800', { concurrency: false }, () => {
     });
     await createQueue('orders-dlq');
     await createQueue('orders', { RedrivePolicy: redrivePolicy('orders-dlq') });
-    browser = await launchChromium();
-    page = await consolePage(browser, cspViolations);
-    page.on('response', (response) => {
-      if (response.request().method() === 'GET' && response.status() >= 400)
-        failedLoads.push(`${response.status()} ${response.url()}`);
-    });
   });
 
   after(async () => {
     sqs?.destroy();
-    await browser?.close();
-    await sluice?.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    await ui?.close();
   });
 
   async function createQueue(name: string, attributes: Record<string, string> = {}): Promise<void> {
@@ -78,11 +65,6 @@ describe('console pages at 1280x800', { concurrency: false }, () => {
     await sqs.send(
       new SendMessageCommand({ QueueUrl: url(queue), MessageBody: body, MessageGroupId: groupId }),
     );
-  }
-
-  /** Advances server time by `seconds`, one second at a time, as a running server would live through it. */
-  async function pass(seconds: number): Promise<void> {
-    for (let i = 0; i < seconds; i++) await clock.advance(1000);
   }
 
   async function open(hash: string): Promise<void> {
@@ -318,7 +300,7 @@ describe('console pages at 1280x800', { concurrency: false }, () => {
   });
 
   test('nothing the browser loaded failed, and the CSP was never violated', () => {
-    assert.deepEqual(failedLoads, []);
-    assert.deepEqual(cspViolations, []);
+    assert.deepEqual(ui.failedLoads, []);
+    assert.deepEqual(ui.cspViolations, []);
   });
 });

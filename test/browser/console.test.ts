@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { FakeClock, type RunningSluice, startSluice } from 'sluice';
-import { consolePage, launchChromium } from '../helpers/browser.ts';
+import { type ConsoleUnderTest, consolePage, launchChromium, startConsole } from '../helpers/browser.ts';
 
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
 const MAX_RESPONSE_BYTES = 200 * 1024;
@@ -16,49 +16,25 @@ const MAX_RESPONSE_BYTES = 200 * 1024;
  * polls on real time; the test waits for what it shows.
  */
 describe('web console', { concurrency: false }, () => {
-  const clock = new FakeClock(Date.UTC(2026, 11, 1, 9));
+  let ui: ConsoleUnderTest;
   let sluice: RunningSluice;
-  let browser: Browser;
   let page: Page;
-  let dataDir: string;
   const responses: Array<{ url: string; bytes: number }> = [];
-  /** Pages, scripts, styles, icons the browser failed to load, and what the console's CSP blocked. */
-  const failedLoads: string[] = [];
-  const cspViolations: string[] = [];
+  const pass = (seconds: number) => ui.pass(seconds);
 
   before(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'sluice-console-'));
     mkdirSync(ARTIFACTS, { recursive: true });
-    sluice = await startSluice({
-      port: 0,
-      dataDir,
-      clock,
-      logLevel: 'silent',
-      alarms: { periodSeconds: 10 },
-    });
-    browser = await launchChromium();
-    page = await consolePage(browser, cspViolations);
+    ui = await startConsole();
+    ({ sluice, page } = ui);
     page.on('response', async (response) => {
       const body = await response.body().catch(() => undefined);
       if (body) responses.push({ url: response.url(), bytes: body.length });
     });
-    page.on('response', (response) => {
-      // The console's own SQS calls may fail on purpose (a refused attribute); what it loads must not.
-      if (response.request().method() === 'GET' && response.status() >= 400)
-        failedLoads.push(`${response.status()} ${response.url()}`);
-    });
   });
 
   after(async () => {
-    await browser?.close();
-    await sluice?.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    await ui?.close();
   });
-
-  /** Advances server time by `seconds`, one second at a time, as a running server would live through it. */
-  async function pass(seconds: number): Promise<void> {
-    for (let i = 0; i < seconds; i++) await clock.advance(1000);
-  }
 
   async function statusShows(text: string | RegExp): Promise<void> {
     await page.locator('#status', { hasText: text }).waitFor();
@@ -249,8 +225,8 @@ describe('web console', { concurrency: false }, () => {
     assert.match(headers['content-security-policy'] ?? '', /script-src 'self'.*frame-ancestors 'none'/);
     assert.equal(headers['x-frame-options'], 'DENY');
     assert.equal(headers['x-content-type-options'], 'nosniff');
-    assert.deepEqual(cspViolations, []);
-    assert.deepEqual(failedLoads, []);
+    assert.deepEqual(ui.cspViolations, []);
+    assert.deepEqual(ui.failedLoads, []);
     // The page names its icon; a browser without one asks for /favicon.ico, which used to answer 400.
     assert.ok(
       responses.some((response) => response.url.endsWith('/console/favicon.svg')),

@@ -1,6 +1,8 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type LaunchOptions, type Page } from 'playwright-core';
+import { FakeClock, type RunningSluice, startSluice } from 'sluice';
 
 /** Debian's chromium (`.ci/run` installs it); playwright-core never downloads a browser of its own. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -52,4 +54,54 @@ export async function bottomOf(page: Page, selector: string): Promise<number> {
   return page
     .locator(selector)
     .evaluate((element) => element.getBoundingClientRect().bottom + window.scrollY);
+}
+
+/** A server on a fake clock (DLQ alarms checked every 10 s) and a console page in Chromium, for one suite. */
+export interface ConsoleUnderTest {
+  readonly clock: FakeClock;
+  readonly sluice: RunningSluice;
+  readonly page: Page;
+  /** Pages, scripts, styles and icons the browser failed to load (a GET answered 400 or more). */
+  readonly failedLoads: string[];
+  /** What the console's CSP blocked. */
+  readonly cspViolations: string[];
+  /** Advances server time by `seconds`, one second at a time, as a running server would live through it. */
+  pass(seconds: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startConsole(): Promise<ConsoleUnderTest> {
+  const clock = new FakeClock(Date.UTC(2026, 11, 1, 9));
+  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-console-'));
+  const sluice = await startSluice({
+    port: 0,
+    dataDir,
+    clock,
+    logLevel: 'silent',
+    alarms: { periodSeconds: 10 },
+  });
+  const browser = await launchChromium();
+  const cspViolations: string[] = [];
+  const failedLoads: string[] = [];
+  const page = await consolePage(browser, cspViolations);
+  page.on('response', (response) => {
+    // The console's own SQS calls may fail on purpose (a refused attribute); what it loads must not.
+    if (response.request().method() === 'GET' && response.status() >= 400)
+      failedLoads.push(`${response.status()} ${response.url()}`);
+  });
+  return {
+    clock,
+    sluice,
+    page,
+    failedLoads,
+    cspViolations,
+    async pass(seconds) {
+      for (let i = 0; i < seconds; i++) await clock.advance(1000);
+    },
+    async close() {
+      await browser.close();
+      await sluice.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
