@@ -239,6 +239,7 @@ describe('web console', { concurrency: false }, () => {
 describe('web console with credentials', { concurrency: false }, () => {
   const ADMIN = { accessKeyId: 'AKIDADMIN', secretAccessKey: 'admin-secret' };
   const ORDERS = { accessKeyId: 'AKIDORDERS', secretAccessKey: 'orders-secret', queues: ['orders*'] };
+  const clock = new FakeClock(Date.UTC(2026, 11, 1, 9));
   let sluice: RunningSluice;
   let browser: Browser;
   let page: Page;
@@ -250,12 +251,18 @@ describe('web console with credentials', { concurrency: false }, () => {
     sluice = await startSluice({
       port: 0,
       dataDir,
-      clock: new FakeClock(Date.UTC(2026, 11, 1, 9)),
+      clock,
       logLevel: 'silent',
       credentials: [ADMIN, ORDERS],
     });
     const context = { baseUrl: sluice.endpoint, senderId: ADMIN.accessKeyId };
-    for (const name of ['orders-a', 'secret']) await sluice.service.CreateQueue({ QueueName: name }, context);
+    for (const name of ['orders-a-dlq', 'secret'])
+      await sluice.service.CreateQueue({ QueueName: name }, context);
+    const RedrivePolicy = JSON.stringify({
+      deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:orders-a-dlq',
+      maxReceiveCount: 3,
+    });
+    await sluice.service.CreateQueue({ QueueName: 'orders-a', Attributes: { RedrivePolicy } }, context);
     browser = await launchChromium();
     page = await consolePage(browser, cspViolations);
   });
@@ -304,6 +311,20 @@ describe('web console with credentials', { concurrency: false }, () => {
     await signIn(ADMIN);
     await page.locator('tr[data-queue="secret"]').waitFor();
     // The sign-in form's inline style is allowed by its hash; the console's own policy holds throughout.
+    assert.deepEqual(cspViolations, []);
+  });
+
+  test('silences a DLQ alarm from the alarms page over the session, naming the key', {
+    timeout: 30_000,
+  }, async () => {
+    // Signed in as AKIDADMIN by the test before; the DLQ is watched from the next alarm check on.
+    await clock.advance(10_000);
+    await page.goto(`${sluice.endpoint}/console#/alarms`);
+    const alarm = page.locator('article[data-alarm="orders-a-dlq"]');
+    await alarm.getByRole('button', { name: 'Silence', exact: true }).click();
+    await alarm.locator('.silence', { hasText: /^Silenced by AKIDADMIN at / }).waitFor();
+    await clock.advance(10_000);
+    await alarm.locator('tr[data-event="silenced"]', { hasText: 'silenced by AKIDADMIN' }).waitFor();
     assert.deepEqual(cspViolations, []);
   });
 });
