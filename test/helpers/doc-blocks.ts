@@ -53,6 +53,8 @@ export interface BlockRun {
 }
 
 export interface DocSession {
+  /** The scratch directory the blocks run in (inside the checkout's .tmp/). */
+  readonly dir: string;
   /** Runs one block; resolves with its outcome whatever it is, so the caller's assertion shows the output. */
   run(block: CodeBlock): Promise<BlockRun>;
   /** The environment as the blocks left it (their exports). */
@@ -72,9 +74,10 @@ const BLOCK_TIMEOUT_MS = 120_000;
  * the started server's, and a block that still names port 9324 afterwards is refused, so no block can reach
  * some other server on the default port. `npx sluice ...` runs the CLI from the sources, as the tests do.
  * The blocks start with no AWS_* variables and no AWS config files: credentials and region come from the
- * blocks, as the docs tell readers to set them.
+ * blocks, as the docs tell readers to set them. `extraEnv` stands for variables a page asks the reader to
+ * set (a database URL).
  */
-export function docSession(endpoint: string): DocSession {
+export function docSession(endpoint: string, extraEnv: Record<string, string> = {}): DocSession {
   mkdirSync(join(ROOT, '.tmp'), { recursive: true });
   const dir = mkdtempSync(join(ROOT, '.tmp', 'docs-'));
   const envFile = join(dir, '.env-after-block');
@@ -85,6 +88,7 @@ export function docSession(endpoint: string): DocSession {
   env.AWS_CONFIG_FILE = join(dir, 'no-aws-config');
   env.AWS_SHARED_CREDENTIALS_FILE = join(dir, 'no-aws-credentials');
   env.AWS_PAGER = '';
+  Object.assign(env, extraEnv);
   let count = 0;
 
   const exec = (command: string, args: string[]): Promise<{ exitCode: number | null; output: string }> =>
@@ -108,6 +112,7 @@ export function docSession(endpoint: string): DocSession {
     });
 
   return {
+    dir,
     async run(block) {
       const code = block.code.replaceAll(DOCS_ENDPOINT, endpoint);
       if (/\b9324\b/.test(code)) {
