@@ -22,16 +22,16 @@ import { isWebhookUrl } from './webhooks.ts';
  * strings or numbers. An existing queue gets the listed attributes and tags set; nothing is removed.
  *
  * "redrive" sets how move tasks started without MaxNumberOfMessagesPerSecond run, "alarms" the DLQ alarms
- * (README, "Dead-letter queues"):
+ * (docs/guide/dead-letter-queues.md, docs/operations/alarms.md):
  *   "redrive": { "defaultRate": 100, "backlogLimit": 1000 },
  *   "alarms": { "threshold": 0, "periodSeconds": 10, "webhooks": ["http://127.0.0.1:8080/hook"],
  *               "queues": { "scratch-dlq": { "silenced": true }, "orders-dlq": { "threshold": 10 } } }
  *
- * "credentials" turns on SigV4 verification (README, "Authentication"):
+ * "credentials" turns on SigV4 verification (docs/guide/authentication.md):
  *   "credentials": [{ "accessKeyId": "AKIDORDERS", "secretAccessKey": "…",
  *                     "queues": ["orders*"], "actions": ["SendMessage", "Receive*", "DeleteMessage*"] }]
  * A key with "accountId" (12 digits) belongs to another account: queue policies decide what it may do
- * (README, "Queue policies").
+ * (docs/guide/authentication.md).
  */
 export interface ConfigFile {
   queues?: Array<{
