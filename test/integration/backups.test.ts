@@ -83,24 +83,43 @@ async function runBlocks(session: DocSession, blocks: readonly CodeBlock[]): Pro
   return output;
 }
 
+interface Scene {
+  session: DocSession;
+  dataDir: string;
+  /** The first server, on `sluice-data`, holding SENT. */
+  server: RunningServer;
+  /** Starts another server (stopped at the end too). */
+  start(dataDir: string): Promise<RunningServer>;
+}
+
+/** A scratch directory with a server on its `sluice-data` holding SENT; every server stopped, all removed after. */
+async function inScene(body: (scene: Scene) => Promise<void>): Promise<void> {
+  const session = docSession('');
+  const dataDir = join(session.dir, 'sluice-data');
+  const started: RunningServer[] = [];
+  const start = async (dir: string) => {
+    const server = await startServer({ dataDir: dir });
+    started.push(server);
+    return server;
+  };
+  try {
+    const server = await start(dataDir);
+    await sendAll(server.endpoint);
+    await body({ session, dataDir, server, start });
+  } finally {
+    for (const server of started) await server.stop();
+    session.close();
+  }
+}
+
 describe('docs/operations/backups.md, SQLite', { skip: HAS_SQLITE_CLI ? false : 'needs sqlite3' }, () => {
   const backup = sectionBlocks(PAGE, 'SQLite: stop, copy, start');
   assert.equal(backup.length, 2, 'the SQLite section has a backup block and a restore block');
 
-  test('a running server refuses online copies; a stopped one is copied, and the copy restores', async () => {
-    const session = docSession('');
-    const dataDir = join(session.dir, 'sluice-data');
-    let server: RunningServer | undefined;
-    try {
-      server = await startServer({ dataDir });
-      await sendAll(server.endpoint);
-      const online = spawnSync(
-        'sqlite3',
-        [join(dataDir, 'sluice.db'), `.backup ${join(session.dir, 'x.db')}`],
-        {
-          encoding: 'utf8',
-        },
-      );
+  test('a running server refuses online copies; a stopped one is copied, and the copy restores', () =>
+    inScene(async ({ session, dataDir, server, start }) => {
+      const copy = `.backup ${join(session.dir, 'x.db')}`;
+      const online = spawnSync('sqlite3', [join(dataDir, 'sluice.db'), copy], { encoding: 'utf8' });
       assert.notEqual(online.status, 0);
       assert.match(online.stderr, /database is locked/);
 
@@ -109,42 +128,29 @@ describe('docs/operations/backups.md, SQLite', { skip: HAS_SQLITE_CLI ? false : 
       assert.match(await runBlocks(session, [backup[0]!]), /^ok$/m);
 
       // Consumed after the backup, then restored: the backup's messages are back.
-      server = await startServer({ dataDir });
-      assert.deepEqual(await drain(server.endpoint, true), [...SENT].sort());
-      await server.stop();
+      const consumed = await start(dataDir);
+      assert.deepEqual(await drain(consumed.endpoint, true), [...SENT].sort());
+      await consumed.stop();
       await runBlocks(session, [backup[1]!]);
-      server = await startServer({ dataDir });
-      assert.deepEqual(await drain(server.endpoint, false), [...SENT].sort());
-    } finally {
-      await server?.stop();
-      session.close();
-    }
-  });
+      const restored = await start(dataDir);
+      assert.deepEqual(await drain(restored.endpoint, false), [...SENT].sort());
+    }));
 
-  test('the directory of a server killed with SIGKILL, log included, is a complete backup', async () => {
-    const session = docSession('');
-    const dataDir = join(session.dir, 'sluice-data');
-    let server: RunningServer | undefined;
-    try {
-      server = await startServer({ dataDir });
-      await sendAll(server.endpoint);
+  test('the directory of a server killed with SIGKILL, log included, is a complete backup', () =>
+    inScene(async ({ session, dataDir, server, start }) => {
       await server.kill();
       assert.ok(existsSync(join(dataDir, 'sluice.db-wal')), 'the killed server left its log');
       // What the page warns about: sluice.db alone lacks what the log holds.
       const alone = join(session.dir, 'db-alone');
       mkdirSync(alone);
       copyFileSync(join(dataDir, 'sluice.db'), join(alone, 'sluice.db'));
-      server = await startServer({ dataDir: alone });
-      assert.notDeepEqual(await drain(server.endpoint, false).catch(() => []), [...SENT].sort());
-      await server.stop();
+      const partial = await start(alone);
+      assert.notDeepEqual(await drain(partial.endpoint, false).catch(() => []), [...SENT].sort());
+      await partial.stop();
       await runBlocks(session, backup);
-      server = await startServer({ dataDir });
-      assert.deepEqual(await drain(server.endpoint, false), [...SENT].sort());
-    } finally {
-      await server?.stop();
-      session.close();
-    }
-  });
+      const restored = await start(dataDir);
+      assert.deepEqual(await drain(restored.endpoint, false), [...SENT].sort());
+    }));
 });
 
 describe('docs/operations/backups.md, PostgreSQL', () => {

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { sdkClient } from '../helpers/client-toolkit.ts';
 import { type BlockRun, docSession, readDoc, sectionBlocks } from '../helpers/doc-blocks.ts';
-import { removeDataDir, startServer } from '../helpers/server.ts';
+import { useServer } from '../helpers/server.ts';
 
 /**
  * The README's quick start and the consumer walkthrough, run as written, block after block, each on a fresh
@@ -41,7 +41,7 @@ describe('README.md', () => {
     // `npm ci` is the checkout's install, which CI has done before the tests; the rest starts the server.
     const command = /^npm ci && npx sluice serve(?<args>( \S+)*)$/.exec(serverBlock?.code.trim() ?? '');
     assert.ok(command, `the first command is not "npm ci && npx sluice serve ...": ${serverBlock?.code}`);
-    const server = await startServer({ args: command.groups!.args!.split(' ').filter(Boolean) });
+    const server = await useServer({ args: command.groups!.args!.split(' ').filter(Boolean) });
     try {
       const blocks = sectionBlocks(readme, 'Quick start');
       assert.deepEqual(
@@ -52,15 +52,14 @@ describe('README.md', () => {
       assert.match(cli!.output, /"Body": "hello from the CLI"/);
       assert.match(sdk!.output, /hello from TypeScript/);
     } finally {
-      await server.stop();
-      removeDataDir(server.dataDir);
+      await server.close();
     }
   });
 });
 
 describe('docs/client/consumer.md', () => {
   test('the walkthrough runs as written: queues, orders, consumer, poison message in the DLQ, redrive', async () => {
-    const server = await startServer();
+    const server = await useServer();
     const sqs = sdkClient(server.endpoint);
     try {
       const blocks = sectionBlocks(readDoc('docs/client/consumer.md'), 'Walkthrough');
@@ -89,8 +88,7 @@ describe('docs/client/consumer.md', () => {
       );
     } finally {
       sqs.destroy();
-      await server.stop();
-      removeDataDir(server.dataDir);
+      await server.close();
     }
   });
 });
@@ -135,15 +133,14 @@ const GUIDE_PAGES = [
 for (const { page, title, check } of GUIDE_PAGES) {
   describe(page, () => {
     test("every block runs as written, in order, after the quick start's exports", async () => {
-      const server = await startServer();
+      const server = await useServer();
       try {
         const blocks = sectionBlocks(readDoc(page), title);
         assert.ok(blocks.length > 0);
         await runAll(server.endpoint, [quickStartExports(), ...blocks]);
         await check(server.endpoint);
       } finally {
-        await server.stop();
-        removeDataDir(server.dataDir);
+        await server.close();
       }
     });
   });
@@ -151,7 +148,7 @@ for (const { page, title, check } of GUIDE_PAGES) {
 
 describe('the block runner', () => {
   test('fails a run when a block fails, and stops there', async () => {
-    const server = await startServer();
+    const server = await useServer();
     try {
       const page = [
         '## Broken',
@@ -181,8 +178,7 @@ describe('the block runner', () => {
         session.close();
       }
     } finally {
-      await server.stop();
-      removeDataDir(server.dataDir);
+      await server.close();
     }
   });
 });
