@@ -1,4 +1,5 @@
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
+import { SignatureV4 } from '@smithy/signature-v4';
 
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
@@ -58,4 +59,16 @@ export class NodeSha256 {
     return new Uint8Array(this.hash.digest());
   }
   reset(): void {}
+}
+
+/**
+ * The AWS SDK's own SigV4 signer (@smithy/signature-v4, what @aws-sdk/client-sqs uses), for requests made
+ * by hand with a given key, so a misreading of the canonical form shared with Sluice's verifier cannot pass.
+ */
+export function sdkSigner(
+  credentials: { accessKeyId: string; secretAccessKey: string },
+  region = 'us-east-1',
+  service = 'sqs',
+): SignatureV4 {
+  return new SignatureV4({ credentials, region, service, sha256: NodeSha256 });
 }

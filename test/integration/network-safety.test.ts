@@ -14,6 +14,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { NEEDS_OWN_SERVER, removeDataDir, SLUICE_CLI, startServer } from '../helpers/server.ts';
+import { selfSignedCertificate } from '../helpers/tls.ts';
 
 const exec = promisify(execFile);
 
@@ -60,25 +61,7 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
 
   it('serves HTTPS with a given certificate; the SDK trusts it and queue URLs say https', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-tls-'));
-    const cert = join(dir, 'cert.pem');
-    const key = join(dir, 'key.pem');
-    await exec('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ]);
+    const { cert, key } = await selfSignedCertificate(dir);
     const server = await startServer({ dataDir: dir, args: ['--tls-cert', cert, '--tls-key', key] });
     const agent = new Agent({ ca: readFileSync(cert) });
     const sqs = new SQSClient({

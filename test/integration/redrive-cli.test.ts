@@ -140,6 +140,17 @@ describe('sluice redrive', () => {
       assert.match(help.stdout, new RegExp(`${option} `), `redrive --help does not mention ${option}`);
   });
 
+  it('takes the queues by ARN as well as by name or URL', async () => {
+    const { dlq, dlqName } = await deadLettered([{ body: 'by-arn', kind: 'order' }]);
+    const targetName = `${dlqName}-by-arn`;
+    const target = (await sqs.send(new CreateQueueCommand({ QueueName: targetName }))).QueueUrl!;
+    const { code, output } = await redrive(['--source', arn(dlqName), '--destination', arn(targetName)]).done;
+    assert.equal(code, 0, output);
+    assert.match(output, /COMPLETED: 1 of 1 messages moved/);
+    assert.equal(await visible(dlq), 0);
+    assert.deepEqual(await drain(target), ['by-arn']);
+  });
+
   it('cancels the move task on Ctrl-C', async () => {
     const { dlq, dlqName } = await deadLettered(
       Array.from({ length: 40 }, (_, i) => ({ body: `c${i}`, kind: 'x' })),

@@ -1,5 +1,6 @@
 // The Sluice console: plain JavaScript over the server's own SQS JSON API (X-Amz-Target requests) and its
-// /api/* and /alarms pages, same origin. No build step: this file is served as it is committed.
+// /api/* and /alarms pages, same origin. No build step: this file is served as it is committed. With access
+// keys configured, the session cookie of the sign-in form authenticates every one of these requests.
 
 const main = document.getElementById('main');
 const statusLine = document.getElementById('status');
@@ -22,6 +23,7 @@ async function sqs(action, input = {}) {
     const code = String(output.__type ?? response.status)
       .split('#')
       .pop();
+    if (code === 'MissingAuthenticationTokenException') signInAgain();
     throw new SqsCallError(`${action}: ${code}: ${output.message ?? output.Message ?? ''}`);
   }
   return output;
@@ -29,8 +31,14 @@ async function sqs(action, input = {}) {
 
 async function api(path) {
   const response = await fetch(path);
+  if (response.status === 401) signInAgain();
   if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
   return response.json();
+}
+
+/** The session ended (expired, signed out elsewhere, server restarted): the server shows the sign-in form. */
+function signInAgain() {
+  location.reload();
 }
 
 function say(message, isError = false) {
@@ -58,6 +66,10 @@ async function loadOverview(query) {
   const data = await api(`/api/overview?${new URLSearchParams(query)}`);
   account = data.accountId;
   arnPrefix = data.queueArnPrefix;
+  if (data.signedInAs) {
+    document.getElementById('signed-in-as').textContent = `Signed in as ${data.signedInAs}`;
+    document.getElementById('sign-out').hidden = false;
+  }
   return data;
 }
 

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { AccessKey } from '../server/auth/access.ts';
-import { ACCESS_KEY_ID } from '../server/config-file.ts';
+import { ACCESS_KEY_ID, isMetricsToken, METRICS_TOKEN_RULE } from '../server/config-file.ts';
 import { startSluice } from '../server/sluice-server.ts';
 import { isWebhookUrl } from '../server/webhooks.ts';
-import { integerFlag, UsageError } from './flags.ts';
-import { REDRIVE_HELP, redrive } from './redrive.ts';
-import { STATS_HELP, stats } from './stats.ts';
+import { integerFlag, usageMessage } from './flags.ts';
+import { redrive } from './redrive.ts';
+import { stats } from './stats.ts';
 
 const MAIN_HELP = `sluice — an Amazon SQS-compatible message queue server
 
@@ -25,6 +25,8 @@ Options:
   --port N            TCP port (default 9324; 0 picks a free one)
   --host ADDR         address to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)
   --data DIR          data directory of the embedded SQLite store (default ./sluice-data)
+  --in-memory         keep everything in memory, nothing on disk: for tests and CI; queues and messages
+                      are gone when the server stops (same as --data :memory:)
   --store URL         keep the queues in PostgreSQL instead: postgres://user[:password]@host[:port]/db;
                       every node started on the same database serves the same queues
   --store-connections N  PostgreSQL connections this node opens at most, plus one (default 10)
@@ -46,7 +48,11 @@ Options:
                       (default 1000; 0 never pauses)
   --alarm-webhook URL POST DLQ alarm notifications as JSON to URL (repeatable)
   --credentials ID:SECRET  accept requests SigV4-signed with this access key (repeatable); with any
-                      key configured (here or in --config), unsigned or wrongly signed requests fail
+                      key configured (here or in --config), unsigned or wrongly signed requests fail,
+                      and the console and its pages ask to sign in with a key's id and secret
+  --metrics-token TOKEN  /metrics answers only requests with "Authorization: Bearer TOKEN" (or signed
+                      in with a key without limits); 16-256 visible characters (also "metricsToken"
+                      in --config, which keeps it out of the process list)
   --insecure          allow a --host other than loopback without credentials (prints a warning)
   --cors-origin ORIGIN  let web pages of ORIGIN (e.g. http://localhost:3000) call the API from a
                       browser, with CORS (repeatable); pages of any other origin are refused
@@ -67,11 +73,19 @@ Options:
 SIGTERM or SIGINT stops accepting requests, answers long polls, and closes the database cleanly.`;
 
 const DURABILITY = ['full', 'durable', 'normal', 'off'] as const;
+/** The --data value of an in-memory store (SQLite's own name for one). */
+const IN_MEMORY = ':memory:';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function fail(message: string): never {
   process.stderr.write(`sluice: ${message}\n`);
   process.exit(2);
+}
+
+/** A command-line mistake: one line, and where to read the options, not the whole help. */
+function usage(command: 'serve' | 'redrive' | 'stats' | undefined, message: string): never {
+  const help = command === undefined ? 'sluice --help' : `sluice ${command} --help`;
+  fail(`${message}\nRun \`${help}\` to see the ${command === undefined ? 'commands' : 'options'}.`);
 }
 
 function oneOf<T extends string>(
@@ -80,7 +94,8 @@ function oneOf<T extends string>(
   choices: readonly T[],
 ): T | undefined {
   if (value === undefined) return undefined;
-  if (!(choices as readonly string[]).includes(value)) fail(`--${name} must be one of ${choices.join(', ')}`);
+  if (!(choices as readonly string[]).includes(value))
+    usage('serve', `--${name} must be one of ${choices.join(', ')}`);
   return value as T;
 }
 
@@ -88,7 +103,7 @@ function integer(name: string, value: string | undefined, min: number, max: numb
   try {
     return integerFlag(name, value, min, max);
   } catch (error) {
-    fail((error as Error).message);
+    usage('serve', (error as Error).message);
   }
 }
 
@@ -98,7 +113,7 @@ function optional<K extends string, V>(key: K, value: V | undefined): Partial<Re
 }
 
 function webhookUrl(value: string): string {
-  if (!isWebhookUrl(value)) fail(`--alarm-webhook must be an http(s) URL, got "${value}"`);
+  if (!isWebhookUrl(value)) usage('serve', `--alarm-webhook must be an http(s) URL, got "${value}"`);
   return value;
 }
 
@@ -107,8 +122,13 @@ function credential(value: string): AccessKey {
   const accessKeyId = value.slice(0, colon);
   const secretAccessKey = value.slice(colon + 1);
   if (colon < 0 || !ACCESS_KEY_ID.test(accessKeyId) || secretAccessKey === '')
-    fail('--credentials must be ACCESS_KEY_ID:SECRET (the id letters, digits or underscores)');
+    usage('serve', '--credentials must be ACCESS_KEY_ID:SECRET (the id letters, digits or underscores)');
   return { accessKeyId, secretAccessKey };
+}
+
+function metricsToken(value: string | undefined): string | undefined {
+  if (value !== undefined && !isMetricsToken(value)) fail(`--metrics-token ${METRICS_TOKEN_RULE}`);
+  return value;
 }
 
 function tlsFiles(
@@ -116,7 +136,7 @@ function tlsFiles(
   key: string | undefined,
 ): { cert: string; key: string } | undefined {
   if (cert === undefined && key === undefined) return undefined;
-  if (cert === undefined || key === undefined) fail('--tls-cert and --tls-key go together');
+  if (cert === undefined || key === undefined) usage('serve', '--tls-cert and --tls-key go together');
   try {
     return { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') };
   } catch (error) {
@@ -129,7 +149,7 @@ async function serve(args: string[]): Promise<void> {
   try {
     parsed = parseServeArgs(args);
   } catch (error) {
-    fail(`${(error as Error).message}\n\n${SERVE_HELP}`);
+    usage('serve', usageMessage(error) ?? (error as Error).message);
   }
   const { values } = parsed;
   if (values.help) {
@@ -137,8 +157,14 @@ async function serve(args: string[]): Promise<void> {
     return;
   }
   const account = values.account;
-  if (account !== undefined && !/^\d{12}$/.test(account)) fail('--account must be 12 digits');
-  const dataDir = values.data ?? './sluice-data';
+  if (account !== undefined && !/^\d{12}$/.test(account)) usage('serve', '--account must be 12 digits');
+  const inMemory = values['in-memory'] === true || values.data === IN_MEMORY;
+  if (inMemory && values.data !== undefined && values.data !== IN_MEMORY)
+    usage('serve', '--in-memory keeps no data directory: leave out --data');
+  if (inMemory && values.store !== undefined) usage('serve', '--in-memory and --store do not go together');
+  if (inMemory && values.durability !== undefined)
+    usage('serve', '--durability has no meaning with --in-memory: nothing is written to disk');
+  const dataDir = inMemory ? IN_MEMORY : (values.data ?? './sluice-data');
   const durability = oneOf('durability', values.durability, DURABILITY) ?? 'durable';
   let sluice: Awaited<ReturnType<typeof startSluice>>;
   try {
@@ -178,17 +204,12 @@ async function serve(args: string[]): Promise<void> {
       allowedHosts: values['allow-host'] ?? [],
       tls: tlsFiles(values['tls-cert'], values['tls-key']),
       metrics: !values['no-metrics'],
+      metricsToken: metricsToken(values['metrics-token']),
     });
   } catch (error) {
     fail(`cannot start: ${(error as Error).message}`);
   }
-  process.stdout.write(
-    `sluice: listening on ${sluice.endpoint} (${
-      values.store === undefined
-        ? `data: ${dataDir}, durability: ${durability}`
-        : `store: ${withoutPassword(values.store)}`
-    })\n`,
-  );
+  // Before the listening line: whoever reads it may signal at once, and an unhandled SIGTERM kills outright.
   const shutdown = (signal: string) => {
     process.stdout.write(`sluice: ${signal}, shutting down\n`);
     sluice.close().then(
@@ -198,6 +219,23 @@ async function serve(args: string[]): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  process.stdout.write(
+    `sluice: listening on ${sluice.endpoint} (${
+      values.store !== undefined
+        ? `store: ${withoutPassword(values.store)}`
+        : inMemory
+          ? 'in memory: nothing is kept when it stops'
+          : `data: ${dataDir}, durability: ${durability}`
+    })\nsluice: console at ${consoleUrl(sluice.endpoint)}\n`,
+  );
+}
+
+/** Where a person on this machine opens the console: a browser cannot open a wildcard bind address. */
+function consoleUrl(endpoint: string): string {
+  const url = new URL('/console', endpoint);
+  if (url.hostname === '0.0.0.0') url.hostname = '127.0.0.1';
+  else if (url.hostname === '[::]') url.hostname = '[::1]';
+  return url.href;
 }
 
 /** A store URL fit for a log line: its password left out. */
@@ -213,6 +251,7 @@ function parseServeArgs(args: string[]) {
       port: { type: 'string' },
       host: { type: 'string' },
       data: { type: 'string' },
+      'in-memory': { type: 'boolean' },
       store: { type: 'string' },
       'store-connections': { type: 'string' },
       durability: { type: 'string' },
@@ -237,6 +276,7 @@ function parseServeArgs(args: string[]) {
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'no-metrics': { type: 'boolean' },
+      'metrics-token': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -261,7 +301,7 @@ async function main(argv: string[]): Promise<void> {
       process.stdout.write(`sluice ${packageVersion()}\n`);
       return;
     default:
-      fail(`unknown command "${command}"\n\n${MAIN_HELP}`);
+      usage(undefined, `unknown command "${command}"`);
   }
 }
 
@@ -270,8 +310,8 @@ async function runRedrive(args: string[]): Promise<void> {
     // Exit now: the SDK's idle keep-alive sockets would otherwise hold the process a while.
     process.exit(await redrive(args));
   } catch (error) {
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
-      fail(`${(error as Error).message}\n\n${REDRIVE_HELP}`);
+    const mistake = usageMessage(error);
+    if (mistake !== undefined) usage('redrive', mistake);
     const name = (error as { name?: string }).name;
     process.stderr.write(
       `sluice redrive: ${name && name !== 'Error' ? `${name}: ` : ''}${(error as Error).message}\n`,
@@ -284,8 +324,8 @@ async function runStats(args: string[]): Promise<void> {
   try {
     process.exitCode = await stats(args, (text) => process.stdout.write(text));
   } catch (error) {
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
-      fail(`${(error as Error).message}\n\n${STATS_HELP}`);
+    const mistake = usageMessage(error);
+    if (mistake !== undefined) usage('stats', mistake);
     process.stderr.write(`sluice stats: ${(error as Error).message}\n`);
     process.exitCode = 1;
   }

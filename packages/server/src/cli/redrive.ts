@@ -14,6 +14,7 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
+import { DEFAULT_ENDPOINT, explainRefused, queueReference } from './endpoint.ts';
 import { integerFlag, UsageError } from './flags.ts';
 import { type MessageFilter, matchesAll, parseFilter } from './message-filter.ts';
 import { ProgressLine } from './progress.ts';
@@ -85,7 +86,7 @@ export async function redrive(args: string[]): Promise<number> {
       throw new UsageError((error as Error).message);
     }
   });
-  const endpoint = values.endpoint ?? 'http://127.0.0.1:9324';
+  const endpoint = values.endpoint ?? DEFAULT_ENDPOINT;
   const local = endpoint !== 'aws';
   const sqs = new SQSClient({
     region: values.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
@@ -96,16 +97,20 @@ export async function redrive(args: string[]): Promise<number> {
       : {}),
   });
   const queues = new QueueLookup(sqs);
-  const source = await queues.resolve(values.source);
-  const destination = values.destination ? await queues.resolve(values.destination) : undefined;
-  if (filters.length === 0) return runMoveTask(sqs, source, destination, rate);
-  return runFilteredMove(sqs, queues, {
-    source,
-    destination,
-    filters,
-    hold,
-    rate: rate ?? MOVE_TASK_DEFAULTS.defaultRate,
-  });
+  try {
+    const source = await queues.resolve(values.source);
+    const destination = values.destination ? await queues.resolve(values.destination) : undefined;
+    if (filters.length === 0) return await runMoveTask(sqs, source, destination, rate);
+    return await runFilteredMove(sqs, queues, {
+      source,
+      destination,
+      filters,
+      hold,
+      rate: rate ?? MOVE_TASK_DEFAULTS.defaultRate,
+    });
+  } catch (error) {
+    throw local ? explainRefused(error, endpoint) : error;
+  }
 }
 
 /** Ctrl-C once: stop gracefully; twice: leave at once. */
@@ -308,16 +313,15 @@ class QueueLookup {
     return found;
   }
 
-  private async lookUp(reference: string): Promise<QueueRef> {
-    let url = reference;
-    if (reference.startsWith('arn:')) {
-      const [, , , , account, name] = reference.split(':');
-      url = (
-        await this.sqs.send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }))
+  private async lookUp(text: string): Promise<QueueRef> {
+    const reference = queueReference(text);
+    const url =
+      reference.url ??
+      (
+        await this.sqs.send(
+          new GetQueueUrlCommand({ QueueName: reference.name, QueueOwnerAWSAccountId: reference.accountId }),
+        )
       ).QueueUrl!;
-    } else if (!/^https?:\/\//.test(reference)) {
-      url = (await this.sqs.send(new GetQueueUrlCommand({ QueueName: reference }))).QueueUrl!;
-    }
     const { Attributes = {} } = await this.sqs.send(
       new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn', 'FifoQueue'] }),
     );

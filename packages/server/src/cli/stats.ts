@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import { HISTORY_RANGES, type HistoryRange } from '../core/queue-history.ts';
+import { signRequest } from '../server/auth/sigv4.ts';
 import type { QueueSample } from '../store/contract.ts';
+import { DEFAULT_ENDPOINT, explainRefused, queueReference } from './endpoint.ts';
 import { integerFlag, UsageError } from './flags.ts';
 
 export const STATS_HELP = `sluice stats — a queue's recent history, one row per 10 s sample (newest last)
@@ -8,17 +10,23 @@ export const STATS_HELP = `sluice stats — a queue's recent history, one row pe
 Usage:
   sluice stats QUEUE [--range 1h|24h] [--last N] [--endpoint URL] [--json]
 
+QUEUE is a queue's name, URL or ARN.
+
 Reads the server's built-in history (GET /api/history), kept for 24 h. Over --range 24h, samples are merged
 into 4-minute rows: counts are each row's last, sent/received/deleted/empty its sums.
 
 Options:
   --range R        1h (default, every 10 s sample) or 24h (4-minute rows)
   --last N         show only the newest N rows, 1-10000 (default 30)
-  --endpoint URL   the Sluice server (default http://127.0.0.1:9324)
+  --endpoint URL   the Sluice server (default: the queue URL's server, else http://127.0.0.1:9324)
   --json           print the rows as JSON instead of a table
   -h, --help       this text
 
-Exit status: 0 on success, 1 when the server cannot be reached or has no such queue, 2 on a usage error.`;
+With AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set (and AWS_REGION, default us-east-1), the requests are
+signed with that key, as a server with credentials requires.
+
+Exit status: 0 on success, 1 when no server answers at the endpoint or it has no such queue, 2 on a usage
+error.`;
 
 const COLUMNS: Array<{ title: string; value: (s: QueueSample) => string }> = [
   { title: 'time (UTC)', value: (s) => new Date(s.at).toISOString().slice(0, 19).replace('T', ' ') },
@@ -57,28 +65,52 @@ export async function stats(args: string[], out: (text: string) => void): Promis
     out(`${STATS_HELP}\n`);
     return 0;
   }
-  if (positionals.length !== 1) throw new UsageError('give exactly one queue name');
-  const queue = positionals[0]!;
+  if (positionals.length !== 1) throw new UsageError('give exactly one queue (name, URL or ARN)');
+  const given = positionals[0]!;
+  const reference = queueReference(given);
   const range = values.range ?? '1h';
   if (!(range in HISTORY_RANGES)) throw new UsageError('--range must be 1h or 24h');
   const last = integerFlag('last', values.last, 1, 10_000) ?? 30;
-  const endpoint = (values.endpoint ?? 'http://127.0.0.1:9324').replace(/\/+$/, '');
-  const history = await getJson<{ samples: QueueSample[] }>(
-    `${endpoint}/api/history?queue=${encodeURIComponent(queue)}&range=${range as HistoryRange}`,
-  );
-  if (history.samples.length === 0) {
-    const { queues } = await getJson<{ queues: Array<{ name: string }> }>(`${endpoint}/api/overview`);
-    if (!queues.some((q) => q.name === queue)) throw new Error(`no queue named "${queue}" at ${endpoint}`);
+  // A queue URL names its server.
+  const endpoint = (
+    values.endpoint ?? (reference.url === undefined ? DEFAULT_ENDPOINT : new URL(reference.url).origin)
+  ).replace(/\/+$/, '');
+  try {
+    const { queues, accountId } = await getJson<{
+      queues: Array<{ name: string; arn: string }>;
+      accountId: string;
+    }>(`${endpoint}/api/overview?queue=${encodeURIComponent(reference.name)}`);
+    const queue = queues.find((q) => q.name === reference.name);
+    const sameAccount = reference.accountId === undefined || reference.accountId === accountId;
+    if (!queue || !sameAccount || (reference.arn !== undefined && reference.arn !== queue.arn))
+      throw new Error(`no queue named "${given}" at ${endpoint}`);
+    const history = await getJson<{ samples: QueueSample[] }>(
+      `${endpoint}/api/history?queue=${encodeURIComponent(queue.name)}&range=${range as HistoryRange}`,
+    );
+    const rows = history.samples.slice(-last);
+    if (values.json) out(`${JSON.stringify(rows, null, 2)}\n`);
+    else if (rows.length === 0) out(`${queue.name}: no samples yet (the server takes one every 10 s)\n`);
+    else out(`${statsTable(rows)}\n`);
+    return 0;
+  } catch (error) {
+    throw explainRefused(error, endpoint);
   }
-  const rows = history.samples.slice(-last);
-  if (values.json) out(`${JSON.stringify(rows, null, 2)}\n`);
-  else if (rows.length === 0) out(`${queue}: no samples yet (the server takes one every 10 s)\n`);
-  else out(`${statsTable(rows)}\n`);
-  return 0;
 }
 
 async function getJson<T>(url: string): Promise<T> {
-  const response = await fetch(url);
+  const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_DEFAULT_REGION } = process.env;
+  const headers =
+    AWS_ACCESS_KEY_ID && AWS_SECRET_ACCESS_KEY
+      ? signRequest(
+          { method: 'GET', url: new URL(url), body: '' },
+          { accessKeyId: AWS_ACCESS_KEY_ID, secretAccessKey: AWS_SECRET_ACCESS_KEY },
+          AWS_REGION ?? AWS_DEFAULT_REGION ?? 'us-east-1',
+          Date.now(),
+        )
+      : {};
+  // fetch sets Host itself, from the URL signed.
+  const { host: _host, ...sent } = headers;
+  const response = await fetch(url, { headers: sent });
   if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
   return (await response.json()) as T;
 }

@@ -56,7 +56,6 @@ export const ERROR_SPECS = {
   BatchRequestTooLong: spec('BatchRequestTooLong', 'AWS.SimpleQueueService.BatchRequestTooLong'),
   OverLimit: spec('OverLimit', 'OverLimit', 403),
   UnsupportedOperation: spec('UnsupportedOperation', 'AWS.SimpleQueueService.UnsupportedOperation'),
-  InvalidAddress: spec('InvalidAddress', 'InvalidAddress', 404),
   RequestTooLarge: spec('RequestEntityTooLarge', 'RequestEntityTooLarge', 413),
   ResourceNotFound: spec('ResourceNotFoundException', 'ResourceNotFoundException', 404),
   // Authentication and access, as AWS's common errors (the JSON shapes are the ones AWS's JSON services send).
@@ -84,6 +83,9 @@ export class SqsError extends Error {
     return ERROR_SPECS[this.code];
   }
 }
+
+const INVALID_CHARACTERS =
+  'Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF';
 
 /** The messages below are SQS's own wording where we know it, so that people's log searches keep working. */
 export const errors = {
@@ -135,11 +137,9 @@ export const errors = {
       `The input receipt handle "${handle}" is not a valid receipt handle.`,
     ),
   messageNotInflight: () => new SqsError('MessageNotInflight', 'The message referred to is not in flight.'),
-  invalidMessageContents: () =>
-    new SqsError(
-      'InvalidMessageContents',
-      'Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF',
-    ),
+  invalidMessageContents: () => new SqsError('InvalidMessageContents', INVALID_CHARACTERS),
+  invalidAttributeContents: (name: string) =>
+    new SqsError('InvalidParameterValue', `Message (user) attribute '${name}': ${INVALID_CHARACTERS}`),
   emptyBatch: (entryName: string) =>
     new SqsError('EmptyBatchRequest', `There should be at least one ${entryName} in the request.`),
   tooManyEntries: (count: number) =>
@@ -161,7 +161,6 @@ export const errors = {
   overLimit: (message: string) => new SqsError('OverLimit', message),
   unsupported: (message: string) => new SqsError('UnsupportedOperation', message),
   resourceNotFound: (message: string) => new SqsError('ResourceNotFound', message),
-  invalidAddress: (message: string) => new SqsError('InvalidAddress', message),
   requestTooLarge: (max: number) =>
     new SqsError('RequestTooLarge', `The request body is larger than the server accepts (${max} bytes).`),
   invalidClientTokenId: () =>
@@ -170,6 +169,9 @@ export const errors = {
   incompleteSignature: (message: string) => new SqsError('IncompleteSignature', message),
   missingAuthenticationToken: () =>
     new SqsError('MissingAuthenticationToken', 'Request is missing Authentication Token'),
+  /** A console session cookie that is unknown or expired: the console signs in again. */
+  sessionEnded: () =>
+    new SqsError('MissingAuthenticationToken', 'The console session has ended or expired: sign in again.'),
   accessDenied: (message: string) => new SqsError('AccessDenied', message),
   unsignedGet: () =>
     new SqsError(

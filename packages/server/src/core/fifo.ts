@@ -54,11 +54,30 @@ export function deduplicationOf(
   } else if (attributes.ContentBasedDeduplication === 'true') {
     id = createHash('sha256').update(body).digest('hex');
   } else {
-    throw errors.invalidParameterValue(
-      'The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly',
-    );
+    throw errors.invalidParameterValue(NO_DEDUPLICATION);
   }
   return { scope: attributes.DeduplicationScope === 'messageGroup' ? groupId : '', id };
+}
+
+const NO_DEDUPLICATION =
+  'The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly';
+
+/**
+ * SendMessageBatch on a FIFO queue: an entry without a group, or without a deduplication id on a queue
+ * without content-based deduplication, fails the whole request before any entry is sent (SQS). Ids that
+ * are given but malformed fail only their entry.
+ */
+export function checkFifoBatch(entries: readonly Input[], attributes: QueueAttributes): void {
+  const absent = (value: unknown) => value === undefined || value === null;
+  if (entries.some((entry) => absent(entry.MessageGroupId))) {
+    throw errors.invalidParameterValue('The request must contain the parameter MessageGroupId.');
+  }
+  if (
+    attributes.ContentBasedDeduplication !== 'true' &&
+    entries.some((entry) => absent(entry.MessageDeduplicationId))
+  ) {
+    throw errors.invalidParameterValue(NO_DEDUPLICATION);
+  }
 }
 
 export function receiveRequestAttemptIdOf(input: Input): string | undefined {

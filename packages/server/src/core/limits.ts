@@ -19,6 +19,8 @@ export const LIMITS = {
   deletedQueueNameReuseSeconds: 60,
   maxListQueuesResults: 1000,
   maxMessageSizeBytes: 1_048_576,
+  /** A SendMessageBatch request, whatever the queue's MaximumMessageSize. */
+  maxBatchBytes: 1_048_576,
   minMessageSizeBytes: 1_024,
 } as const;
 

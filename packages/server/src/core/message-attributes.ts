@@ -10,7 +10,8 @@ export interface MessageAttributeValue {
 }
 export type MessageAttributes = Record<string, MessageAttributeValue>;
 
-const NAME_CHARACTERS = /^[A-Za-z0-9_.-]+$/;
+/** Letters of any script (SQS takes `attr.1øßä`), digits, `_`, `-` and `.`. */
+const NAME_CHARACTERS = /^[\p{L}0-9_.-]+$/u;
 const DATA_TYPE = /^(String|Number|Binary)(\..+)?$/;
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
@@ -47,7 +48,7 @@ export function validateMessageAttributes(
         `The type of message (user) attribute '${name}' is invalid. You must use only the following supported type prefixes: Binary, Number, String.`,
       );
     }
-    const base = match[1];
+    const base = match[1]!;
     size += Buffer.byteLength(name) + Buffer.byteLength(dataType);
     if (base === 'Binary') {
       if (typeof value.BinaryValue !== 'string' || value.StringValue !== undefined) {
@@ -56,11 +57,7 @@ export function validateMessageAttributes(
         );
       }
       const bytes = decodeBase64Strict(value.BinaryValue, name);
-      if (bytes.length === 0) {
-        throw errors.invalidParameterValue(
-          `The message attribute '${name}' must contain a non-empty value of type 'Binary'.`,
-        );
-      }
+      if (bytes.length === 0) throw emptyValue(name, base);
       size += bytes.length;
     } else {
       if (typeof value.StringValue !== 'string' || value.BinaryValue !== undefined) {
@@ -68,12 +65,9 @@ export function validateMessageAttributes(
           `The message attribute '${name}' with type '${base}' must use field 'String'.`,
         );
       }
-      if (value.StringValue === '') {
-        throw errors.invalidParameterValue(
-          `The message attribute '${name}' must contain a non-empty value of type '${base}'.`,
-        );
-      }
-      if (!hasOnlyAllowedCharacters(value.StringValue)) throw errors.invalidMessageContents();
+      if (value.StringValue === '') throw emptyValue(name, base);
+      // SQS answers InvalidParameterValue here, where the same characters in a body are InvalidMessageContents.
+      if (!hasOnlyAllowedCharacters(value.StringValue)) throw errors.invalidAttributeContents(name);
       if (base === 'Number' && !NUMBER.test(value.StringValue.trim())) {
         throw errors.invalidParameterValue(
           `Can't cast the value of message (user) attribute '${name}' to a number.`,
@@ -85,6 +79,11 @@ export function validateMessageAttributes(
   return size;
 }
 
+const emptyValue = (name: string, base: string) =>
+  errors.invalidParameterValue(
+    `Message (user) attribute '${name}' must contain a non-empty value of type '${base}'.`,
+  );
+
 function validateAttributeName(name: string): void {
   const invalid = (reason: string) =>
     errors.invalidParameterValue(`Message (user) attribute name '${name}' is invalid. ${reason}`);
@@ -93,7 +92,7 @@ function validateAttributeName(name: string): void {
   }
   if (!NAME_CHARACTERS.test(name)) {
     throw invalid(
-      'The attribute name can contain alphanumeric characters, hyphens (-), underscores (_) and periods (.).',
+      'The attribute name can contain letters, digits, hyphens (-), underscores (_) and periods (.).',
     );
   }
   if (/^(aws\.|amazon\.)/i.test(name))
@@ -146,21 +145,21 @@ export function md5OfAttributes(attributes: MessageAttributes | undefined): stri
 }
 
 /**
- * Applies ReceiveMessage's MessageAttributeNames filter: `All` or `.*` for everything, a name, or a
- * prefix written `name.*`.
+ * Applies ReceiveMessage's MessageAttributeNames filter: `All`, `*` or `.*` for everything, a name, or
+ * `Prefix.*` for every name starting with `Prefix` (SQS: `Hel.*` selects `Hello` and `Help.Me`).
  */
 export function selectMessageAttributes(
   attributes: MessageAttributes | undefined,
   requested: readonly string[] | undefined,
 ): MessageAttributes | undefined {
   if (!attributes || !requested || requested.length === 0) return undefined;
-  const wantsAll = requested.some((name) => name === 'All' || name === '.*');
+  const wantsAll = requested.some((name) => name === 'All' || name === '*' || name === '.*');
   const selected: MessageAttributes = {};
   for (const [name, value] of Object.entries(attributes)) {
     const wanted =
       wantsAll ||
       requested.some((pattern) =>
-        pattern.endsWith('.*') ? name.startsWith(pattern.slice(0, -1)) : pattern === name,
+        pattern.endsWith('.*') ? name.startsWith(pattern.slice(0, -2)) : pattern === name,
       );
     if (wanted) selected[name] = value;
   }

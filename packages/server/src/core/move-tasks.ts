@@ -4,7 +4,7 @@ import type { MoveDestination, MoveTaskRecord, QueueRecord } from '../store/cont
 import { ERROR_SPECS, errors } from './errors.ts';
 import { type Input, optionalInteger, optionalString, parseJsonObject, requiredString } from './input.ts';
 import { integerAttribute } from './queue-attributes.ts';
-import type { SqsService } from './sqs-service.ts';
+import type { CallerScope, SqsService } from './sqs-service.ts';
 
 /** How a move task runs when StartMessageMoveTask gives no MaxNumberOfMessagesPerSecond. */
 export interface MoveTaskSettings {
@@ -91,16 +91,21 @@ export class MoveTasks {
       throw new Error('the redrive backlog limit must be a whole number');
   }
 
-  async StartMessageMoveTask(input: Input) {
+  async StartMessageMoveTask(input: Input, caller: CallerScope) {
     const sourceArn = requiredString(input, 'SourceArn');
     const destinationArn = optionalString(input, 'DestinationArn');
     const maxPerSecond = optionalInteger(input, 'MaxNumberOfMessagesPerSecond', 1, MAX_RATE);
-    const source = await this.service.queueByArn(sourceArn);
+    const source = await this.service.accessQueueByArn(sourceArn, caller);
     if (!source) throw missingResource('SourceArn');
-    if ((await this.service.deadLetterSources(sourceArn)).length === 0)
+    const deadLetterSources = await this.service.deadLetterSources(sourceArn);
+    if (deadLetterSources.length === 0)
       throw errors.invalidParameterValue('Source queue must be configured as a Dead Letter Queue.');
-    if (destinationArn !== undefined) {
-      const destination = await this.service.queueByArn(destinationArn);
+    // The task sends into its destination, or back into the queues whose dead-letter queue this is (as
+    // SQS does, the caller needs sqs:SendMessage there).
+    if (destinationArn === undefined) {
+      for (const queue of deadLetterSources) this.service.requireAccess(caller, queue, 'SendMessage');
+    } else {
+      const destination = await this.service.accessQueueByArn(destinationArn, caller, 'SendMessage');
       if (!destination) throw missingResource('DestinationArn');
       if (destination.id === source.id)
         throw errors.invalidParameterValue('Source queue arn and destination queue arn cannot be the same.');
@@ -128,17 +133,19 @@ export class MoveTasks {
     return { TaskHandle: task.handle };
   }
 
-  async ListMessageMoveTasks(input: Input) {
+  async ListMessageMoveTasks(input: Input, caller: CallerScope) {
     const sourceArn = requiredString(input, 'SourceArn');
     const max = optionalInteger(input, 'MaxResults', 1, 10) ?? 1;
-    if (!(await this.service.queueByArn(sourceArn))) throw missingResource('SourceArn');
+    if (!(await this.service.accessQueueByArn(sourceArn, caller))) throw missingResource('SourceArn');
     const tasks = await this.service.store.listMoveTasks(sourceArn, max);
     return { Results: tasks.map(describeTask) };
   }
 
-  async CancelMessageMoveTask(input: Input) {
+  async CancelMessageMoveTask(input: Input, caller: CallerScope) {
     const handle = requiredString(input, 'TaskHandle');
-    if (!(await this.service.queueByArn(sourceArnOfHandle(handle)))) throw missingResource('SourceArn');
+    // The handle names the task's source queue, which the caller must be allowed on.
+    if (!(await this.service.accessQueueByArn(sourceArnOfHandle(handle), caller)))
+      throw missingResource('SourceArn');
     const store = this.service.store;
     const task = await store.getMoveTask(handle);
     if (!task) throw errors.resourceNotFound('Task does not exist.');

@@ -19,10 +19,16 @@ export class QueueActivity {
   /** What happened since the last takeUnflushed, per queue. */
   private readonly unflushed = new ActivityTally();
   private readonly listeners: ActivityListener[] = [];
+  private readonly changeListeners: Array<(queue: string) => void> = [];
 
   /** Told of every send with its message sizes (the SentMessageSize histogram needs each one). */
   onSent(listener: ActivityListener): void {
     this.listeners.push(listener);
+  }
+
+  /** Told of every send, receive and delete, and of a queue's deletion (/metrics re-reads those queues). */
+  onChange(listener: (queue: string) => void): void {
+    this.changeListeners.push(listener);
   }
 
   sent(queue: string, sizes: readonly number[]): void {
@@ -46,6 +52,7 @@ export class QueueActivity {
   forget(queue: string): void {
     this.byQueue.delete(queue);
     this.unflushed.forget(queue);
+    for (const listener of this.changeListeners) listener(queue);
   }
 
   totals(queue: string): ActivityTotals {
@@ -65,5 +72,6 @@ export class QueueActivity {
   private add(queue: string, counts: Partial<ActivityTotals>): void {
     addActivity(this.byQueue, queue, counts);
     this.unflushed.add(queue, counts);
+    for (const listener of this.changeListeners) listener(queue);
   }
 }

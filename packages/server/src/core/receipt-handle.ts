@@ -2,17 +2,20 @@ import { randomBytes } from 'node:crypto';
 import { errors } from './errors.ts';
 
 /**
- * A receipt handle names one receive of one message: the queue, the store's message seq and the token
- * the store saved for that receive. A later receive saves a new token, so an older handle no longer matches.
+ * A receipt handle names one receive of one message: the queue, the store's message seq, which receive it
+ * was (the message's receive count then) and the message's receipt token. The store draws the token at the
+ * first receive and keeps it, so every handle issued for a message carries it: a handle with another token
+ * was never issued, and the receive count tells the latest handle from older ones.
  */
 export interface ReceiptHandle {
   queueId: number;
   seq: number;
+  receiveCount: number;
   token: string;
 }
 
-const PREFIX = 'sluice1';
-const FORMAT = /^sluice1:(\d{1,15}):(\d{1,15}):([0-9a-f]{16})$/;
+const PREFIX = 'sluice2';
+const FORMAT = /^sluice2:(\d{1,15}):(\d{1,15}):(\d{1,9}):([0-9a-f]{16})$/;
 
 // Tokens are cut from a pool of random bytes: one randomBytes call per 512 tokens instead of per token.
 const POOL_TOKENS = 512;
@@ -30,12 +33,19 @@ export function newReceiptToken(): string {
 }
 
 export function encodeReceiptHandle(handle: ReceiptHandle): string {
-  return Buffer.from(`${PREFIX}:${handle.queueId}:${handle.seq}:${handle.token}`).toString('base64url');
+  return Buffer.from(
+    `${PREFIX}:${handle.queueId}:${handle.seq}:${handle.receiveCount}:${handle.token}`,
+  ).toString('base64url');
 }
 
-/** Parses a handle given by a client; anything Sluice did not issue is ReceiptHandleIsInvalid. */
+/** Parses a handle given by a client; anything not in the form Sluice issues is ReceiptHandleIsInvalid. */
 export function decodeReceiptHandle(text: string): ReceiptHandle {
   const match = FORMAT.exec(Buffer.from(text, 'base64url').toString('latin1'));
   if (!match || text.length > 200) throw errors.receiptHandleIsInvalid(text);
-  return { queueId: Number(match[1]), seq: Number(match[2]), token: match[3]! };
+  return {
+    queueId: Number(match[1]),
+    seq: Number(match[2]),
+    receiveCount: Number(match[3]),
+    token: match[4]!,
+  };
 }

@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from 'sluice-client/clock';
 import type {
-  MessageToDelete,
+  DeleteOutcome,
+  MessageReceipt,
   NewMessage,
   QueueRecord,
+  ReceiptRule,
   SentMessage,
   Store,
   StoredMessage,
 } from '../store/contract.ts';
 import { errors, SqsError } from './errors.ts';
 import {
+  checkFifoBatch,
   checkFifoThroughputSettings,
   DEDUPLICATION_WINDOW_MS,
   deduplicationOf,
@@ -50,11 +53,13 @@ import {
   validateSettableAttributes,
 } from './queue-attributes.ts';
 import {
-  decodeReceiptHandle,
-  encodeReceiptHandle,
-  newReceiptToken,
-  type ReceiptHandle,
-} from './receipt-handle.ts';
+  type AccessedQueue,
+  isQueueName,
+  type QueueAccess,
+  queueNameOfArn,
+  queueNameOfUrl,
+} from './queue-reference.ts';
+import { decodeReceiptHandle, encodeReceiptHandle, newReceiptToken } from './receipt-handle.ts';
 import {
   allowsRedriveFrom,
   invalidRedrivePolicy,
@@ -80,8 +85,16 @@ export interface ServiceOptions {
   warn?: (details: Record<string, unknown>, message: string) => void;
 }
 
+/**
+ * Who asks, as far as the queue rules care: the caller's access check, applied to every queue the action
+ * touches. Callers inside the server (the config file, tests) pass none and are unrestricted.
+ */
+export interface CallerScope {
+  access?: QueueAccess;
+}
+
 /** What the transport knows about the request that the rules need. */
-export interface RequestContext {
+export interface RequestContext extends CallerScope {
   /** Scheme, host and port the client used, e.g. http://127.0.0.1:9324; queue URLs are built on it. */
   baseUrl: string;
   /** The caller's identity as SQS reports it in SenderId (the access key id when signed). */
@@ -93,10 +106,23 @@ export interface RequestContext {
    * error to answer with. Absent: no cap.
    */
   admitLongPoll?: () => () => void;
+  /**
+   * The request's `X-Amzn-Trace-Id` header: a send stores it as each message's AWSTraceHeader, unless the
+   * message names its own (SQS).
+   */
+  traceHeader?: string;
 }
 
-const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$/;
-const FIFO_QUEUE_NAME = /^[A-Za-z0-9_-]{1,75}\.fifo$/;
+/**
+ * Which receipt handles of a message that still exists DeleteMessage and ChangeMessageVisibility honour, as
+ * SQS does: a standard queue every handle issued for the message, superseded or lapsed; a FIFO queue refuses
+ * a delete whose visibility timeout lapsed, and a visibility change of a message not in flight.
+ */
+const RECEIPT_RULES = {
+  standard: { delete: 'anyIssued', change: 'anyIssued' },
+  fifo: { delete: 'inFlight', change: 'latest' },
+} as const satisfies Record<string, { delete: ReceiptRule; change: ReceiptRule }>;
+
 const SYSTEM_ATTRIBUTE_NAMES = [
   'ApproximateReceiveCount',
   'ApproximateFirstReceiveTimestamp',
@@ -150,17 +176,20 @@ export class SqsService {
     return `arn:aws:sqs:${this.region}:${this.accountId}:${name}`;
   }
 
-  /** The queue an ARN of this server's account and region names, if it exists. */
+  /**
+   * The queue an ARN of this server's account and region names, if it exists, for the server's own work
+   * (a request's ARNs go through accessQueueByArn, which checks the caller's access).
+   */
   async queueByArn(arn: string): Promise<QueueRecord | undefined> {
-    const prefix = `arn:aws:sqs:${this.region}:${this.accountId}:`;
-    return arn.startsWith(prefix) ? this.store.getQueue(arn.slice(prefix.length)) : undefined;
+    const name = queueNameOfArn(arn, this.region, this.accountId);
+    return name === undefined ? undefined : this.store.getQueue(name);
   }
 
-  /** Every queue, in name order, a page at a time. */
-  async *allQueues(): AsyncGenerator<QueueRecord> {
-    let after: string | undefined;
+  /** Every queue (or those named with `prefix`, after `afterName`), in name order, a page at a time. */
+  async *allQueues(filter: { prefix?: string; afterName?: string } = {}): AsyncGenerator<QueueRecord> {
+    let after = filter.afterName;
     for (;;) {
-      const page = await this.store.listQueues({ afterName: after, limit: 500 });
+      const page = await this.store.listQueues({ prefix: filter.prefix, afterName: after, limit: 500 });
       yield* page;
       if (page.length < 500) return;
       after = page.at(-1)!.name;
@@ -190,7 +219,7 @@ export class SqsService {
     // CreateQueue's member is lower-case `tags` in the SQS model (TagQueue's is `Tags`).
     const tags = optionalStringMap(input, 'tags') ?? {};
     const fifo = isTrue(given.FifoQueue);
-    if (!QUEUE_NAME.test(name) && !(fifo && FIFO_QUEUE_NAME.test(name))) {
+    if (!isQueueName(name, false) && !(fifo && isQueueName(name, true))) {
       throw errors.invalidParameterValue(
         'Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length',
       );
@@ -200,15 +229,16 @@ export class SqsService {
         'The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.',
       );
     }
+    const existing = await this.accessQueue(name, context);
     validateTags(tags);
     const requested = await this.checkPolicies(
       { name, fifo, attributes: defaultAttributes(fifo) },
       validateSettableAttributes(given, { fifo }),
+      context,
     );
     const attributes = applyAttributeChanges(defaultAttributes(fifo), requested);
     if (fifo) checkFifoThroughputSettings(attributes);
     const now = this.clock.now();
-    const existing = await this.store.getQueue(name);
     if (existing) {
       // The same name with the same given values is the same queue; SQS names the first value that differs.
       const differing = Object.keys(requested).find((key) => existing.attributes[key] !== requested[key]);
@@ -243,7 +273,7 @@ export class SqsService {
     const name = requiredString(input, 'QueueName');
     const owner = optionalString(input, 'QueueOwnerAWSAccountId');
     if (owner !== undefined && owner !== this.accountId) throw errors.queueDoesNotExist();
-    const queue = await this.store.getQueue(name);
+    const queue = await this.accessQueue(name, context);
     if (!queue) throw errors.queueDoesNotExist();
     return { QueueUrl: this.queueUrl(context, queue.name) };
   }
@@ -254,18 +284,26 @@ export class SqsService {
     const token = optionalString(input, 'NextToken');
     const afterName = token === undefined ? undefined : decodeListToken(token);
     const limit = maxResults ?? LIMITS.maxListQueuesResults;
-    const queues = await this.store.listQueues({ prefix, afterName, limit: limit + 1 });
-    const page = queues.slice(0, limit);
+    // Only the queues the caller may use are listed, so a page may have to read past others.
+    const page: QueueRecord[] = [];
+    let more = false;
+    for await (const queue of this.allQueues({ prefix, afterName })) {
+      if (!this.allows(context, queue)) continue;
+      if (page.length === limit) {
+        more = true;
+        break;
+      }
+      page.push(queue);
+    }
     const output: { QueueUrls?: string[]; NextToken?: string } = {};
     if (page.length > 0) output.QueueUrls = page.map((queue) => this.queueUrl(context, queue.name));
     // SQS pages only when MaxResults is given.
-    if (maxResults !== undefined && queues.length > limit)
-      output.NextToken = encodeListToken(page.at(-1)!.name);
+    if (maxResults !== undefined && more) output.NextToken = encodeListToken(page.at(-1)!.name);
     return output;
   }
 
-  async GetQueueAttributes(input: Input) {
-    const queue = await this.resolveQueue(input);
+  async GetQueueAttributes(input: Input, caller: CallerScope = {}) {
+    const queue = await this.resolveQueue(input, caller);
     const requested = optionalStringList(input, 'AttributeNames') ?? [];
     for (const name of requested) {
       if (name !== 'All' && !isKnownAttributeName(name)) throw errors.invalidAttributeName(name);
@@ -286,13 +324,14 @@ export class SqsService {
     return Object.keys(result).length > 0 ? { Attributes: sortKeys(result) } : {};
   }
 
-  async SetQueueAttributes(input: Input) {
-    const queue = await this.resolveQueue(input);
+  async SetQueueAttributes(input: Input, caller: CallerScope = {}) {
+    const queue = await this.resolveQueue(input, caller);
     const given = optionalStringMap(input, 'Attributes');
     if (given === undefined) throw errors.missingParameter('Attributes');
     const changes = await this.checkPolicies(
       queue,
       validateSettableAttributes(given, { fifo: queue.fifo, current: queue.attributes }),
+      caller,
     );
     const attributes = applyAttributeChanges(queue.attributes, changes);
     if (!queue.fifo) {
@@ -311,23 +350,23 @@ export class SqsService {
     return {};
   }
 
-  async DeleteQueue(input: Input) {
-    const queue = await this.resolveQueue(input);
+  async DeleteQueue(input: Input, caller: CallerScope = {}) {
+    const queue = await this.resolveQueue(input, caller);
     await this.store.deleteQueue(queue.id, this.clock.now());
     this.activity.forget(queue.name);
     return {};
   }
 
-  async PurgeQueue(input: Input) {
-    const queue = await this.resolveQueue(input);
+  async PurgeQueue(input: Input, caller: CallerScope = {}) {
+    const queue = await this.resolveQueue(input, caller);
     // SQS allows one purge per 60 s; the store checks and records it in one step.
     const purged = await this.store.purgeQueue(queue.id, this.clock.now(), LIMITS.purgeWindowSeconds * 1000);
     if (!purged) throw errors.purgeInProgress(queue.name);
     return {};
   }
 
-  async TagQueue(input: Input) {
-    const queue = await this.resolveQueue(input);
+  async TagQueue(input: Input, caller: CallerScope = {}) {
+    const queue = await this.resolveQueue(input, caller);
     const tags = optionalStringMap(input, 'Tags');
     // No tags at all is a missing parameter (the Query protocol cannot send an empty map anyway).
     if (tags === undefined || Object.keys(tags).length === 0) throw errors.missingParameter('Tags');
@@ -337,8 +376,8 @@ export class SqsService {
     return {};
   }
 
-  async UntagQueue(input: Input) {
-    const queue = await this.resolveQueue(input);
+  async UntagQueue(input: Input, caller: CallerScope = {}) {
+    const queue = await this.resolveQueue(input, caller);
     const keys = optionalStringList(input, 'TagKeys');
     if (keys === undefined) throw errors.missingParameter('TagKeys');
     if (keys.length === 0)
@@ -349,13 +388,13 @@ export class SqsService {
     return {};
   }
 
-  async ListQueueTags(input: Input) {
-    const queue = await this.resolveQueue(input);
+  async ListQueueTags(input: Input, caller: CallerScope = {}) {
+    const queue = await this.resolveQueue(input, caller);
     return Object.keys(queue.tags).length > 0 ? { Tags: queue.tags } : {};
   }
 
-  async AddPermission(input: Input) {
-    const queue = await this.resolveQueue(input);
+  async AddPermission(input: Input, caller: CallerScope = {}) {
+    const queue = await this.resolveQueue(input, caller);
     const label = requiredString(input, 'Label');
     const accounts = optionalStringList(input, 'AWSAccountIds');
     const actions = optionalStringList(input, 'Actions');
@@ -381,8 +420,8 @@ export class SqsService {
     return {};
   }
 
-  async RemovePermission(input: Input) {
-    const queue = await this.resolveQueue(input);
+  async RemovePermission(input: Input, caller: CallerScope = {}) {
+    const queue = await this.resolveQueue(input, caller);
     const label = requiredString(input, 'Label');
     const Policy = withoutPermission(queue.attributes.Policy, label);
     const { Policy: _previous, ...attributes } = queue.attributes;
@@ -392,11 +431,13 @@ export class SqsService {
   }
 
   async ListDeadLetterSourceQueues(input: Input, context: RequestContext) {
-    const queue = await this.resolveQueue(input);
+    const queue = await this.resolveQueue(input, context);
     const maxResults = optionalInteger(input, 'MaxResults', 1, LIMITS.maxListQueuesResults);
     const token = optionalString(input, 'NextToken');
     const after = token === undefined ? undefined : decodeListToken(token);
-    const sources = await this.deadLetterSources(this.queueArn(queue.name), after);
+    const sources = (await this.deadLetterSources(this.queueArn(queue.name), after)).filter((source) =>
+      this.allows(context, source),
+    );
     const page = sources.slice(0, maxResults ?? LIMITS.maxListQueuesResults);
     const output: { queueUrls: string[]; NextToken?: string } = {
       queueUrls: page.map((source) => this.queueUrl(context, source.name)),
@@ -409,16 +450,16 @@ export class SqsService {
 
   // ---- Message move tasks (DLQ redrive): src/core/move-tasks.ts ------------------------------------
 
-  StartMessageMoveTask(input: Input) {
-    return this.moveTasks.StartMessageMoveTask(input);
+  StartMessageMoveTask(input: Input, caller: CallerScope = {}) {
+    return this.moveTasks.StartMessageMoveTask(input, caller);
   }
 
-  ListMessageMoveTasks(input: Input) {
-    return this.moveTasks.ListMessageMoveTasks(input);
+  ListMessageMoveTasks(input: Input, caller: CallerScope = {}) {
+    return this.moveTasks.ListMessageMoveTasks(input, caller);
   }
 
-  CancelMessageMoveTask(input: Input) {
-    return this.moveTasks.CancelMessageMoveTask(input);
+  CancelMessageMoveTask(input: Input, caller: CallerScope = {}) {
+    return this.moveTasks.CancelMessageMoveTask(input, caller);
   }
 
   // ---- Messages -----------------------------------------------------------------------------------
@@ -446,9 +487,9 @@ export class SqsService {
   }
 
   async SendMessage(input: Input, context: RequestContext) {
-    const queue = await this.resolveQueue(input);
+    const queue = await this.resolveQueue(input, context);
     await this.checkStoredBytes();
-    const message = this.prepareMessage(queue, input, context);
+    const message = this.prepareMessage(queue, input, context, tooLongAlone);
     const [sent] = await this.store.sendMessages(queue.id, [message.stored], () =>
       this.wakeReceivers(queue, [message.stored.visibleAt]),
     );
@@ -457,17 +498,19 @@ export class SqsService {
   }
 
   async SendMessageBatch(input: Input, context: RequestContext) {
-    const queue = await this.resolveQueue(input);
+    const queue = await this.resolveQueue(input, context);
     await this.checkStoredBytes();
     const entries = batchEntries(input, 'SendMessageBatchRequestEntry');
-    const maxSize = integerAttribute(queue.attributes, 'MaximumMessageSize');
+    // The whole request has SQS's fixed cap; the queue's MaximumMessageSize applies to each entry alone.
     const totalSize = entries.reduce((sum, entry) => sum + entrySize(entry), 0);
-    if (totalSize > maxSize) throw errors.batchTooLong(totalSize, maxSize);
+    if (totalSize > LIMITS.maxBatchBytes) throw errors.batchTooLong(totalSize, LIMITS.maxBatchBytes);
+    if (queue.fifo) checkFifoBatch(entries, queue.attributes);
     const failed: BatchFailure[] = [];
     const accepted: Array<{ id: string; message: PreparedMessage }> = [];
     for (const entry of entries) {
       try {
-        accepted.push({ id: entry.Id as string, message: this.prepareMessage(queue, entry, context) });
+        const message = this.prepareMessage(queue, entry, context, tooLongInBatch);
+        accepted.push({ id: entry.Id as string, message });
       } catch (error) {
         failed.push(batchFailure(entry.Id as string, error));
       }
@@ -494,7 +537,7 @@ export class SqsService {
   }
 
   async ReceiveMessage(input: Input, context: RequestContext) {
-    const queue = await this.resolveQueue(input);
+    const queue = await this.resolveQueue(input, context);
     const max = optionalInteger(input, 'MaxNumberOfMessages', 1, LIMITS.maxReceiveMessages) ?? 1;
     const waitSeconds =
       optionalInteger(
@@ -574,83 +617,110 @@ export class SqsService {
     };
   }
 
-  async DeleteMessage(input: Input) {
-    const queue = await this.resolveQueue(input);
-    const deleted = await this.deleteOne(queue, requiredString(input, 'ReceiptHandle'));
+  async DeleteMessage(input: Input, caller: CallerScope = {}) {
+    const queue = await this.resolveQueue(input, caller);
+    const receiptHandle = requiredString(input, 'ReceiptHandle');
+    const outcome = await this.store.deleteMessage(
+      queue.id,
+      this.receiptOf(queue, receiptHandle),
+      this.deleteCheck(queue),
+    );
+    const deleted = wasDeleted(outcome, receiptHandle);
     if (deleted) this.groupMayBeFree(queue);
     this.activity.deleted(queue.name, deleted ? 1 : 0);
     return {};
   }
 
-  async DeleteMessageBatch(input: Input) {
-    const queue = await this.resolveQueue(input);
+  async DeleteMessageBatch(input: Input, caller: CallerScope = {}) {
+    const queue = await this.resolveQueue(input, caller);
     const entries = batchEntries(input, 'DeleteMessageBatchRequestEntry');
     let deleted = 0;
     const deleteOne = this.batchDeleter(queue);
     const output = await this.runBatch(entries, async (entry) => {
-      if (await deleteOne(requiredString(entry, 'ReceiptHandle'))) deleted++;
+      const receiptHandle = requiredString(entry, 'ReceiptHandle');
+      if (wasDeleted(await deleteOne(receiptHandle), receiptHandle)) deleted++;
     });
     if (deleted > 0) this.groupMayBeFree(queue);
     this.activity.deleted(queue.name, deleted);
     return output;
   }
 
-  async ChangeMessageVisibility(input: Input) {
-    const queue = await this.resolveQueue(input);
+  async ChangeMessageVisibility(input: Input, caller: CallerScope = {}) {
+    const queue = await this.resolveQueue(input, caller);
     await this.changeOne(queue, input);
     return {};
   }
 
-  async ChangeMessageVisibilityBatch(input: Input) {
-    const queue = await this.resolveQueue(input);
+  async ChangeMessageVisibilityBatch(input: Input, caller: CallerScope = {}) {
+    const queue = await this.resolveQueue(input, caller);
     const entries = batchEntries(input, 'ChangeMessageVisibilityBatchRequestEntry');
     return this.runBatch(entries, (entry) => this.changeOne(queue, entry));
   }
 
   // ---- Rules shared by the actions ----------------------------------------------------------------
 
-  /** Finds the queue a QueueUrl names, by its path: any host is accepted, as clients reach us by many. */
-  async resolveQueue(input: Input): Promise<QueueRecord> {
-    const url = requiredString(input, 'QueueUrl');
-    const name = this.queueNameFromUrl(url);
-    const queue = await this.store.getQueue(name);
+  /** The queue a request's QueueUrl names, once the caller's access to it is checked; else QueueDoesNotExist. */
+  async resolveQueue(input: Input, caller: CallerScope): Promise<QueueRecord> {
+    const name = this.queueNameFromUrl(requiredString(input, 'QueueUrl'));
+    const queue = name === undefined ? undefined : await this.accessQueue(name, caller);
     if (!queue) throw errors.queueDoesNotExist();
     return queue;
   }
 
-  queueNameFromUrl(url: string): string {
+  /**
+   * The queue a request names (undefined if none has that name), once the caller's access to exactly that
+   * name is checked. Every queue a request reaches comes through here or accessQueueByArn, so what is
+   * authorized is what is touched. The check comes before the missing-queue error, so a caller learns
+   * nothing about queues it may not use; a string that cannot be a queue name names none and is not checked.
+   */
+  async accessQueue(name: string, caller: CallerScope, action?: string): Promise<QueueRecord | undefined> {
+    if (!isQueueName(name)) return undefined;
+    const queue = await this.store.getQueue(name);
+    caller.access?.require(this.accessed(name, queue), action);
+    return queue;
+  }
+
+  /** accessQueue for an ARN a request gives; an ARN of another account or region names no queue here. */
+  async accessQueueByArn(
+    arn: string,
+    caller: CallerScope,
+    action?: string,
+  ): Promise<QueueRecord | undefined> {
+    const name = queueNameOfArn(arn, this.region, this.accountId);
+    return name === undefined ? undefined : this.accessQueue(name, caller, action);
+  }
+
+  /** The caller's access check on a queue already found (a move task's sources). */
+  requireAccess(caller: CallerScope, queue: QueueRecord, action?: string): void {
+    caller.access?.require(this.accessed(queue.name, queue), action);
+  }
+
+  /** Whether a list output may show `queue` to the caller. */
+  private allows(caller: CallerScope, queue: QueueRecord): boolean {
+    return caller.access?.allows(this.accessed(queue.name, queue)) ?? true;
+  }
+
+  private accessed(name: string, queue: QueueRecord | undefined): AccessedQueue {
+    return { name, arn: this.queueArn(name), policy: queue?.attributes.Policy };
+  }
+
+  private queueNameFromUrl(url: string): string | undefined {
     const known = this.queueNamesByUrl.get(url);
     if (known !== undefined) return known;
-    const name = this.parseQueueUrl(url);
+    const name = queueNameOfUrl(url, this.accountId);
+    if (name === undefined) return undefined;
     // Clients repeat the same few URLs on every request; the bound keeps a caller of endless URLs small.
     if (this.queueNamesByUrl.size >= QUEUE_URL_CACHE_SIZE) this.queueNamesByUrl.clear();
     this.queueNamesByUrl.set(url, name);
     return name;
   }
 
-  private parseQueueUrl(url: string): string {
-    let path: string;
-    if (/^https?:\/\//i.test(url)) {
-      try {
-        path = new URL(url).pathname;
-      } catch {
-        throw errors.invalidAddress(`The address ${url} is not valid for this endpoint.`);
-      }
-    } else {
-      path = url;
-    }
-    const segments = path.split('/').filter((segment) => segment !== '');
-    const name = segments.at(-1);
-    if (!name || segments.length > 2)
-      throw errors.invalidAddress(`The address ${url} is not valid for this endpoint.`);
-    const owner = segments.length === 2 ? segments[0] : undefined;
-    // `/queue/NAME` is LocalStack's and ElasticMQ's form; any other owner segment must be our account.
-    if (owner !== undefined && owner !== this.accountId && owner !== 'queue')
-      throw errors.queueDoesNotExist();
-    return name;
-  }
-
-  private prepareMessage(queue: QueueRecord, input: Input, context: RequestContext) {
+  private prepareMessage(
+    queue: QueueRecord,
+    input: Input,
+    context: RequestContext,
+    tooLong: (maxSize: number) => SqsError,
+  ) {
     const body = input.MessageBody;
     if (body === undefined || body === null || body === '') throw errors.missingParameter('MessageBody');
     if (typeof body !== 'string') throw errors.invalidParameter('MessageBody', body, 'Must be a string.');
@@ -663,37 +733,36 @@ export class SqsService {
       `DelaySeconds must be >= 0 and <= ${LIMITS.maxDelaySeconds}`,
     );
     const messageAttributes = nonEmpty(input.MessageAttributes as MessageAttributes | undefined);
-    const systemAttributes = nonEmpty(input.MessageSystemAttributes as MessageAttributes | undefined);
+    const givenSystemAttributes = nonEmpty(input.MessageSystemAttributes as MessageAttributes | undefined);
     // FIFO queues delay only as a whole (SQS); 0 is accepted, as clients that always send it mean no delay.
     if (queue.fifo && delaySeconds !== undefined && delaySeconds !== 0) {
-      throw errors.invalidParameter(
-        'DelaySeconds',
-        delaySeconds,
-        'The request include parameter that is not valid for this queue type',
-      );
+      throw errors.invalidParameter('DelaySeconds', delaySeconds, NOT_FOR_THIS_QUEUE_TYPE);
     }
     if (!queue.fifo && input.MessageDeduplicationId !== undefined) {
       throw errors.invalidParameter(
         'MessageDeduplicationId',
         input.MessageDeduplicationId,
-        'The request include parameter that is not valid for this queue type',
+        NOT_FOR_THIS_QUEUE_TYPE,
       );
     }
     const groupId = messageGroupIdOf(input, queue.fifo);
     const deduplication = queue.fifo ? deduplicationOf(input, queue.attributes, groupId!, body) : undefined;
     const size = Buffer.byteLength(body) + validateMessageAttributes(messageAttributes);
-    validateSystemAttributes(systemAttributes);
+    validateSystemAttributes(givenSystemAttributes);
     const maxSize = integerAttribute(queue.attributes, 'MaximumMessageSize');
-    if (size > maxSize) {
-      throw errors.invalidParameterValue(
-        `One or more parameters are invalid. Reason: Message must be shorter than ${maxSize} bytes.`,
-      );
-    }
+    if (size > maxSize) throw tooLong(maxSize);
+    // The request's trace header, unless the message names its own (SQS: the attribute wins); the sender's
+    // digest covers only what it sent.
+    const systemAttributes = givenSystemAttributes ?? traceHeaderAttribute(context.traceHeader);
     const now = this.clock.now();
-    const delay = delaySeconds ?? integerAttribute(queue.attributes, 'DelaySeconds');
+    // A FIFO message always takes the queue's delay: its own can only be 0, which means none was asked (SQS).
+    const delay =
+      queue.fifo || delaySeconds === undefined
+        ? integerAttribute(queue.attributes, 'DelaySeconds')
+        : delaySeconds;
     const md5OfBody = md5Hex(body);
     const md5OfMessageAttributes = md5OfAttributes(messageAttributes);
-    const md5OfSystemAttributes = md5OfAttributes(systemAttributes);
+    const md5OfSystemAttributes = md5OfAttributes(givenSystemAttributes);
     const output = (sent: SentMessage) => {
       const result: Record<string, string> = { MessageId: sent.messageId, MD5OfMessageBody: md5OfBody };
       if (md5OfMessageAttributes) result.MD5OfMessageAttributes = md5OfMessageAttributes;
@@ -765,6 +834,7 @@ export class SqsService {
       ReceiptHandle: encodeReceiptHandle({
         queueId: queue.id,
         seq: message.seq,
+        receiveCount: message.receiveCount,
         token: message.receiptToken!,
       }),
       MD5OfBody: message.md5OfBody,
@@ -778,33 +848,32 @@ export class SqsService {
     return rendered;
   }
 
-  /** Whether the message was deleted: a stale or already-deleted handle succeeds without effect (SQS). */
-  private async deleteOne(queue: QueueRecord, receiptHandle: string): Promise<boolean> {
-    const handle = this.handleOf(queue, receiptHandle);
-    return this.store.deleteMessage(queue.id, handle.seq, handle.token);
+  private deleteCheck(queue: QueueRecord) {
+    return { rule: RECEIPT_RULES[queue.fifo ? 'fifo' : 'standard'].delete, now: this.clock.now() };
   }
 
   /**
-   * `deleteOne` for the entries of one DeleteMessageBatch: each handle is checked on its own (a bad one fails
-   * only its entry), and the valid ones reach the store in one write.
+   * The store's delete for the entries of one DeleteMessageBatch: each handle is checked on its own (a bad one
+   * fails only its entry), and the valid ones reach the store in one write.
    */
-  private batchDeleter(queue: QueueRecord): (receiptHandle: string) => Promise<boolean> {
-    const batch: MessageToDelete[] = [];
-    let results: Promise<boolean[]> | undefined;
+  private batchDeleter(queue: QueueRecord): (receiptHandle: string) => Promise<DeleteOutcome> {
+    const batch: MessageReceipt[] = [];
+    let results: Promise<DeleteOutcome[]> | undefined;
     return async (receiptHandle) => {
-      const handle = this.handleOf(queue, receiptHandle);
-      const index = batch.push({ seq: handle.seq, receiptToken: handle.token }) - 1;
+      const index = batch.push(this.receiptOf(queue, receiptHandle)) - 1;
       // A microtask later, so every entry is in: runBatch starts them all in one synchronous pass.
-      results ??= Promise.resolve().then(() => this.store.deleteMessages(queue.id, batch));
+      results ??= Promise.resolve().then(() =>
+        this.store.deleteMessages(queue.id, batch, this.deleteCheck(queue)),
+      );
       return (await results)[index]!;
     };
   }
 
-  /** A client's receipt handle, which must be one Sluice issued for this queue. */
-  private handleOf(queue: QueueRecord, receiptHandle: string): ReceiptHandle {
+  /** The message a client's receipt handle names, which must be a handle in the form Sluice issues for this queue. */
+  private receiptOf(queue: QueueRecord, receiptHandle: string): MessageReceipt {
     const handle = decodeReceiptHandle(receiptHandle);
     if (handle.queueId !== queue.id) throw errors.receiptHandleIsInvalid(receiptHandle);
-    return handle;
+    return { seq: handle.seq, receiveCount: handle.receiveCount, receiptToken: handle.token };
   }
 
   private async changeOne(queue: QueueRecord, input: Input): Promise<void> {
@@ -819,12 +888,12 @@ export class SqsService {
       LIMITS.maxVisibilityTimeout,
       `Must be between 0 and ${LIMITS.maxVisibilityTimeout}, if provided.`,
     )!;
-    const handle = this.handleOf(queue, receiptHandle);
+    const receipt = this.receiptOf(queue, receiptHandle);
     const now = this.clock.now();
     const outcome = await this.store.changeVisibility({
       queueId: queue.id,
-      seq: handle.seq,
-      receiptToken: handle.token,
+      receipt,
+      rule: RECEIPT_RULES[queue.fifo ? 'fifo' : 'standard'].change,
       now,
       visibleAt: now + timeout * 1000,
       maxDeliveryMs: LIMITS.maxInFlightSecondsPerDelivery * 1000,
@@ -842,6 +911,8 @@ export class SqsService {
           timeout,
           `Total VisibilityTimeout for the message is beyond the limit [${LIMITS.maxInFlightSecondsPerDelivery} seconds]`,
         );
+      case 'invalid':
+        throw errors.receiptHandleIsInvalid(receiptHandle);
       case 'stale':
       case 'missing':
         throw errors.invalidParameter(
@@ -900,14 +971,21 @@ export class SqsService {
   private async checkPolicies(
     queue: Pick<QueueRecord, 'name' | 'fifo' | 'attributes'>,
     changes: QueueAttributes,
+    caller: CallerScope,
   ): Promise<QueueAttributes> {
     if (changes.Policy) readJsonObject('Policy', changes.Policy);
-    if (changes.RedriveAllowPolicy) parseRedriveAllowPolicy(changes.RedriveAllowPolicy);
+    if (changes.RedriveAllowPolicy) {
+      const allowPolicy = parseRedriveAllowPolicy(changes.RedriveAllowPolicy);
+      // Letting a queue use this one as its DLQ concerns that queue too: the caller must be allowed there.
+      if (allowPolicy.redrivePermission === 'byQueue')
+        for (const sourceArn of allowPolicy.sourceQueueArns) await this.accessQueueByArn(sourceArn, caller);
+    }
     const redrive = changes.RedrivePolicy;
     if (!redrive) return changes;
     const policy = parseRedrivePolicy(redrive);
     const arn = policy.deadLetterTargetArn;
-    const target = await this.queueByArn(arn);
+    // Messages will move into the dead-letter queue: the caller must be allowed there.
+    const target = await this.accessQueueByArn(arn, caller);
     if (!target) throw invalidRedrivePolicy(redrive, 'Dead letter target does not exist.');
     if (target.fifo !== queue.fifo) {
       throw invalidRedrivePolicy(
@@ -923,11 +1001,18 @@ export class SqsService {
       );
     }
     // The retention trap: a standard message keeps its send time in the DLQ, so a DLQ that keeps messages no
-    // longer than the source can drop one as soon as it arrives. SQS accepts this; Sluice says so. A queue may
-    // name itself (SQS accepts that too), and then nothing is ever moved (see deadLetterTarget).
+    // longer than the source can drop one as soon as it arrives. SQS accepts this; Sluice says so, unless the
+    // DLQ's retention was chosen (is not the default): whoever set it knows (docs/decisions/retention-warning.md).
+    // A queue may name itself (SQS accepts that too), and then nothing is ever moved (see deadLetterTarget).
     const sourceRetention = integerAttribute({ ...queue.attributes, ...changes }, 'MessageRetentionPeriod');
     const targetRetention = integerAttribute(target.attributes, 'MessageRetentionPeriod');
-    if (!queue.fifo && target.name !== queue.name && targetRetention <= sourceRetention) {
+    const defaultRetention = integerAttribute(defaultAttributes(target.fifo), 'MessageRetentionPeriod');
+    if (
+      !queue.fifo &&
+      target.name !== queue.name &&
+      targetRetention <= sourceRetention &&
+      targetRetention === defaultRetention
+    ) {
       this.warn(
         { queue: queue.name, deadLetterQueue: target.name, sourceRetention, targetRetention },
         `dead-letter queue ${target.name} keeps messages ${targetRetention} s, not longer than ${queue.name}'s ` +
@@ -941,7 +1026,43 @@ export class SqsService {
 
 type PreparedMessage = ReturnType<SqsService['prepareMessage']>;
 
+const NOT_FOR_THIS_QUEUE_TYPE = 'The request include parameter that is not valid for this queue type.';
+
+/** SQS words a message over MaximumMessageSize one way when sent alone, another as a batch entry. */
+const tooLongAlone = (maxSize: number) =>
+  errors.invalidParameterValue(
+    `One or more parameters are invalid. Reason: Message must be shorter than ${maxSize} bytes.`,
+  );
+const tooLongInBatch = (maxSize: number) =>
+  errors.invalidParameterValue(
+    `One or more parameters cannot be validated. Reason: Message must be shorter than ${maxSize} bytes.`,
+  );
+
+function traceHeaderAttribute(traceHeader: string | undefined): MessageAttributes | undefined {
+  return traceHeader === undefined
+    ? undefined
+    : { AWSTraceHeader: { DataType: 'String', StringValue: traceHeader } };
+}
+
 type BatchFailure = { Id: string; SenderFault: boolean; Code: string; Message: string };
+
+/**
+ * Whether a delete removed the message. A message already gone is no error (SQS); a handle Sluice never
+ * issued is ReceiptHandleIsInvalid; a superseded or lapsed one (FIFO) has expired, in SQS's words.
+ */
+function wasDeleted(outcome: DeleteOutcome, receiptHandle: string): boolean {
+  switch (outcome) {
+    case 'deleted':
+      return true;
+    case 'missing':
+      return false;
+    case 'invalid':
+      throw errors.receiptHandleIsInvalid(receiptHandle);
+    case 'stale':
+    case 'expired':
+      throw errors.invalidParameter('ReceiptHandle', receiptHandle, 'The receipt handle has expired.');
+  }
+}
 
 function batchFailure(id: string, error: unknown): BatchFailure {
   if (!(error instanceof SqsError)) throw error;

@@ -18,7 +18,8 @@ export const LEASE_DEFAULTS: LeaseSettings = { renewMs: 2000, ttlMs: 6000 };
 /** What runs only on the lease holder; `tick` runs at every renewal while held (picking up new work). */
 export interface Singletons {
   start(): Promise<void>;
-  stop(): Promise<void>;
+  /** `lost`: another node may hold the lease now; `released`: this node is shutting down. */
+  stop(reason: 'lost' | 'released'): Promise<void>;
   tick?(): Promise<void>;
 }
 
@@ -44,6 +45,11 @@ export class ClusterLease {
     private readonly onError: (error: unknown) => void,
     private readonly settings: LeaseSettings = LEASE_DEFAULTS,
   ) {}
+
+  /** Whether other nodes can share the store (and so the lease); a store of one process has no lease. */
+  get shared(): boolean {
+    return this.store.claimLease !== undefined;
+  }
 
   /** Whether this node runs the singletons now. */
   get isHolder(): boolean {
@@ -72,7 +78,7 @@ export class ClusterLease {
           await this.singletons.start();
         } else if (!holds && this.held) {
           this.held = false;
-          await this.singletons.stop();
+          await this.singletons.stop('lost');
         } else if (holds) await this.singletons.tick?.();
       } catch (error) {
         this.onError(error);
@@ -90,7 +96,7 @@ export class ClusterLease {
     await this.turn;
     if (this.held) {
       this.held = false;
-      await this.singletons.stop();
+      await this.singletons.stop('released');
       await this.store.releaseLease?.(SINGLETONS_LEASE, this.holder).catch(this.onError);
     }
   }

@@ -17,6 +17,7 @@ import { checkQueryGet, decodeQueryRequest } from '../protocol/query.ts';
 import { renderQueryError, renderQueryResponse } from '../protocol/xml.ts';
 import { StoreUnavailableError } from '../store/contract.ts';
 import type { AccessKey, Authenticator } from './auth/access.ts';
+import { ANYONE, type PageAccess, type PageViewer } from './auth/page-access.ts';
 import type { BrowserGuard } from './browser-guard.ts';
 import type { Logger } from './logger.ts';
 import { LONG_POLL_CAP_DEFAULTS, type LongPollCaps, longPollGate } from './long-poll-gate.ts';
@@ -27,7 +28,9 @@ export interface HttpServerOptions {
   /** Largest request body accepted; form encoding can triple a 1 MiB message, so the default leaves room. */
   maxRequestBytes?: number;
   /** Read-only pages served on GET besides the SQS API (/metrics, /alarms, /api/*, /console), by path. */
-  pages?: Record<string, (url: URL) => Page | Promise<Page>>;
+  pages?: Record<string, (url: URL, viewer: PageViewer) => Page | Promise<Page>>;
+  /** Who may read the pages, the console's sign-in, and its session cookie on SQS requests; all open without. */
+  pageAccess?: PageAccess;
   /** Told of every SQS API request answered: its action, HTTP status and duration. */
   observeRequest?: (action: string, status: number, seconds: number) => void;
   /** With credentials configured: every SQS request must be signed by a known key allowed to make it. */
@@ -45,8 +48,8 @@ export interface Page {
   status?: number;
   contentType: string;
   body: string | Buffer;
-  /** Sent besides the content type (the console's security headers). */
-  headers?: Record<string, string>;
+  /** Sent besides the content type: the console's security headers, Set-Cookie, Location, WWW-Authenticate… */
+  headers?: Readonly<Record<string, string>>;
 }
 
 export type SluiceHttpServer = Server | HttpsServer;
@@ -123,14 +126,22 @@ async function handle(
     fail(wrongHost);
     return;
   }
-  if (request.method === 'GET' && url().pathname === '/health') {
+  // HEAD as GET for health checkers that ask with it; Node leaves a HEAD response's body out.
+  if ((request.method === 'GET' || request.method === 'HEAD') && url().pathname === '/health') {
     reply(200, { 'content-type': 'application/json' }, '{"status":"ok"}', false);
     return;
   }
+  // A browser opening the server's address goes to the console (an SQS client's GET always has an Action).
+  if (request.method === 'GET' && request.url === '/' && request.headers.accept?.includes('text/html')) {
+    reply(303, { location: '/console' }, '', false);
+    return;
+  }
+  const answer = ({ status, contentType, body, headers }: Page) =>
+    reply(status ?? 200, { ...headers, 'content-type': contentType }, body, false);
   const page = request.method === 'GET' ? options.pages?.[url().pathname] : undefined;
   if (page) {
-    const { status, contentType, body, headers } = await page(url());
-    reply(status ?? 200, { ...headers, 'content-type': contentType }, body, false);
+    const viewer = options.pageAccess?.admit(url().pathname, request) ?? ANYONE;
+    answer('contentType' in viewer ? viewer : await page(url(), viewer));
     return;
   }
   let body: string;
@@ -144,6 +155,10 @@ async function handle(
     }
     throw error;
   }
+  if (request.method === 'POST' && options.pageAccess?.isForm(url().pathname)) {
+    answer(options.pageAccess.submitForm(url().pathname, request, body, baseUrlOf(request)));
+    return;
+  }
   try {
     const crossOrigin = options.browser?.crossOriginRefusal(request);
     if (crossOrigin) throw crossOrigin;
@@ -152,12 +167,14 @@ async function handle(
       return;
     }
     if (request.method === 'GET') checkGet(request, url(), protocol, options.auth !== undefined);
-    const caller: AccessKey | undefined = options.auth?.authenticate({
-      method: request.method ?? 'GET',
-      target: request.url ?? '/',
-      rawHeaders: request.rawHeaders,
-      body,
-    });
+    const caller: AccessKey | undefined =
+      options.pageAccess?.sessionCaller(request, baseUrlOf(request)) ??
+      options.auth?.authenticate({
+        method: request.method ?? 'GET',
+        target: request.url ?? '/',
+        rawHeaders: request.rawHeaders,
+        body,
+      });
     let input: Input;
     if (protocol === 'json') {
       const decoded = decodeJsonRequest(String(request.headers['x-amz-target']), body);
@@ -176,7 +193,8 @@ async function handle(
       action = decoded.action;
       input = decoded.input;
     }
-    if (caller) await options.auth?.authorize(caller, action, input, policyContextOf(request));
+    // The action is checked now; each queue it touches is checked by the core as it resolves that queue.
+    const access = caller && options.auth?.authorize(caller, action, policyContextOf(request));
     let signal: AbortSignal | undefined;
     const context: RequestContext = {
       baseUrl: baseUrlOf(request),
@@ -187,6 +205,8 @@ async function handle(
         return signal;
       },
       admitLongPoll: () => admitLongPoll(request.socket),
+      access,
+      traceHeader: request.headers['x-amzn-trace-id'] as string | undefined,
     };
     const output = await dispatch(options.service, action, input, context);
     if (response.destroyed) return;

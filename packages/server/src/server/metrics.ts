@@ -2,13 +2,23 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { isActionName } from '../core/actions.ts';
 import type { AlarmState } from '../core/dlq-alarms.ts';
 import type { ActivityTotals } from '../core/queue-activity.ts';
-import { ageSeconds } from '../core/queue-history.ts';
+import { QueueCounts } from '../core/queue-counts.ts';
+import { ageSeconds, SAMPLE_PERIOD_MS } from '../core/queue-history.ts';
 import type { SqsService } from '../core/sqs-service.ts';
+import type { MessageCounts } from '../store/contract.ts';
 
 /** Request latency buckets in seconds: fast actions in the low ms, long polls up to 20 s. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20];
 /** SentMessageSize buckets in bytes, up to SQS's 1 MiB message. */
 const SIZE_BUCKETS = [64, 256, 1024, 4096, 16_384, 65_536, 262_144, 1_048_576];
+/** Scrapes within this long of a render get that render: a burst of scrapers costs one. */
+export const MIN_RENDER_INTERVAL_MS = 1000;
+/**
+ * Counts read for every queue at once (by the history sampler every 10 s, on the lease holder) older than
+ * this are read again by the next render: on a node without the lease, at most once per this interval.
+ */
+const FULL_READ_MAX_AGE_MS = 2 * SAMPLE_PERIOD_MS;
+const MAX_TOUCHED = 10_000;
 
 export interface ServerMetrics {
   /** Prometheus text exposition of every metric. */
@@ -20,58 +30,40 @@ export interface ServerMetrics {
 
 /**
  * /metrics: per queue, CloudWatch's SQS metrics under their CloudWatch names (prefixed `sluice_`, with a
- * `queue` label), read from the store at scrape time; request counts and latencies per action; and the DLQ
+ * `queue` label) and the SentMessageSize histogram; request counts and latencies per action; and the DLQ
  * alarm states.
+ *
+ * A scrape reads no queue's counts but those this node's clients sent to, received from or deleted from
+ * since the last render: the rest come from `counts`, which the history sampler reads every 10 s. Concurrent
+ * scrapes share one render, and one made less than MIN_RENDER_INTERVAL_MS ago (`monotonicNow`) is served again.
  */
 export function createServerMetrics(
   service: SqsService,
   alarmStates: () => Promise<AlarmState[]>,
+  counts: QueueCounts = new QueueCounts(service),
+  monotonicNow: () => number = () => performance.now(),
 ): ServerMetrics {
   const registry = new Registry();
   processMemoryGauges(registry);
-  const queueGauge = (name: string, help: string, pick: (c: QueueCounts) => number) =>
-    new Gauge({
-      name: `sluice_${name}`,
-      help,
-      labelNames: ['queue'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const [queue, counts] of latest) this.set({ queue }, pick(counts));
-      },
-    });
-  const activityCounter = (name: string, help: string, pick: (t: ActivityTotals) => number) =>
-    new Counter({
-      name: `sluice_${name}`,
-      help,
-      labelNames: ['queue'],
-      registers: [registry],
-      collect() {
-        // The totals live in the core's QueueActivity; a scrape copies them in.
-        this.reset();
-        for (const queue of latest.keys()) this.inc({ queue }, pick(service.activity.totals(queue)));
-      },
-    });
+  // Queues whose counts this node's own clients changed since the last render; past MAX_TOUCHED (nobody
+  // scraping while queues come and go), the next render reads them all instead.
+  const touched = new Set<string>();
+  let touchedTooMany = false;
+  service.activity.onChange((queue) => {
+    if (touched.size < MAX_TOUCHED) touched.add(queue);
+    else touchedTooMany = true;
+  });
+  const refreshCounts = async () => {
+    const readAt = counts.readAllAt;
+    const names = [...touched];
+    const readAll =
+      touchedTooMany || readAt === undefined || service.clock.now() - readAt > FULL_READ_MAX_AGE_MS;
+    touched.clear();
+    touchedTooMany = false;
+    if (readAll) await counts.readAll();
+    else await counts.read(names);
+  };
 
-  // The store is read once per scrape, before prom-client collects; the collectors only copy from it.
-  let latest = new Map<string, QueueCounts>();
-
-  queueGauge('ApproximateNumberOfMessagesVisible', 'Messages available for retrieval.', (c) => c.visible);
-  queueGauge('ApproximateNumberOfMessagesNotVisible', 'Messages in flight.', (c) => c.notVisible);
-  queueGauge('ApproximateNumberOfMessagesDelayed', 'Messages delayed, not yet visible.', (c) => c.delayed);
-  queueGauge(
-    'ApproximateAgeOfOldestMessage',
-    'Age in seconds of the oldest message in the queue (0 when empty).',
-    (c) => c.oldestAgeSeconds,
-  );
-  activityCounter('NumberOfMessagesSent', 'Messages added to the queue.', (t) => t.sent);
-  activityCounter('NumberOfMessagesReceived', 'Messages returned by ReceiveMessage.', (t) => t.received);
-  activityCounter('NumberOfMessagesDeleted', 'Messages deleted.', (t) => t.deleted);
-  activityCounter(
-    'NumberOfEmptyReceives',
-    'ReceiveMessage calls that returned no message.',
-    (t) => t.emptyReceives,
-  );
   const sentSize = new Histogram({
     name: 'sluice_SentMessageSize',
     help: 'Size in bytes of messages sent (body and message attributes).',
@@ -119,11 +111,28 @@ export function createServerMetrics(
     },
   });
 
+  let rendering: Promise<string> | undefined;
+  let last: { text: string; at: number } | undefined;
+  const render = async () => {
+    const at = monotonicNow();
+    await refreshCounts();
+    const perQueue = queueFamiliesText(
+      counts.latest,
+      (queue) => service.activity.totals(queue),
+      service.clock.now(),
+    );
+    const text = `${await registry.metrics()}${perQueue}`;
+    last = { text, at };
+    return text;
+  };
   return {
     contentType: registry.contentType,
-    async render() {
-      latest = await readCounts(service);
-      return registry.metrics();
+    render() {
+      if (last && monotonicNow() - last.at < MIN_RENDER_INTERVAL_MS) return Promise.resolve(last.text);
+      rendering ??= render().finally(() => {
+        rendering = undefined;
+      });
+      return rendering;
     },
     observeRequest(action, status, seconds) {
       // A client can name any action; only real ones become label values, so the series stay bounded.
@@ -132,6 +141,88 @@ export function createServerMetrics(
       latency.observe({ action: known }, seconds);
     },
   };
+}
+
+interface QueueFamily {
+  name: string;
+  help: string;
+  type: 'gauge' | 'counter';
+  value(counts: MessageCounts, totals: ActivityTotals, now: number): number;
+}
+
+/** CloudWatch's SQS metrics, per queue: the counts as last read, and this node's activity since it started. */
+const QUEUE_FAMILIES: readonly QueueFamily[] = [
+  {
+    name: 'sluice_ApproximateNumberOfMessagesVisible',
+    help: 'Messages available for retrieval.',
+    type: 'gauge',
+    value: (c) => c.visible,
+  },
+  {
+    name: 'sluice_ApproximateNumberOfMessagesNotVisible',
+    help: 'Messages in flight.',
+    type: 'gauge',
+    value: (c) => c.notVisible,
+  },
+  {
+    name: 'sluice_ApproximateNumberOfMessagesDelayed',
+    help: 'Messages delayed, not yet visible.',
+    type: 'gauge',
+    value: (c) => c.delayed,
+  },
+  {
+    name: 'sluice_ApproximateAgeOfOldestMessage',
+    help: 'Age in seconds of the oldest message in the queue (0 when empty).',
+    type: 'gauge',
+    value: (c, _t, now) => ageSeconds(c.oldestSentAt, now),
+  },
+  {
+    name: 'sluice_NumberOfMessagesSent',
+    help: 'Messages added to the queue.',
+    type: 'counter',
+    value: (_c, t) => t.sent,
+  },
+  {
+    name: 'sluice_NumberOfMessagesReceived',
+    help: 'Messages returned by ReceiveMessage.',
+    type: 'counter',
+    value: (_c, t) => t.received,
+  },
+  {
+    name: 'sluice_NumberOfMessagesDeleted',
+    help: 'Messages deleted.',
+    type: 'counter',
+    value: (_c, t) => t.deleted,
+  },
+  {
+    name: 'sluice_NumberOfEmptyReceives',
+    help: 'ReceiveMessage calls that returned no message.',
+    type: 'counter',
+    value: (_c, t) => t.emptyReceives,
+  },
+];
+
+/**
+ * The per-queue families in Prometheus's text format, written straight from the kept values: prom-client
+ * setting and formatting them took most of a render (10,000 queues are 80,000 series).
+ */
+function queueFamiliesText(
+  counts: ReadonlyMap<string, MessageCounts>,
+  totalsOf: (queue: string) => ActivityTotals,
+  now: number,
+): string {
+  const lines = QUEUE_FAMILIES.map((family) => [
+    `# HELP ${family.name} ${family.help}`,
+    `# TYPE ${family.name} ${family.type}`,
+  ]);
+  for (const [queue, queueCounts] of counts) {
+    const totals = totalsOf(queue);
+    const labels = `{queue="${queue.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`))}"} `;
+    QUEUE_FAMILIES.forEach((family, i) => {
+      lines[i]?.push(`${family.name}${labels}${family.value(queueCounts, totals, now)}`);
+    });
+  }
+  return `${lines.map((family) => family.join('\n')).join('\n')}\n`;
 }
 
 /**
@@ -157,21 +248,4 @@ function processMemoryGauges(registry: Registry): void {
     'Memory of C++ objects bound to JavaScript, in bytes.',
     (m) => m.external,
   );
-}
-
-interface QueueCounts {
-  visible: number;
-  notVisible: number;
-  delayed: number;
-  oldestAgeSeconds: number;
-}
-
-async function readCounts(service: SqsService): Promise<Map<string, QueueCounts>> {
-  const now = service.clock.now();
-  const counts = new Map<string, QueueCounts>();
-  for await (const queue of service.allQueues()) {
-    const c = await service.store.countMessages(queue.id, now);
-    counts.set(queue.name, { ...c, oldestAgeSeconds: ageSeconds(c.oldestSentAt, now) });
-  }
-  return counts;
 }

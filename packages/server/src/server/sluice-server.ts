@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { type Clock, systemClock } from 'sluice-client/clock';
-import { ALARM_DEFAULTS, type AlarmSettings, DlqAlarms } from '../core/dlq-alarms.ts';
+import { ALARM_DEFAULTS, type AlarmSettings, type AlarmState, DlqAlarms } from '../core/dlq-alarms.ts';
 import type { CapacityLimits } from '../core/limits.ts';
 import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts';
 import { ActivityFlusher, QueueSampler } from '../core/queue-history.ts';
@@ -10,6 +10,7 @@ import type { Store } from '../store/contract.ts';
 import { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { type AccessKey, createAuthenticator } from './auth/access.ts';
+import { createPageAccess } from './auth/page-access.ts';
 import { createBrowserGuard, isLoopback } from './browser-guard.ts';
 import { ClusterLease } from './cluster-lease.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
@@ -28,7 +29,7 @@ export interface SluiceOptions {
   port?: number;
   /** Default 127.0.0.1: a queue is not exposed to the network unless asked. */
   host?: string;
-  /** Data directory of the SQLite store. Default ./sluice-data. */
+  /** Data directory of the SQLite store. Default ./sluice-data; `:memory:` keeps everything in memory. */
   dataDir?: string;
   durability?: Durability;
   accountId?: string;
@@ -70,6 +71,11 @@ export interface SluiceOptions {
    * guards against DNS rebinding; it is off on a non-loopback host with credentials unless names are given.
    */
   allowedHosts?: string[];
+  /**
+   * `Authorization: Bearer TOKEN` opens /metrics (the config file's "metricsToken" can set it too). With it or
+   * with credentials, /metrics needs it or a key without limits; with neither, /metrics is open.
+   */
+  metricsToken?: string;
 }
 
 export interface RunningSluice {
@@ -142,9 +148,11 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     (error) => logger.error({ err: error }, 'DLQ alarm check failed'),
   );
   const host = options.host ?? '127.0.0.1';
-  const metrics =
-    options.metrics === false ? undefined : createServerMetrics(service, () => alarms.clusterStates());
   const sampler = new QueueSampler(service, (error) => logger.error({ err: error }, 'history sample failed'));
+  const metrics =
+    options.metrics === false
+      ? undefined
+      : createServerMetrics(service, () => alarms.clusterStates(), sampler.counts);
   // Every node, holder or not, adds its activity to the store for the holder's history samples.
   const activityFlusher = new ActivityFlusher(service, (error) =>
     logger.error({ err: error }, 'activity flush failed'),
@@ -161,6 +169,16 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       `listening on ${host} without credentials: anyone who can reach it can use every queue`,
     );
   }
+  const auth =
+    keys.length > 0
+      ? createAuthenticator({
+          keys,
+          region: service.region,
+          accountId: service.accountId,
+          clock,
+        })
+      : undefined;
+  const metricsToken = options.metricsToken ?? config.metricsToken;
   // A page cannot sign requests, so where every request is signed and the server is reached by names it
   // cannot know (a network host with credentials), the Host check adds nothing unless names are given.
   const browser = createBrowserGuard({
@@ -177,14 +195,20 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     observeRequest: metrics?.observeRequest,
     tls: options.tls,
     longPolls: options.longPolls,
-    auth:
-      keys.length > 0
-        ? createAuthenticator({
-            keys,
-            region: service.region,
+    auth,
+    pageAccess:
+      auth || metricsToken !== undefined
+        ? createPageAccess({
+            auth,
+            metricsToken,
             accountId: service.accountId,
             clock,
-            queuePolicy: async (name) => (await store.getQueue(name))?.attributes.Policy,
+            tls: options.tls !== undefined,
+            describeQueue: async (name) => ({
+              name,
+              arn: service.queueArn(name),
+              policy: (await store.getQueue(name))?.attributes.Policy,
+            }),
           })
         : undefined,
     pages: {
@@ -192,10 +216,12 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
         '/metrics': async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
       }),
       // Any node answers with the cluster's states, as the lease holder last checked them.
-      '/alarms': async () => ({
-        contentType: 'application/json',
-        body: JSON.stringify({ alarms: await alarms.clusterStates() }),
-      }),
+      '/alarms': async (_url, viewer) => {
+        const readable: AlarmState[] = [];
+        for (const state of await alarms.clusterStates())
+          if (await viewer.mayRead(state.queue)) readable.push(state);
+        return { contentType: 'application/json', body: JSON.stringify({ alarms: readable }) };
+      },
       ...consoleApi(service, () => alarms.clusterStates()),
       ...consolePages(),
     },
@@ -211,12 +237,15 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   // lease holder (with SQLite, this server, always). Another node's move tasks wait for the holder's tick.
   await service.moveTasks.stop();
   let sweeper: { stop(): void } | undefined;
+  // Where several nodes share the store, who runs the cluster jobs is news; a server alone always does.
+  const leaseNews = (message: string) =>
+    lease.shared ? logger.info({ holder: lease.holder }, message) : logger.debug(message);
   const lease = new ClusterLease(
     store,
     clock,
     {
       async start() {
-        logger.info({ holder: lease.holder }, 'running the cluster jobs (lease taken)');
+        leaseNews('running the cluster jobs (lease taken)');
         sweeper = startRetentionSweeper(service, (error) =>
           logger.error({ err: error }, 'retention sweep failed'),
         );
@@ -224,8 +253,12 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
         alarms.start();
         sampler.start();
       },
-      async stop() {
-        logger.info({ holder: lease.holder }, 'no longer running the cluster jobs (lease lost)');
+      async stop(reason) {
+        leaseNews(
+          reason === 'lost'
+            ? 'no longer running the cluster jobs (lease lost)'
+            : 'no longer running the cluster jobs (lease released: shutting down)',
+        );
         sweeper?.stop();
         await sampler.stop();
         await alarms.stop();

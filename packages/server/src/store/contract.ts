@@ -52,28 +52,36 @@ export interface Store {
   sendMessages(queueId: number, messages: NewMessage[], onVisible?: () => void): Promise<SentMessage[]>;
   /**
    * Claims up to `max` messages visible at `now` (not expired), making each invisible until `visibleUntil`
-   * with a fresh receipt token and one more receive. Which messages, by the queue's kind:
+   * with one more receive. A message keeps its receipt token from its first receive on (drawn then with
+   * `newReceiptToken`), so every handle issued for it carries the same token. Which messages, by the
+   * queue's kind:
    * - standard: oldest visibility first; once messages carry group ids (fair queues), tenants take turns,
    *   least recently served first, so one tenant's backlog does not hold the others back;
-   * - FIFO: only groups with no message in flight, each from its oldest message on, in seq order, stopping
-   *   at the first message that is not visible; groups whose oldest message has waited longest go first.
+   * - FIFO: each group from its oldest message on, in seq order, stopping at the first message that is not
+   *   visible (in flight or delayed): an earlier message in flight holds back the later ones, not the ones
+   *   before it; groups whose oldest message became visible first go first.
    * Messages already received `deadLetter.maxReceiveCount` times are moved to the dead-letter queue instead,
    * in the same transaction. With `attempt` (FIFO), a receive with the same attempt id within the window
-   * returns the messages it claimed that still carry its receipt tokens, made invisible until
-   * `visibleUntil` again, instead of claiming new ones.
+   * returns the messages it claimed that were not received again since, made invisible until `visibleUntil`
+   * again, instead of claiming new ones.
    */
   receiveMessages(request: ReceiveRequest): Promise<ReceiveResult>;
-  /** Deletes the message if `receiptToken` is its latest. Returns whether it was deleted. */
-  deleteMessage(queueId: number, seq: number, receiptToken: string): Promise<boolean>;
+  /** Deletes the message if the receipt passes `check` (see ReceiptRule); says why not otherwise. */
+  deleteMessage(queueId: number, receipt: MessageReceipt, check: ReceiptCheck): Promise<DeleteOutcome>;
   /**
-   * `deleteMessage` for several messages of one queue in one write (DeleteMessageBatch): whether each was
-   * deleted, in order.
+   * `deleteMessage` for several messages of one queue in one write (DeleteMessageBatch), in order. A message
+   * named by several receipts that pass is deleted once: the first of them is 'deleted', the others 'missing'.
    */
-  deleteMessages(queueId: number, messages: ReadonlyArray<MessageToDelete>): Promise<boolean[]>;
+  deleteMessages(
+    queueId: number,
+    receipts: ReadonlyArray<MessageReceipt>,
+    check: ReceiptCheck,
+  ): Promise<DeleteOutcome[]>;
   changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome>;
   /**
-   * Deletes every message sent at or before `now` and records the purge time, unless the queue was purged
-   * less than `windowMs` ago: then it changes nothing and returns false (checked and set atomically).
+   * Deletes every message sent at or before `now`, and forgets the queue's FIFO deduplication ids (SQS), and
+   * records the purge time, unless the queue was purged less than `windowMs` ago: then it changes nothing and
+   * returns false (checked and set atomically).
    */
   purgeQueue(queueId: number, now: number, windowMs: number): Promise<boolean>;
   countMessages(queueId: number, now: number): Promise<MessageCounts>;
@@ -98,7 +106,8 @@ export interface Store {
   setMoveTaskStatus(handle: string, change: MoveTaskChange): Promise<MoveTaskRecord | undefined>;
   /**
    * Moves up to `max` of the source's visible messages with seq up to the task's `upToSeq`, lowest seq first
-   * (on a FIFO source, only from groups with nothing in flight), each into the queue `route` names for its
+   * (on a FIFO source, only messages with no earlier message of their group in flight or delayed, as a
+   * receive takes them), each into the queue `route` names for its
    * DeadLetterQueueSourceArn, as a new message: `newMessageId()`, receive count 0, sent at `now`. Each move
    * deletes the source row and adds the destination row in one transaction with the task's moved count, so a
    * message is in exactly one queue at every instant and a restarted task never moves one twice. Stops at
@@ -205,10 +214,31 @@ export interface SentMessage {
   duplicate: boolean;
 }
 
-export interface MessageToDelete {
+/** What a client's receipt handle names: a message, which of its receives issued the handle, its token. */
+export interface MessageReceipt {
   seq: number;
+  receiveCount: number;
   receiptToken: string;
 }
+
+/**
+ * Which receipt handles of a message that still exists a delete or a visibility change honours; the core
+ * chooses by the queue's kind.
+ * - `anyIssued`: every handle issued for the message, superseded or lapsed (SQS standard queues);
+ * - `latest`: only the latest receive's handle; a visibility change also needs the message in flight;
+ * - `inFlight`: the latest receive's handle while its visibility timeout lasts (SQS FIFO deletes).
+ * A receipt whose token is not the message's, or that names a receive the message has not had, was never
+ * issued: 'invalid' under every rule.
+ */
+export type ReceiptRule = 'anyIssued' | 'latest' | 'inFlight';
+
+export interface ReceiptCheck {
+  rule: ReceiptRule;
+  now: number;
+}
+
+/** 'stale': a later receive superseded the handle; 'expired': its visibility timeout lapsed. */
+export type DeleteOutcome = 'deleted' | 'missing' | 'invalid' | 'stale' | 'expired';
 
 export interface StoredMessage extends Omit<NewMessage, 'deduplication'> {
   deduplicationId: string | undefined;
@@ -227,7 +257,7 @@ export interface ReceiveRequest {
   now: number;
   max: number;
   visibleUntil: number;
-  /** Makes the receipt token of each claimed message. */
+  /** Draws the receipt token of a message received for the first time (it keeps it from then on). */
   newReceiptToken: () => string;
   /** Refuse the receive (return overLimit) when at least this many messages are in flight. */
   maxInFlight: number;
@@ -250,17 +280,21 @@ export interface ReceiveResult {
   movedToDeadLetter: number;
 }
 
-export interface ChangeVisibilityRequest {
+export interface ChangeVisibilityRequest extends ReceiptCheck {
   queueId: number;
-  seq: number;
-  receiptToken: string;
-  now: number;
+  receipt: MessageReceipt;
   visibleAt: number;
   /** Refuse when the delivery would stay in flight beyond this long after its receive. */
   maxDeliveryMs: number;
 }
 
-export type ChangeVisibilityOutcome = 'changed' | 'notInFlight' | 'stale' | 'missing' | 'beyondLimit';
+export type ChangeVisibilityOutcome =
+  | 'changed'
+  | 'notInFlight'
+  | 'stale'
+  | 'missing'
+  | 'invalid'
+  | 'beyondLimit';
 
 export type MoveTaskStatus = 'RUNNING' | 'COMPLETED' | 'CANCELLING' | 'CANCELLED' | 'FAILED';
 

@@ -1,6 +1,7 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Clock } from 'sluice-client/clock';
 import { errors } from '../../core/errors.ts';
-import type { Input } from '../../core/input.ts';
+import type { AccessedQueue, QueueAccess } from '../../core/queue-reference.ts';
 import { evaluateQueuePolicy, globRegExp } from './queue-policy.ts';
 import { type RequestToVerify, type SigningCredential, verifySigV4 } from './sigv4.ts';
 
@@ -20,14 +21,37 @@ export interface AccessKey extends SigningCredential {
 /** Condition keys a request states about itself (headers `x-amz-source-arn`, `x-amz-source-account`). */
 export type PolicyContext = Readonly<Record<string, string | undefined>>;
 
+/**
+ * The actions SQS keeps to the queue's owner: a queue Policy cannot open them to another account, however
+ * it is written ("Cross-account permissions don't apply to this action", SQS Developer Guide).
+ */
+const OWNER_ONLY_ACTIONS: ReadonlySet<string> = new Set([
+  'AddPermission',
+  'CancelMessageMoveTask',
+  'CreateQueue',
+  'DeleteQueue',
+  'ListMessageMoveTasks',
+  'ListQueues',
+  'ListQueueTags',
+  'RemovePermission',
+  'SetQueueAttributes',
+  'StartMessageMoveTask',
+  'TagQueue',
+  'UntagQueue',
+]);
+
 export interface Authenticator {
   /** The key that signed the request, or SQS's authentication error. */
   authenticate(request: RequestToVerify): AccessKey;
   /**
-   * Throws AccessDenied unless `key` may run `action` on the queue `input` names: the key's own
-   * `queues`/`actions` lists, and, for a key of another account, the queue's Policy.
+   * What `key` may do in one request of `action`. Throws AccessDenied at once when it may not call the
+   * action at all (its `actions` list; for a key of another account, an action SQS keeps to the owner);
+   * otherwise returns the check the core applies to every queue the action touches: the key's `queues`
+   * list and, for a key of another account, the queue's Policy.
    */
-  authorize(key: AccessKey, action: string, input: Input, context: PolicyContext): Promise<void>;
+  authorize(key: AccessKey, action: string, context: PolicyContext): QueueAccess;
+  /** The key with this id and secret (the console's sign-in form), or undefined. */
+  verifySecret(accessKeyId: string, secretAccessKey: string): AccessKey | undefined;
 }
 
 export function createAuthenticator(options: {
@@ -35,8 +59,6 @@ export function createAuthenticator(options: {
   region: string;
   accountId: string;
   clock: Clock;
-  /** The Policy attribute of the named queue; undefined when it has none or does not exist. */
-  queuePolicy: (queueName: string) => Promise<string | undefined>;
 }): Authenticator {
   const byId = new Map(options.keys.map((key) => [key.accessKeyId, key]));
   const queuePatterns = new Map(
@@ -48,6 +70,14 @@ export function createAuthenticator(options: {
       key.actions?.map((action) => globRegExp(action.replace(/^sqs:/i, ''), true)),
     ]),
   );
+  const mayCall = (key: AccessKey, action: string) =>
+    actionPatterns.get(key)?.some((pattern) => pattern.test(action)) ?? true;
+  const mayUse = (key: AccessKey, queue: string) =>
+    queuePatterns.get(key)?.some((pattern) => pattern.test(queue)) ?? true;
+  const denied = (key: AccessKey, action: string, resource: string) =>
+    errors.accessDenied(
+      `User: ${key.accessKeyId} is not authorized to perform: sqs:${action} on resource: ${resource}`,
+    );
   return {
     authenticate: (request) =>
       verifySigV4(request, {
@@ -55,39 +85,34 @@ export function createAuthenticator(options: {
         region: options.region,
         now: options.clock.now(),
       }),
-    async authorize(key, action, input, context) {
-      const queue = queueNameOf(input);
-      const resource = queue
-        ? `arn:aws:sqs:${options.region}:${options.accountId}:${queue}`
-        : `arn:aws:sqs:${options.region}:${options.accountId}:*`;
-      const allowedAction = actionPatterns.get(key)?.some((pattern) => pattern.test(action)) ?? true;
-      const allowedQueue =
-        queue === undefined || (queuePatterns.get(key)?.some((pattern) => pattern.test(queue)) ?? true);
-      const denied = () =>
-        errors.accessDenied(
-          `User: ${key.accessKeyId} is not authorized to perform: sqs:${action} on resource: ${resource}`,
-        );
-      if (!allowedAction || !allowedQueue) throw denied();
+    authorize(key, action, context) {
       const account = key.accountId ?? options.accountId;
-      if (account === options.accountId) return;
-      // Another account: only a queue's own Policy can let it in, so account-wide actions stay closed.
-      if (queue === undefined) throw denied();
-      const decision = evaluateQueuePolicy(await options.queuePolicy(queue), {
-        action,
-        account,
-        resource,
-        context,
-      });
-      if (decision !== 'allow') throw denied();
+      const owner = account === options.accountId;
+      if (!mayCall(key, action) || (!owner && OWNER_ONLY_ACTIONS.has(action)))
+        throw denied(key, action, `arn:aws:sqs:${options.region}:${options.accountId}:*`);
+      const allows = (queue: AccessedQueue, as: string) =>
+        (as === action || mayCall(key, as)) &&
+        mayUse(key, queue.name) &&
+        // Another account reaches a queue only where the queue's own Policy lets it in.
+        (owner ||
+          evaluateQueuePolicy(queue.policy, { action: as, account, resource: queue.arn, context }) ===
+            'allow');
+      return {
+        require(queue, as = action) {
+          if (!allows(queue, as)) throw denied(key, as, queue.arn);
+        },
+        allows: (queue) => allows(queue, action),
+      };
+    },
+    verifySecret(accessKeyId, secretAccessKey) {
+      const key = byId.get(accessKeyId);
+      return key && sameSecret(key.secretAccessKey, secretAccessKey) ? key : undefined;
     },
   };
 }
 
-/** The queue an action works on, from whichever parameter names it. */
-function queueNameOf(input: Input): string | undefined {
-  const { QueueUrl, QueueName, SourceArn } = input as Record<string, unknown>;
-  if (typeof QueueName === 'string') return QueueName;
-  if (typeof QueueUrl === 'string') return QueueUrl.replace(/\/+$/, '').split('/').pop();
-  if (typeof SourceArn === 'string') return SourceArn.split(':').pop();
-  return undefined;
+/** Compared as digests, so the time taken says nothing about the secret, not even its length. */
+export function sameSecret(expected: string, given: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+  return timingSafeEqual(digest(expected), digest(given));
 }

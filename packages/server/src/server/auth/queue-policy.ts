@@ -2,7 +2,7 @@
  * SQS queue policies (the `Policy` attribute, also written by AddPermission), evaluated for callers whose
  * key belongs to another account than the queue's owner. The subset evaluated is listed in
  * docs/guide/authentication.md; anything outside it makes a statement not match, so an unknown construct
- * never grants access (it can, however, make a Deny not apply: see that page).
+ * never grants access (it can, however, make a Deny not apply: see there).
  */
 
 /** What a request asks, in the terms a policy speaks. */

@@ -40,6 +40,11 @@ const ALGORITHM = 'AWS4-HMAC-SHA256';
 const SERVICE = 'sqs';
 /** How far a header-signed request's time may be from the server's, either way (AWS: 15 minutes). */
 export const MAX_CLOCK_SKEW_MS = 15 * 60 * 1000;
+/** Headers that, when a request has them, its signature must cover (name, and as AWS writes it). */
+const MUST_SIGN_WHEN_PRESENT = [
+  ['x-amz-target', 'X-Amz-Target'],
+  ['content-type', 'Content-Type'],
+] as const;
 /** A presigned URL may be valid for at most seven days. */
 const MAX_PRESIGNED_EXPIRES_SECONDS = 604_800;
 
@@ -78,6 +83,12 @@ export function verifySigV4<C extends SigningCredential>(
   if (!parsed.signedHeaders.includes('host')) {
     throw errors.signatureDoesNotMatch("'Host' must be a 'SignedHeader' in the AWS Authorization.");
   }
+  // The action (X-Amz-Target) and how the body is read (Content-Type) must be signed, as AWS requires:
+  // otherwise a request signed as one action could be replayed as another.
+  for (const [name, shown] of MUST_SIGN_WHEN_PRESENT) {
+    if (headers.has(name) && !parsed.signedHeaders.includes(name))
+      throw errors.signatureDoesNotMatch(`'${shown}' must be a 'SignedHeader' in the AWS Authorization.`);
+  }
 
   const bodyHash = sha256Hex(request.body);
   const declaredHash = headers.get('x-amz-content-sha256');
@@ -86,15 +97,14 @@ export function verifySigV4<C extends SigningCredential>(
       'The provided x-amz-content-sha256 header does not match the request body.',
     );
   }
-  const canonicalRequest = [
+  const canonicalRequest = canonicalRequestOf(
     request.method,
-    canonicalUri(path),
-    canonicalQuery(presigned ? queryPairs.filter(([name]) => name !== 'X-Amz-Signature') : queryPairs),
-    ...parsed.signedHeaders.map((name) => `${name}:${headers.get(name) ?? ''}`),
-    '',
-    parsed.signedHeaders.join(';'),
+    path,
+    presigned ? queryPairs.filter(([name]) => name !== 'X-Amz-Signature') : queryPairs,
+    parsed.signedHeaders,
+    headers,
     bodyHash,
-  ].join('\n');
+  );
   const scope = `${parsed.scopeDate}/${parsed.region}/${parsed.service}/${parsed.terminator}`;
   const stringToSign = [ALGORITHM, parsed.amzDate, scope, sha256Hex(canonicalRequest)].join('\n');
   const key = signingKey(credential.secretAccessKey, parsed.scopeDate, parsed.region, parsed.service);
@@ -106,6 +116,61 @@ export function verifySigV4<C extends SigningCredential>(
     );
   }
   return credential;
+}
+
+/**
+ * The `host` and `x-amz-date` headers and the `Authorization` header that sign a request with `credential` at
+ * `now`: how `sluice stats` reads the pages of a server with credentials.
+ */
+export function signRequest(
+  request: { readonly method: string; readonly url: URL; readonly body: string },
+  credential: SigningCredential,
+  region: string,
+  now: number,
+): Record<string, string> {
+  const amzDate = isoBasic(now);
+  const scopeDate = amzDate.slice(0, 8);
+  const headers = new Map([
+    ['host', request.url.host],
+    ['x-amz-date', amzDate],
+  ]);
+  const signed = [...headers.keys()];
+  const canonicalRequest = canonicalRequestOf(
+    request.method,
+    request.url.pathname,
+    parseQuery(request.url.search.slice(1)),
+    signed,
+    headers,
+    sha256Hex(request.body),
+  );
+  const scope = `${scopeDate}/${region}/${SERVICE}/aws4_request`;
+  const stringToSign = [ALGORITHM, amzDate, scope, sha256Hex(canonicalRequest)].join('\n');
+  const key = signingKey(credential.secretAccessKey, scopeDate, region, SERVICE);
+  const signature = createHmac('sha256', key).update(stringToSign).digest('hex');
+  return {
+    ...Object.fromEntries(headers),
+    authorization: `${ALGORITHM} Credential=${credential.accessKeyId}/${scope}, SignedHeaders=${signed.join(';')}, Signature=${signature}`,
+  };
+}
+
+/** The canonical request of the module comment: what both the signer and the verifier hash. */
+function canonicalRequestOf(
+  method: string,
+  path: string,
+  queryPairs: ReadonlyArray<readonly [string, string]>,
+  signedHeaders: readonly string[],
+  headers: ReadonlyMap<string, string>,
+  bodyHash: string,
+): string {
+  return [
+    method,
+    canonicalUri(path),
+    canonicalQuery(queryPairs),
+    ...signedHeaders.map((name) => `${name}:${headers.get(name) ?? ''}`),
+    '',
+    signedHeaders.join(';'),
+    bodyHash,
+  ].join('\n');
 }
 
 /** `Credential=<id>/<date>/<region>/<service>/aws4_request`, the part both forms share. */

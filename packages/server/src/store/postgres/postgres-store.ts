@@ -5,8 +5,9 @@ import type {
   ActivityCounts,
   ChangeVisibilityOutcome,
   ChangeVisibilityRequest,
+  DeleteOutcome,
   MessageCounts,
-  MessageToDelete,
+  MessageReceipt,
   MoveOutcome,
   MoveRequest,
   MoveTaskChange,
@@ -18,12 +19,14 @@ import type {
   QueueChanges,
   QueueRecord,
   QueueSample,
+  ReceiptCheck,
   ReceiveRequest,
   ReceiveResult,
   SentMessage,
   Store,
   StoredMessage,
 } from '../contract.ts';
+import { type MessageState, receiptRefusal, visibilityChangeRefusal } from '../receipts.ts';
 import {
   type MessageRow,
   type MoveTaskRow,
@@ -449,7 +452,7 @@ export class PostgresStore implements Store {
       else await this.claimByTenant(db, progress, deadLetterFifo);
       await this.writeClaims(db, request, progress.claimed);
       if (fifo && request.attempt && progress.claimed.length > 0) {
-        const claims = progress.claimed.map((message) => [message.seq, message.receiptToken]);
+        const claims = progress.claimed.map((message) => [message.seq, message.receiveCount]);
         await run(
           db,
           `INSERT INTO receive_attempts (queue_id, attempt_id, claims, expires_at) VALUES ($1, $2, $3, $4)
@@ -522,7 +525,7 @@ export class PostgresStore implements Store {
       visible_at: request.visibleUntil,
       receive_count: row.receive_count + 1,
       first_received_at: row.first_received_at ?? request.now,
-      receipt_token: request.newReceiptToken(),
+      receipt_token: row.receipt_token ?? request.newReceiptToken(),
       delivery_started_at: request.now,
     };
     // Written with the receive's other claims in one statement (writeClaims); the row is locked meanwhile.
@@ -620,8 +623,9 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * FIFO queues: groups with nothing in flight, longest waiting first; from each, its messages in order from
-   * the oldest, up to the first one that is not visible. A group another receiver holds is skipped.
+   * FIFO queues: groups whose oldest message is visible, the one visible longest first; from each, its
+   * messages in order from the oldest, up to the first one that is not visible. A group another receiver
+   * holds is skipped.
    */
   private async claimFromGroups(db: Db, progress: ReceiveProgress, deadLetterFifo: boolean): Promise<void> {
     const { request } = progress;
@@ -646,7 +650,7 @@ export class PostgresStore implements Store {
         if (row.visible_at > request.now) break;
         if ((await this.claimOrMove(db, progress, row, deadLetterFifo)) === 'claimed') claimedHere++;
       }
-      // The group stays blocked while what was just claimed is in flight.
+      // The group's oldest message is in flight now (or expired, and swept soon).
       if (claimedHere > 0)
         await run(db, 'UPDATE fifo_groups SET available_at = $1 WHERE queue_id = $2 AND group_id = $3', [
           request.visibleUntil,
@@ -657,7 +661,7 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** A retried FIFO receive: the messages its first attempt claimed that still carry their receipt tokens. */
+  /** A retried FIFO receive: the messages its first attempt claimed that were not received again since. */
   private async repeatAttempt(db: Db, request: ReceiveRequest): Promise<StoredMessage[] | undefined> {
     const { rows: records } = await run<{ claims: string }>(
       db,
@@ -665,14 +669,19 @@ export class PostgresStore implements Store {
       [request.queueId, request.attempt!.id, request.now],
     );
     if (!records[0]) return undefined;
-    const claims = JSON.parse(records[0].claims) as Array<[number, string]>;
+    const claims = JSON.parse(records[0].claims) as Array<[number, number]>;
     const { rows } = await run<MessageRow>(
       db,
       `UPDATE messages m SET visible_at = $2
-       FROM unnest($3::bigint[], $4::text[]) AS c(seq, token)
-       WHERE m.seq = c.seq AND m.queue_id = $1 AND m.receipt_token = c.token
+       FROM unnest($3::bigint[], $4::integer[]) AS c(seq, receive_count)
+       WHERE m.seq = c.seq AND m.queue_id = $1 AND m.receive_count = c.receive_count
        RETURNING m.*`,
-      [request.queueId, request.visibleUntil, claims.map(([seq]) => seq), claims.map(([, token]) => token)],
+      [
+        request.queueId,
+        request.visibleUntil,
+        claims.map(([seq]) => seq),
+        claims.map(([, receiveCount]) => receiveCount),
+      ],
     );
     if (rows.length === 0) return undefined;
     rows.sort((a, b) => a.seq - b.seq);
@@ -727,21 +736,18 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Recomputes when a FIFO group can next be received from: the later of its oldest message's visibility and
-   * the end of its received messages' visibility; an empty group loses its row. Locks the row first, so a send
-   * to the group committing meanwhile is seen.
+   * Recomputes when a FIFO group can next be received from: when its oldest message is visible (SQS: the first
+   * message in flight holds back the ones after it, not the ones before); an empty group loses its row. Locks
+   * the row first, so a send to the group committing meanwhile is seen.
    */
   private async refreshGroup(db: Db, queueId: number, groupId: string): Promise<void> {
     await this.lockGroup(db, queueId, groupId);
-    const { rows } = await run<{ head: number | null; busy: number | null }>(
+    const { rows } = await run<{ visible_at: number }>(
       db,
-      `SELECT
-         (SELECT visible_at FROM messages WHERE queue_id = $1 AND group_id = $2 ORDER BY seq LIMIT 1) AS head,
-         (SELECT max(visible_at) FROM messages WHERE queue_id = $1 AND group_id = $2 AND receive_count > 0) AS busy`,
+      'SELECT visible_at FROM messages WHERE queue_id = $1 AND group_id = $2 ORDER BY seq LIMIT 1',
       [queueId, groupId],
     );
-    const { head, busy } = rows[0]!;
-    if (head === null) {
+    if (!rows[0]) {
       await run(db, 'DELETE FROM fifo_groups WHERE queue_id = $1 AND group_id = $2', [queueId, groupId]);
       return;
     }
@@ -749,7 +755,7 @@ export class PostgresStore implements Store {
       db,
       `INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES ($1, $2, $3)
        ON CONFLICT (queue_id, group_id) DO UPDATE SET available_at = excluded.available_at`,
-      [queueId, groupId, Math.max(head, busy ?? 0)],
+      [queueId, groupId, rows[0].visible_at],
     );
   }
 
@@ -760,11 +766,8 @@ export class PostgresStore implements Store {
     await run(
       db,
       `INSERT INTO fifo_groups (queue_id, group_id, available_at)
-       SELECT m.queue_id, m.group_id, greatest(
-         (SELECT h.visible_at FROM messages h WHERE h.queue_id = m.queue_id AND h.group_id = m.group_id
-          ORDER BY h.seq LIMIT 1),
-         coalesce(max(CASE WHEN m.receive_count > 0 THEN m.visible_at END), 0))
-       FROM messages m WHERE m.queue_id = $1 AND m.group_id IS NOT NULL GROUP BY m.queue_id, m.group_id`,
+       SELECT DISTINCT ON (group_id) queue_id, group_id, visible_at FROM messages
+       WHERE queue_id = $1 AND group_id IS NOT NULL ORDER BY group_id, seq`,
       [queueId],
     );
   }
@@ -783,29 +786,61 @@ export class PostgresStore implements Store {
     return (await count('')) >= limit && (await count('AND receive_count > 0')) >= limit;
   }
 
-  async deleteMessage(queueId: number, seq: number, receiptToken: string): Promise<boolean> {
-    return (await this.deleteMessages(queueId, [{ seq, receiptToken }]))[0]!;
+  async deleteMessage(queueId: number, receipt: MessageReceipt, check: ReceiptCheck): Promise<DeleteOutcome> {
+    return (await this.deleteMessages(queueId, [receipt], check))[0]!;
   }
 
-  async deleteMessages(queueId: number, receipts: ReadonlyArray<MessageToDelete>): Promise<boolean[]> {
+  async deleteMessages(
+    queueId: number,
+    receipts: ReadonlyArray<MessageReceipt>,
+    check: ReceiptCheck,
+  ): Promise<DeleteOutcome[]> {
     if (receipts.length === 0) return [];
     const seqs = receipts.map((receipt) => receipt.seq);
-    const tokens = receipts.map((receipt) => receipt.receiptToken);
-    // One statement for every receipt; a row matches at most one (seq, token) pair, so it is deleted once.
+    // One statement for every receipt, with the receipt rules of receipts.ts (receiptRefusal) in SQL; a message
+    // several receipts pass for is deleted once.
     const remove = (db: Db) =>
-      run<{ seq: number; receipt_token: string; group_id: string | null }>(
+      run<MessageState & { seq: number }>(
         db,
-        `DELETE FROM messages m USING unnest($2::bigint[], $3::text[]) AS r(seq, token)
+        `DELETE FROM messages m USING unnest($2::bigint[], $3::integer[], $4::text[]) AS r(seq, receive_count, token)
          WHERE m.queue_id = $1 AND m.seq = r.seq AND m.receipt_token = r.token
-         RETURNING m.seq, m.receipt_token, m.group_id`,
-        [queueId, seqs, tokens],
+           AND CASE $5::text
+             WHEN 'anyIssued' THEN m.receive_count >= r.receive_count
+             WHEN 'latest' THEN m.receive_count = r.receive_count
+             ELSE m.receive_count = r.receive_count AND m.visible_at > $6 END
+         RETURNING m.seq, m.receipt_token, m.receive_count, m.visible_at, m.delivery_started_at, m.group_id`,
+        [
+          queueId,
+          seqs,
+          receipts.map((receipt) => receipt.receiveCount),
+          receipts.map((receipt) => receipt.receiptToken),
+          check.rule,
+          check.now,
+        ],
       );
-    const outcome = (deletedRows: ReadonlyArray<{ seq: number; receipt_token: string }>) => {
-      const deleted = new Set(deletedRows.map((row) => `${row.seq} ${row.receipt_token}`));
-      // Only the first receipt of a repeated pair deleted the message.
-      return receipts.map(({ seq, receiptToken }) => deleted.delete(`${seq} ${receiptToken}`));
+    // Only a refused receipt reads its message again, to tell why.
+    const outcome = async (db: Db, deletedRows: ReadonlyArray<MessageState & { seq: number }>) => {
+      const deleted = new Map(deletedRows.map((row) => [row.seq, row]));
+      const refused = seqs.filter((seq) => !deleted.has(seq));
+      const { rows: left } =
+        refused.length === 0
+          ? { rows: [] }
+          : await run<MessageState & { seq: number }>(
+              db,
+              `SELECT seq, receipt_token, receive_count, visible_at, delivery_started_at, group_id FROM messages
+               WHERE queue_id = $1 AND seq = ANY($2::bigint[])`,
+              [queueId, refused],
+            );
+      const remaining = new Map(left.map((row) => [row.seq, row]));
+      return receipts.map((receipt): DeleteOutcome => {
+        const row = deleted.get(receipt.seq) ?? remaining.get(receipt.seq);
+        const refusal = row && receiptRefusal(row, receipt, check);
+        if (!row || refusal) return refusal ?? 'missing';
+        // The first receipt that passes for a deleted message deleted it; any later one finds it gone.
+        return deleted.delete(receipt.seq) ? 'deleted' : 'missing';
+      });
     };
-    if (!(await this.isFifo(queueId))) return outcome((await remove(this.direct)).rows);
+    if (!(await this.isFifo(queueId))) return outcome(this.direct, (await remove(this.direct)).rows);
     return this.transaction(async (db) => {
       const { rows: groups } = await run<{ group_id: string }>(
         db,
@@ -818,7 +853,7 @@ export class PostgresStore implements Store {
       const { rows } = await remove(db);
       const touched = new Set(rows.flatMap((row) => (row.group_id === null ? [] : [row.group_id])));
       for (const groupId of [...touched].sort()) await this.refreshGroup(db, queueId, groupId);
-      return outcome(rows);
+      return outcome(db, rows);
     });
   }
 
@@ -834,26 +869,23 @@ export class PostgresStore implements Store {
 
   async changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome> {
     const fifo = await this.isFifo(request.queueId);
+    const { seq } = request.receipt;
     return this.transaction(async (db) => {
       if (fifo) {
-        const groupId = await this.groupOf(db, request.queueId, request.seq);
+        const groupId = await this.groupOf(db, request.queueId, seq);
         if (groupId !== undefined) await this.lockGroup(db, request.queueId, groupId);
       }
-      const { rows } = await run<
-        Pick<MessageRow, 'receipt_token' | 'visible_at' | 'delivery_started_at' | 'group_id'>
-      >(
+      const { rows } = await run<MessageState>(
         db,
-        `SELECT receipt_token, visible_at, delivery_started_at, group_id FROM messages
+        `SELECT receipt_token, receive_count, visible_at, delivery_started_at, group_id FROM messages
          WHERE seq = $1 AND queue_id = $2 FOR UPDATE`,
-        [request.seq, request.queueId],
+        [seq, request.queueId],
       );
       const row = rows[0];
       if (!row) return 'missing';
-      if (row.receipt_token !== request.receiptToken) return 'stale';
-      if (row.visible_at <= request.now) return 'notInFlight';
-      if (request.visibleAt - (row.delivery_started_at ?? request.now) > request.maxDeliveryMs)
-        return 'beyondLimit';
-      await run(db, 'UPDATE messages SET visible_at = $1 WHERE seq = $2', [request.visibleAt, request.seq]);
+      const refusal = visibilityChangeRefusal(row, request);
+      if (refusal) return refusal;
+      await run(db, 'UPDATE messages SET visible_at = $1 WHERE seq = $2', [request.visibleAt, seq]);
       if (request.visibleAt <= request.now) await this.announce(db, [request.queueId]);
       if (row.group_id !== null && fifo) await this.refreshGroup(db, request.queueId, row.group_id);
       return 'changed';
@@ -870,6 +902,7 @@ export class PostgresStore implements Store {
       );
       if (rowCount === 0) return false;
       await run(db, 'DELETE FROM messages WHERE queue_id = $1 AND sent_at <= $2', [queueId, now]);
+      await run(db, 'DELETE FROM fifo_deduplication WHERE queue_id = $1', [queueId]);
       await this.rebuildGroups(db, queueId);
       return true;
     });
@@ -1023,8 +1056,8 @@ export class PostgresStore implements Store {
         `SELECT * FROM messages m WHERE queue_id = $1 AND seq <= $2 AND visible_at <= $3 AND expires_at > $3
          ${
            sourceFifo
-             ? `AND NOT EXISTS (SELECT 1 FROM fifo_groups g WHERE g.queue_id = m.queue_id AND g.group_id = m.group_id
-                  AND g.available_at > $3)`
+             ? `AND NOT EXISTS (SELECT 1 FROM messages e WHERE e.queue_id = m.queue_id AND e.group_id = m.group_id
+                  AND e.seq < m.seq AND e.visible_at > $3)`
              : ''
          }
          ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED`,

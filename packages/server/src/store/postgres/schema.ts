@@ -148,4 +148,11 @@ export const MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   );
   `,
+  /* 5: a FIFO group is available once its oldest message is visible (the first message in flight holds back
+        the ones after it, not the ones before) */ `
+  UPDATE fifo_groups g SET available_at = h.visible_at
+  FROM (SELECT DISTINCT ON (queue_id, group_id) queue_id, group_id, visible_at FROM messages
+        WHERE group_id IS NOT NULL ORDER BY queue_id, group_id, seq) h
+  WHERE h.queue_id = g.queue_id AND h.group_id = g.group_id;
+  `,
 ];

@@ -131,4 +131,19 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX queue_samples_by_time ON queue_samples (at);
   `,
+  /* 5: documents the cluster jobs keep across restarts (DLQ alarm states) */ `
+  CREATE TABLE cluster_state (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
+  /* 6: a FIFO group is available once its oldest message is visible (the first message in flight holds back
+        the ones after it, not the ones before), so nothing reads the received messages by group any more */ `
+  DROP INDEX messages_received_by_group;
+  DELETE FROM fifo_groups;
+  INSERT INTO fifo_groups (queue_id, group_id, available_at)
+    SELECT m.queue_id, m.group_id, m.visible_at FROM messages m JOIN queues q ON q.id = m.queue_id
+    WHERE q.fifo = 1 AND m.group_id IS NOT NULL
+      AND m.seq = (SELECT min(seq) FROM messages h WHERE h.queue_id = m.queue_id AND h.group_id = m.group_id);
+  `,
 ];

@@ -6,8 +6,9 @@ import { ActivityTally } from '../activity-tally.ts';
 import type {
   ChangeVisibilityOutcome,
   ChangeVisibilityRequest,
+  DeleteOutcome,
   MessageCounts,
-  MessageToDelete,
+  MessageReceipt,
   MoveOutcome,
   MoveRequest,
   MoveTaskChange,
@@ -19,6 +20,7 @@ import type {
   QueueChanges,
   QueueRecord,
   QueueSample,
+  ReceiptCheck,
   ReceiveRequest,
   ReceiveResult,
   SentMessage,
@@ -26,6 +28,7 @@ import type {
   StoredMessage,
 } from '../contract.ts';
 import { StoreUnavailableError } from '../contract.ts';
+import { type MessageState, receiptRefusal, visibilityChangeRefusal } from '../receipts.ts';
 import {
   type MessageRow,
   type MoveTaskRow,
@@ -124,13 +127,11 @@ export class SqliteStore implements Store {
    */
   private readonly queuesWithoutTenants = new Set<number>();
   private readonly activity = new ActivityTally();
-  /** The one server is the one reader, and the states are recomputed at start: memory is enough. */
-  private readonly clusterStates = new Map<string, string>();
   /**
-   * Per queue, a number the queue's in-flight count cannot exceed: the last count read, plus every claim
-   * since. Only claims put a message in flight (a visibility change needs one in flight already; dead-letter
-   * and move-task writes leave it visible or never received), and time only takes messages out, so while the
-   * bound is under the limit a receive skips the count. Any rollback clears it (a rolled-back claim would
+   * Per queue, a number the queue's in-flight count cannot exceed: the last count read, plus every message
+   * put in flight since. Only claims, and visibility changes through a lapsed handle, put a message in flight
+   * (dead-letter and move-task writes leave it visible or never received), and time only takes messages out,
+   * so while the bound is under the limit a receive skips the count. Any rollback clears it (a rolled-back claim would
    * only have made it too high, but a rolled-back count is no longer a count).
    */
   private readonly inFlightBound = new Map<number, number>();
@@ -161,6 +162,8 @@ export class SqliteStore implements Store {
     this.durability = options.durability ?? 'durable';
     this.db.pragma(`synchronous = ${this.durability === 'off' ? 'OFF' : 'NORMAL'}`);
     this.walFile = file === ':memory:' ? undefined : `${file}-wal`;
+    // In memory means nothing on disk, SQLite's temporary files (statement journals, big sorts) included.
+    if (file === ':memory:') this.db.pragma('temp_store = MEMORY');
     // A 32 MiB page cache keeps the hot end of big queues in memory while RSS stays bounded; checkpoints every
     // 8,192 pages (32 MiB of WAL) instead of 1,000 mean fewer of the fsyncs a checkpoint makes on the event loop.
     this.db.pragma('cache_size = -32768');
@@ -305,7 +308,7 @@ export class SqliteStore implements Store {
       if (fifo) this.claimFromGroups(progress);
       else this.claimByTenant(progress);
       if (fifo && request.attempt && progress.claimed.length > 0) {
-        const claims = progress.claimed.map((message) => [message.seq, message.receiptToken]);
+        const claims = progress.claimed.map((message) => [message.seq, message.receiveCount]);
         this.statements.rememberAttempt.run(
           request.queueId,
           request.attempt.id,
@@ -361,7 +364,7 @@ export class SqliteStore implements Store {
       visible_at: request.visibleUntil,
       receive_count: row.receive_count + 1,
       first_received_at: row.first_received_at ?? request.now,
-      receipt_token: request.newReceiptToken(),
+      receipt_token: row.receipt_token ?? request.newReceiptToken(),
       delivery_started_at: request.now,
     };
     // The row is in hand already: write the claim without reading the row (and its body) back.
@@ -424,8 +427,9 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * FIFO queues: groups with nothing in flight, longest waiting first; from each, its messages in order from
-   * the oldest, up to the first one that is not visible (a later message never overtakes an earlier one).
+   * FIFO queues: groups whose oldest message is visible, the one visible longest first; from each, its
+   * messages in order from the oldest, up to the first one that is not visible (a later message never
+   * overtakes an earlier one).
    */
   private claimFromGroups(progress: ReceiveProgress): void {
     const { request } = progress;
@@ -451,21 +455,24 @@ export class SqliteStore implements Store {
         if (row.visible_at > request.now) break;
         if (this.claimOrMove(progress, row) === 'claimed') claimedHere++;
       }
-      // The group stays blocked while what was just claimed is in flight.
+      // The group's oldest message is in flight now (or expired, and swept soon).
       if (claimedHere > 0)
         this.statements.setGroupAvailableAt.run(request.visibleUntil, request.queueId, groupId);
       else this.refreshGroup(request.queueId, groupId);
     }
   }
 
-  /** A retried FIFO receive: the messages its first attempt claimed that still carry their receipt tokens. */
+  /** A retried FIFO receive: the messages its first attempt claimed that were not received again since. */
   private repeatAttempt(request: ReceiveRequest): StoredMessage[] | undefined {
     const record = this.statements.attemptClaims.get(request.queueId, request.attempt!.id, request.now) as
       | { claims: string }
       | undefined;
     if (!record) return undefined;
-    const rows = (JSON.parse(record.claims) as Array<[number, string]>)
-      .map(([seq, token]) => this.statements.messageWithToken.get(seq, request.queueId, token) as MessageRow)
+    const rows = (JSON.parse(record.claims) as Array<[number, number]>)
+      .map(
+        ([seq, receiveCount]) =>
+          this.statements.messageAtReceive.get(seq, request.queueId, receiveCount) as MessageRow,
+      )
       .filter((row) => row !== undefined);
     if (rows.length === 0) return undefined;
     const groups = new Set<string>();
@@ -508,8 +515,8 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Recomputes when a FIFO group can next be received from: the later of its oldest message's visibility and
-   * the end of its received messages' visibility; an empty group loses its row.
+   * Recomputes when a FIFO group can next be received from: when its oldest message is visible (SQS: the first
+   * message in flight holds back the ones after it, not the ones before); an empty group loses its row.
    */
   private refreshGroup(queueId: number, groupId: string): void {
     const head = this.statements.groupHead.get(queueId, groupId) as { visible_at: number } | undefined;
@@ -517,8 +524,7 @@ export class SqliteStore implements Store {
       this.statements.forgetGroup.run(queueId, groupId);
       return;
     }
-    const busy = this.statements.groupBusyUntil.get(queueId, groupId) as { until: number | null };
-    this.statements.upsertGroup.run(queueId, groupId, Math.max(head.visible_at, busy.until ?? 0));
+    this.statements.upsertGroup.run(queueId, groupId, head.visible_at);
   }
 
   /** After a change to many of a FIFO queue's messages at once (purge, new delay). */
@@ -545,42 +551,54 @@ export class SqliteStore implements Store {
     return inFlight >= limit;
   }
 
-  /** Called for every message a receive puts (or puts back) in flight. */
+  /** Called for every message a receive or a visibility change puts (or puts back) in flight. */
   private notePutInFlight(queueId: number): void {
     const bound = this.inFlightBound.get(queueId);
     if (bound !== undefined) this.inFlightBound.set(queueId, bound + 1);
   }
 
-  async deleteMessage(queueId: number, seq: number, receiptToken: string): Promise<boolean> {
-    return this.write('redeliverable', () => this.deleteOne(queueId, seq, receiptToken));
+  async deleteMessage(queueId: number, receipt: MessageReceipt, check: ReceiptCheck): Promise<DeleteOutcome> {
+    return this.write('redeliverable', () => this.deleteOne(queueId, receipt, check));
   }
 
-  async deleteMessages(queueId: number, messages: ReadonlyArray<MessageToDelete>): Promise<boolean[]> {
+  async deleteMessages(
+    queueId: number,
+    receipts: ReadonlyArray<MessageReceipt>,
+    check: ReceiptCheck,
+  ): Promise<DeleteOutcome[]> {
     return this.write('redeliverable', () =>
-      messages.map(({ seq, receiptToken }) => this.deleteOne(queueId, seq, receiptToken)),
+      receipts.map((receipt) => this.deleteOne(queueId, receipt, check)),
     );
   }
 
-  private deleteOne(queueId: number, seq: number, receiptToken: string): boolean {
-    const deleted = this.statements.deleteMessage.get(seq, queueId, receiptToken) as
-      | { group_id: string | null }
-      | undefined;
-    if (!deleted) return false;
-    if (deleted.group_id !== null && this.isFifo(queueId)) this.refreshGroup(queueId, deleted.group_id);
-    return true;
+  private deleteOne(queueId: number, receipt: MessageReceipt, check: ReceiptCheck): DeleteOutcome {
+    const deleted = this.statements.deleteMessage.get({
+      seq: receipt.seq,
+      queue_id: queueId,
+      token: receipt.receiptToken,
+      receive_count: receipt.receiveCount,
+      rule: check.rule,
+      now: check.now,
+    }) as { group_id: string | null } | undefined;
+    if (deleted) {
+      if (deleted.group_id !== null && this.isFifo(queueId)) this.refreshGroup(queueId, deleted.group_id);
+      return 'deleted';
+    }
+    const row = this.statements.messageStateBySeq.get(receipt.seq, queueId) as MessageState | undefined;
+    return row ? (receiptRefusal(row, receipt, check) ?? 'missing') : 'missing';
   }
 
   async changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome> {
     return this.write('redeliverable', () => {
-      const row = this.statements.messageStateBySeq.get(request.seq, request.queueId) as
-        | Pick<MessageRow, 'receipt_token' | 'visible_at' | 'delivery_started_at' | 'group_id'>
-        | undefined;
+      const { seq } = request.receipt;
+      const row = this.statements.messageStateBySeq.get(seq, request.queueId) as MessageState | undefined;
       if (!row) return 'missing';
-      if (row.receipt_token !== request.receiptToken) return 'stale';
-      if (row.visible_at <= request.now) return 'notInFlight';
-      if (request.visibleAt - (row.delivery_started_at ?? request.now) > request.maxDeliveryMs)
-        return 'beyondLimit';
-      this.statements.setVisibleAt.run(request.visibleAt, request.seq);
+      const refusal = visibilityChangeRefusal(row, request);
+      if (refusal) return refusal;
+      this.statements.setVisibleAt.run(request.visibleAt, seq);
+      // A lapsed handle (standard queues) can hide a message that was visible again.
+      if (row.visible_at <= request.now && request.visibleAt > request.now)
+        this.notePutInFlight(request.queueId);
       if (row.group_id !== null && this.isFifo(request.queueId))
         this.refreshGroup(request.queueId, row.group_id);
       return 'changed';
@@ -592,6 +610,7 @@ export class SqliteStore implements Store {
       const row = this.statements.queueById.get(queueId) as QueueRow | undefined;
       if (!row || (row.last_purged_at !== null && now - row.last_purged_at < windowMs)) return false;
       this.statements.purgeMessages.run(queueId, now);
+      this.statements.forgetDeduplication.run(queueId);
       this.rebuildGroups(queueId);
       this.statements.setPurgedAt.run(now, queueId);
       this.queueCache.delete(row.name);
@@ -772,12 +791,14 @@ export class SqliteStore implements Store {
     return this.activity.take();
   }
 
+  // Kept in the database so that a restarted server goes on from its alarm states instead of announcing
+  // them again; a save lost in a power cut only repeats a notification, so it waits for the next fsync.
   async saveClusterState(name: string, value: string): Promise<void> {
-    this.clusterStates.set(name, value);
+    await this.write('redeliverable', () => this.statements.saveClusterState.run(name, value));
   }
 
   async clusterState(name: string): Promise<string | undefined> {
-    return this.clusterStates.get(name);
+    return (this.statements.clusterState.get(name) as { value: string } | undefined)?.value;
   }
 
   /** Pages in use (the file less its free list): constant time, and what a full disk is made of. */
@@ -1016,10 +1037,17 @@ function prepareStatements(db: Database.Database) {
        WHERE seq = @seq`,
     ),
     messageStateBySeq: db.prepare(
-      'SELECT receipt_token, visible_at, delivery_started_at, group_id FROM messages WHERE seq = ? AND queue_id = ?',
+      `SELECT receipt_token, receive_count, visible_at, delivery_started_at, group_id FROM messages
+       WHERE seq = ? AND queue_id = ?`,
     ),
+    // The receipt rules of receipts.ts (receiptRefusal) in SQL, so that a delete that passes is one statement.
     deleteMessage: db.prepare(
-      'DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt_token = ? RETURNING group_id',
+      `DELETE FROM messages WHERE seq = @seq AND queue_id = @queue_id AND receipt_token = @token
+         AND CASE @rule
+           WHEN 'anyIssued' THEN receive_count >= @receive_count
+           WHEN 'latest' THEN receive_count = @receive_count
+           ELSE receive_count = @receive_count AND visible_at > @now END
+       RETURNING group_id`,
     ),
     setVisibleAt: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
     purgeMessages: db.prepare('DELETE FROM messages WHERE queue_id = ? AND sent_at <= ?'),
@@ -1053,6 +1081,10 @@ function prepareStatements(db: Database.Database) {
     ),
     samplesOfQueue: db.prepare('SELECT * FROM queue_samples WHERE queue = ? AND at >= ? ORDER BY at'),
     deleteSamplesBefore: db.prepare('DELETE FROM queue_samples WHERE at < ?'),
+    saveClusterState: db.prepare(
+      'INSERT INTO cluster_state (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
+    ),
+    clusterState: db.prepare('SELECT value FROM cluster_state WHERE name = ?'),
     // Move tasks.
     insertMoveTask: db.prepare(
       `INSERT INTO move_tasks (handle, source_arn, source_queue_id, destination_arn, max_per_second, status,
@@ -1082,8 +1114,8 @@ function prepareStatements(db: Database.Database) {
     movableOfFifo: db.prepare(
       `SELECT * FROM messages m WHERE queue_id = @queue_id AND seq <= @up_to_seq AND visible_at <= @now
          AND expires_at > @now
-         AND NOT EXISTS (SELECT 1 FROM fifo_groups g WHERE g.queue_id = m.queue_id AND g.group_id = m.group_id
-           AND g.available_at > @now)
+         AND NOT EXISTS (SELECT 1 FROM messages e WHERE e.queue_id = m.queue_id AND e.group_id = m.group_id
+           AND e.seq < m.seq AND e.visible_at > @now)
        ORDER BY seq LIMIT @limit`,
     ),
     insertMoved: db.prepare(
@@ -1112,6 +1144,7 @@ function prepareStatements(db: Database.Database) {
        VALUES (?, ?, ?, ?, ?, ?)`,
     ),
     forgetExpiredDeduplication: db.prepare('DELETE FROM fifo_deduplication WHERE expires_at <= ?'),
+    forgetDeduplication: db.prepare('DELETE FROM fifo_deduplication WHERE queue_id = ?'),
     attemptClaims: db.prepare(
       'SELECT claims FROM receive_attempts WHERE queue_id = ? AND attempt_id = ? AND expires_at > ?',
     ),
@@ -1119,8 +1152,8 @@ function prepareStatements(db: Database.Database) {
       'INSERT OR REPLACE INTO receive_attempts (queue_id, attempt_id, claims, expires_at) VALUES (?, ?, ?, ?)',
     ),
     forgetExpiredAttempts: db.prepare('DELETE FROM receive_attempts WHERE expires_at <= ?'),
-    messageWithToken: db.prepare(
-      'SELECT * FROM messages WHERE seq = ? AND queue_id = ? AND receipt_token = ?',
+    messageAtReceive: db.prepare(
+      'SELECT * FROM messages WHERE seq = ? AND queue_id = ? AND receive_count = ?',
     ),
     // FIFO groups.
     insertGroupIfAbsent: db.prepare(
@@ -1145,17 +1178,11 @@ function prepareStatements(db: Database.Database) {
     groupHead: db.prepare(
       'SELECT visible_at FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1',
     ),
-    groupBusyUntil: db.prepare(
-      `SELECT max(visible_at) AS until FROM messages
-       WHERE queue_id = ? AND group_id = ? AND receive_count > 0`,
-    ),
     rebuildGroups: db.prepare(
       `INSERT INTO fifo_groups (queue_id, group_id, available_at)
-       SELECT m.queue_id, m.group_id, max(
-         (SELECT h.visible_at FROM messages h WHERE h.queue_id = m.queue_id AND h.group_id = m.group_id
-          ORDER BY h.seq LIMIT 1),
-         coalesce(max(CASE WHEN m.receive_count > 0 THEN m.visible_at END), 0))
-       FROM messages m WHERE m.queue_id = ? AND m.group_id IS NOT NULL GROUP BY m.group_id`,
+       SELECT queue_id, group_id, visible_at FROM messages m
+       WHERE queue_id = ? AND group_id IS NOT NULL
+         AND seq = (SELECT min(seq) FROM messages h WHERE h.queue_id = m.queue_id AND h.group_id = m.group_id)`,
     ),
     redelayWaiting: db.prepare(
       'UPDATE messages SET visible_at = sent_at + ? WHERE queue_id = ? AND receive_count = 0',
