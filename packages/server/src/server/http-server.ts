@@ -312,7 +312,7 @@ function baseUrlOf(request: IncomingMessage): string {
   return `${scheme}://${host && /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? host : fallback}`;
 }
 
-/** The condition keys a caller states about the request's origin (caller-asserted; see README). */
+/** The condition keys a caller states about the request's origin (caller-asserted; see docs/guide/authentication.md). */
 function policyContextOf(request: IncomingMessage): Record<string, string | undefined> {
   const header = (name: string) => {
     const value = request.headers[name];
