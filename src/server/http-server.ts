@@ -112,7 +112,10 @@ async function handle(
   };
 
   if (request.method === 'GET' && url().pathname === '/health') {
-    reply(200, { 'content-type': 'application/json' }, '{"status":"ok"}', false);
+    // Degraded is still 200: reads work, and on a full disk so do the receives and deletes that free it.
+    const condition = await options.service.store.condition?.();
+    const health = condition ? { status: 'degraded', reason: condition } : { status: 'ok' };
+    reply(200, { 'content-type': 'application/json' }, JSON.stringify(health), false);
     return;
   }
   const page = request.method === 'GET' ? options.pages?.[url().pathname] : undefined;
