@@ -18,6 +18,9 @@
  * the checks only rely on acknowledged ones. Producers retry unacknowledged sends (FIFO with the same
  * deduplication id), as real producers do; a standard send retried after a cut may be stored twice.
  *
+ * One producer sends large bodies (checked intact on receipt), so that SQLite checkpoints its WAL into the
+ * database file several times a run and crashes land inside checkpoints too.
+ *
  * The crash is SIGKILL by default. A `CrashMode` can take more away after each kill (the power-cut audit
  * drops every write not yet fsynced), and then says which of the rules the durability mode promises: what
  * a mode does not promise is counted as a finding instead of a violation.
@@ -102,6 +105,12 @@ const POISON_VISIBILITY_S = 1;
 const MAX_RECEIVE_COUNT = 2;
 const BATCH_SIZE = 10;
 const MOVE_RATE = 100;
+/**
+ * One producer sends bodies this large (after the key and a space), so that the WAL grows fast enough for
+ * SQLite to checkpoint it into the database several times a run, and crashes land in checkpoints too.
+ */
+const LARGE_BODY_BYTES = 900_000;
+const LARGE_PADDING = 'x'.repeat(LARGE_BODY_BYTES);
 const ARN = 'arn:aws:sqs:us-east-1:000000000000:';
 
 interface Received {
@@ -234,12 +243,12 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
     ...(group ? { MessageGroupId: group, MessageDeduplicationId: body } : {}),
   });
 
-  async function produce(queue: string, prefix: string, group?: string, pauseMs = 5): Promise<void> {
+  async function produce(queue: string, prefix: string, group?: string, pauseMs = 5, large = false) {
     for (let i = 0; running; i++) {
       const body = `${prefix}:${i}`;
       const { MessageId } = await untilAcked<{ MessageId: string }>(
         'SendMessage',
-        { QueueUrl: url(queue), ...sendInput({ body, group }) },
+        { QueueUrl: url(queue), ...sendInput({ body: large ? `${body} ${LARGE_PADDING}` : body, group }) },
         () => resent.add(body),
       );
       noteSent(queue, body, MessageId);
@@ -291,7 +300,7 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
     });
     const ended = Date.now();
     const batch = (output.Messages ?? []).map((m) => ({
-      body: m.Body,
+      body: keyOf(m.Body),
       messageId: m.MessageId,
       receiptHandle: m.ReceiptHandle,
       queue,
@@ -302,6 +311,14 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
     acked.receives += batch.length;
     received.push(...batch);
     return batch;
+  }
+
+  /** A message's key: its body, or a large body's part before the padding, which must be intact. */
+  function keyOf(body: string): string {
+    const space = body.indexOf(' ');
+    if (space < 0) return body;
+    if (body.slice(space + 1) !== LARGE_PADDING) violations.push(`${body.slice(0, space)}: body damaged`);
+    return body.slice(0, space);
   }
 
   async function consume(queue: string, deleteThem: boolean): Promise<void> {
@@ -380,6 +397,7 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
     ...Array.from({ length: producers }, (_, p) => produceBatches(STANDARD, `stdb${p}`)),
     ...Array.from({ length: producers }, (_, p) => produce(FIFO, `fifo${p}`, `g${p}`)),
     ...Array.from({ length: producers }, (_, p) => produceBatches(FIFO, `fifob${p}`, `gb${p}`)),
+    produce(STANDARD, 'large', undefined, 20, true),
     produce(SOURCE, 'poison', undefined, 50),
     produceBatches(BOUNCING, 'bounce', undefined, 200),
     consume(STANDARD, true),
