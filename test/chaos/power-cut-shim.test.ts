@@ -28,8 +28,9 @@ fs.writeSync(shrunk, '0123456789');
 fs.fsyncSync(shrunk);
 fs.writeSync(shrunk, 'abc', 0, 'utf8');
 fs.ftruncateSync(shrunk, 4);
-// A removal followed by a directory fsync stays.
+// A removal followed by a directory fsync stays, and so does a directory made before it.
 fs.unlinkSync(dir + '/gone');
+fs.mkdirSync(dir + '/made');
 fsyncDir();
 // After the directory's last fsync: a new file (even fsynced itself), a removal and a rename are undone.
 const unnamed = fs.openSync(dir + '/unnamed', 'w');
@@ -37,6 +38,8 @@ fs.writeSync(unnamed, 'data');
 fs.fsyncSync(unnamed);
 fs.unlinkSync(dir + '/old');
 fs.renameSync(dir + '/moved', dir + '/moved-to');
+fs.mkdirSync(dir + '/unmade/inner', { recursive: true });
+fs.writeFileSync(dir + '/unmade/inner/file', 'data');
 process.stdout.write('ready');
 setInterval(() => {}, 1000);
 `;
@@ -72,6 +75,8 @@ describe('the power-cut shim', { skip: SKIP }, () => {
     assert.equal(readFileSync(join(dir, 'moved'), 'utf8'), 'moved');
     assert.equal(existsSync(join(dir, 'moved-to')), false);
     assert.equal(existsSync(join(dir, 'gone')), false, 'removed before the directory fsync');
+    assert.equal(existsSync(join(dir, 'made')), true);
+    assert.equal(existsSync(join(dir, 'unmade')), false, 'a directory made after it goes, with its files');
     assert.deepEqual(readFileSync(cut.log).length, 0, 'the log starts again');
     assert.ok(report.undone >= 4 && report.names >= 1, JSON.stringify(report));
   });

@@ -1,5 +1,5 @@
-import { accessSync, closeSync, constants, fdatasync, mkdirSync, openSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, closeSync, constants, fdatasync, fsyncSync, mkdirSync, openSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { ActivityTally } from '../activity-tally.ts';
@@ -1037,9 +1037,23 @@ function isWritable(dir: string): boolean {
   }
 }
 
+/**
+ * Makes the data directory, and fsyncs the parent of each directory it made: a directory's name is durable
+ * only once its parent is fsynced, and SQLite fsyncs only the data directory itself. Without this, a power
+ * cut soon after a first start could take the directory with every acknowledged send in it.
+ */
 function ensureDir(dir: string): string {
-  mkdirSync(dir, { recursive: true });
-  return dir;
+  const firstMade = mkdirSync(dir, { recursive: true });
+  if (firstMade === undefined || process.platform === 'win32') return dir;
+  for (let made = resolve(dir); ; made = dirname(made)) {
+    const parent = openSync(dirname(made), 'r');
+    try {
+      fsyncSync(parent);
+    } finally {
+      closeSync(parent);
+    }
+    if (made === resolve(firstMade)) return dir;
+  }
 }
 
 function migrate(db: Database.Database): void {

@@ -20,7 +20,6 @@ import {
   renameSync,
   rmSync,
   truncateSync,
-  unlinkSync,
   writeSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -206,7 +205,8 @@ export function restoreAfterCut(options: RestoreOptions): RestoreReport {
   // Names: undo every creation, removal and rename whose directory was not fsynced after it, newest first.
   for (const record of [...records].reverse()) {
     if (record.type === Type.Create && !durable(record.seq, dirSynced, record.a)) {
-      if (inodeAt(record.path) === record.ino) unlinkSync(record.path);
+      // A directory goes with everything in it.
+      if (inodeAt(record.path) === record.ino) rmSync(record.path, { recursive: true });
       report.names++;
     } else if (record.type === Type.Unlink && !durable(record.seq, dirSynced, record.a)) {
       if (inodeAt(record.path) === undefined) linkSync(record.post.toString(), record.path);

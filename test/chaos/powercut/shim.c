@@ -36,7 +36,7 @@ enum record_type {
   REC_SYNC = 3,     /* ino; a = records before this sequence number are durable */
   REC_DIRSYNC = 4,  /* ino of a directory; a = names changed in it before this number are durable */
   REC_SYNCALL = 5,  /* a = everything before this number is durable */
-  REC_CREATE = 6,   /* ino; a = parent directory's ino; path = the new name */
+  REC_CREATE = 6,   /* ino (a file's or a directory's); a = parent directory's ino; path = the new name */
   REC_UNLINK = 7,   /* ino; a = parent's ino; path = the name removed; post = the trash link keeping it */
   REC_RENAME = 8,   /* ino; a = old parent, b = new parent; path = "old\0new"; post = trash link of a replaced file */
   REC_UNSUPPORTED = 9, /* path = what happened */
@@ -490,6 +490,27 @@ int openat64(int dirfd, const char *path, int flags, ...) {
 
 int creat(const char *path, mode_t mode) { return open(path, O_CREAT | O_WRONLY | O_TRUNC, mode); }
 int creat64(const char *path, mode_t mode) { return open64(path, O_CREAT | O_WRONLY | O_TRUNC, mode); }
+
+/* A directory made on the tracked filesystem is a new name in its parent, as a created file is. */
+static int made_dir(int dirfd, const char *path, mode_t mode) {
+  REAL(mkdirat);
+  if (!active) return real_mkdirat(dirfd, path, mode);
+  pthread_mutex_lock(&lock);
+  int result = real_mkdirat(dirfd, path, mode);
+  int saved = errno;
+  struct stat st;
+  char absolute[PATH_MAX];
+  uint64_t parent;
+  if (result == 0 && fstatat(dirfd, path, &st, 0) == 0 && st.st_dev == tracked_dev &&
+      resolve(dirfd, path, absolute, &parent) == 0)
+    append(REC_CREATE, st.st_ino, parent, 0, absolute, strlen(absolute), NULL, 0, NULL, 0);
+  pthread_mutex_unlock(&lock);
+  errno = saved;
+  return result;
+}
+
+int mkdir(const char *path, mode_t mode) { return made_dir(AT_FDCWD, path, mode); }
+int mkdirat(int dirfd, const char *path, mode_t mode) { return made_dir(dirfd, path, mode); }
 
 static int removed(int dirfd, const char *path, int flags, int (*remove_at)(int, const char *, int)) {
   struct stat st;
