@@ -51,8 +51,10 @@ export interface CrashMode {
    * durable (the queues were made long before the crashes).
    */
   settled?(): Promise<void>;
-  /** Called after each SIGKILL, before the restart. */
-  afterKill?(): Promise<void>;
+  /** Called after each SIGKILL (or clean stop), before the restart. */
+  afterCrash?(): Promise<void>;
+  /** Every this many crashes, stop the server with SIGTERM first (a power cut after a clean shutdown). */
+  cleanStopEvery?: number;
   /** What the durability mode promises against this crash; both by default. */
   promises?: {
     /** No acknowledged send is lost. */
@@ -410,8 +412,9 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
 
   for (let kill = 1; kill <= options.kills; kill++) {
     await sleep(options.minUptimeMs + Math.random() * (options.maxUptimeMs - options.minUptimeMs));
-    await server.kill();
-    await crash.afterKill?.();
+    const clean = crash.cleanStopEvery !== undefined && kill % crash.cleanStopEvery === 0;
+    await (clean ? server.stop() : server.kill());
+    await crash.afterCrash?.();
     const restarting = Date.now();
     server = await start(dataDir, port);
     log(
