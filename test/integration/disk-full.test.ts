@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, openSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -17,6 +16,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { postForm } from '../helpers/raw-requests.ts';
 import { NEEDS_OWN_SERVER, type RunningServer, startServer } from '../helpers/server.ts';
+import { mountTmpfs, type Tmpfs, tmpfsUnavailable } from '../helpers/tmpfs.ts';
 
 /**
  * A real disk running out: the data directory lives on a small tmpfs of its own, filled up with a file.
@@ -27,24 +27,10 @@ const MOUNT_SIZE = '4m';
 /** A reserve that fits the small disk; sends resume once 1 MiB besides it is free. */
 const SERVER_ARGS = ['--disk-reserve-bytes', String(512 * 1024)];
 
-function canMount(): string | false {
-  if (NEEDS_OWN_SERVER) return NEEDS_OWN_SERVER;
-  if (process.platform !== 'linux' || process.getuid?.() !== 0) return 'needs root on Linux to mount a tmpfs';
-  const probe = mkdtempSync(join(tmpdir(), 'sluice-mount-probe-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe], { stdio: 'ignore' });
-    execFileSync('umount', [probe], { stdio: 'ignore' });
-    return false;
-  } catch {
-    return 'cannot mount a tmpfs here (no CAP_SYS_ADMIN)';
-  } finally {
-    rmSync(probe, { recursive: true, force: true });
-  }
-}
-
-const SKIP = canMount();
+const SKIP = NEEDS_OWN_SERVER || tmpfsUnavailable();
 
 describe('disk full', { skip: SKIP }, () => {
+  let disk: Tmpfs;
   let mountPoint: string;
   let server: RunningServer;
   let client: SQSClient;
@@ -54,8 +40,8 @@ describe('disk full', { skip: SKIP }, () => {
   let sent = 0;
 
   before(async () => {
-    mountPoint = mkdtempSync(join(tmpdir(), 'sluice-smalldisk-'));
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${MOUNT_SIZE}`, 'tmpfs', mountPoint]);
+    disk = mountTmpfs(MOUNT_SIZE);
+    mountPoint = disk.path;
     server = await startServer({ dataDir: join(mountPoint, 'data'), args: SERVER_ARGS });
     client = connect(server);
     queueUrl = (await client.send(new CreateQueueCommand({ QueueName: 'smalldisk' }))).QueueUrl as string;
@@ -63,10 +49,7 @@ describe('disk full', { skip: SKIP }, () => {
   after(async () => {
     client?.destroy();
     await server?.stop();
-    if (mountPoint) {
-      execFileSync('umount', [mountPoint]);
-      rmSync(mountPoint, { recursive: true, force: true });
-    }
+    disk?.unmount();
   });
 
   function connect(running: RunningServer): SQSClient {

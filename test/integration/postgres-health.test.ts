@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
-import { freshDatabase, TEST_PG_SERVER } from '../helpers/postgres.ts';
+import { admin, freshDatabase } from '../helpers/postgres.ts';
 import { NEEDS_OWN_SERVER, type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 
 /**
@@ -11,16 +10,6 @@ import { NEEDS_OWN_SERVER, type RunningServer, removeDataDir, startServer } from
  */
 let database: Awaited<ReturnType<typeof freshDatabase>>;
 let server: RunningServer;
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: `${TEST_PG_SERVER}/postgres` });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
 
 before(async () => {
   database = await freshDatabase();

@@ -43,7 +43,7 @@ import { DiskReserve, fileBytes } from './disk-reserve.ts';
 import { MIGRATIONS } from './schema.ts';
 
 /**
- * How much a write may risk for speed (the README's table says the same):
+ * How much a write may risk for speed (docs/guide/durability.md has the table, as measured):
  * - `full`: every commit is fsynced (WAL, synchronous=FULL) before its requests are answered.
  * - `durable` (default): commits that could lose an acknowledged message or queue change (sends, queue
  *   changes, purges) are fsynced; commits of only receives, visibility changes, deletes and expiry are

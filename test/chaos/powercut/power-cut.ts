@@ -7,30 +7,28 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { mountTmpfs, type Tmpfs, tmpfsUnavailable } from '../../helpers/tmpfs.ts';
 import type { CrashMode } from '../crash-audit.ts';
-import { type PowerCutFiles, type RestoreReport, restoreAfterCut, settle } from './restore.ts';
+import {
+  addRestore,
+  noRestore,
+  type PowerCutFiles,
+  type RestoreReport,
+  restoreAfterCut,
+  settle,
+} from './restore.ts';
 
 const SHIM_SOURCE = new URL('./shim.c', import.meta.url).pathname;
 
 /** Why a power cut cannot be simulated here, or false when it can. */
 export function powerCutUnavailable(): string | false {
   if (process.platform !== 'linux') return 'the power-cut shim needs Linux (LD_PRELOAD, tmpfs)';
-  if (process.getuid?.() !== 0) return 'needs root to mount a tmpfs for the power-cut shim';
   try {
     execFileSync('gcc', ['--version'], { stdio: 'ignore' });
   } catch {
     return 'needs gcc to build the power-cut shim';
   }
-  const probe = mkdtempSync(join(tmpdir(), 'sluice-mount-probe-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe], { stdio: 'ignore' });
-    execFileSync('umount', [probe], { stdio: 'ignore' });
-    return false;
-  } catch {
-    return 'cannot mount a tmpfs here (no CAP_SYS_ADMIN)';
-  } finally {
-    rmSync(probe, { recursive: true, force: true });
-  }
+  return tmpfsUnavailable();
 }
 
 export interface PowerCutOptions {
@@ -43,27 +41,20 @@ export interface PowerCutOptions {
 export class PowerCut implements PowerCutFiles {
   readonly root: string;
   readonly trash: string;
+  private readonly disk: Tmpfs;
   readonly log: string;
   /** The server's data directory, on the tracked filesystem. */
   readonly dataDir: string;
   /** Environment that loads the shim into a process. */
   readonly env: Record<string, string>;
   /** Totals over every cut. */
-  readonly restored: RestoreReport = {
-    undone: 0,
-    undoneByFile: {},
-    undoneBytes: 0,
-    kept: 0,
-    names: 0,
-    durable: 0,
-  };
+  readonly restored: RestoreReport = noRestore();
   private readonly work: string;
 
   constructor(private readonly options: PowerCutOptions = {}) {
     this.work = mkdtempSync(join(tmpdir(), 'sluice-powercut-'));
-    this.root = join(this.work, 'disk');
-    mkdirSync(this.root);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${options.size ?? '1g'}`, 'tmpfs', this.root]);
+    this.disk = mountTmpfs(options.size ?? '1g');
+    this.root = this.disk.path;
     this.trash = join(this.root, '.trash');
     mkdirSync(this.trash);
     this.dataDir = join(this.root, 'data');
@@ -100,14 +91,7 @@ export class PowerCut implements PowerCutFiles {
       trash: this.trash,
       keep: this.options.keep,
     });
-    const total = this.restored;
-    total.undone += report.undone;
-    total.undoneBytes += report.undoneBytes;
-    total.kept += report.kept;
-    total.names += report.names;
-    total.durable += report.durable;
-    for (const [file, count] of Object.entries(report.undoneByFile))
-      total.undoneByFile[file] = (total.undoneByFile[file] ?? 0) + count;
+    addRestore(this.restored, report);
     return report;
   }
 
@@ -126,7 +110,7 @@ export class PowerCut implements PowerCutFiles {
   }
 
   dispose(): void {
-    execFileSync('umount', [this.root]);
+    this.disk.unmount();
     rmSync(this.work, { recursive: true, force: true });
   }
 }

@@ -80,6 +80,24 @@ export interface RestoreReport {
   durable: number;
 }
 
+export function noRestore(): RestoreReport {
+  return { undone: 0, undoneByFile: {}, undoneBytes: 0, kept: 0, names: 0, durable: 0 };
+}
+
+/** Adds `report`'s counts to `total`'s. */
+export function addRestore(total: RestoreReport, report: RestoreReport): void {
+  total.undone += report.undone;
+  total.undoneBytes += report.undoneBytes;
+  total.kept += report.kept;
+  total.names += report.names;
+  total.durable += report.durable;
+  for (const [file, count] of Object.entries(report.undoneByFile)) addCount(total.undoneByFile, file, count);
+}
+
+function addCount(counts: Record<string, number>, key: string, count: number): void {
+  counts[key] = (counts[key] ?? 0) + count;
+}
+
 function parse(log: Buffer): LogRecord[] {
   const records: LogRecord[] = [];
   for (let at = 0; at + HEADER_BYTES <= log.length; ) {
@@ -133,14 +151,7 @@ export function restoreAfterCut(options: RestoreOptions): RestoreReport {
   const keep = options.keep ?? 0;
   const random = options.random ?? Math.random;
   const records = parse(readFileSync(options.log));
-  const report: RestoreReport = {
-    undone: 0,
-    undoneByFile: {},
-    undoneBytes: 0,
-    kept: 0,
-    names: 0,
-    durable: 0,
-  };
+  const report = noRestore();
 
   let syncedAll = 0;
   const fileSynced = new Map<number, number>();
@@ -194,8 +205,7 @@ export function restoreAfterCut(options: RestoreOptions): RestoreReport {
       } else {
         report.undone++;
         report.undoneBytes += record.post.length;
-        const file = basename(paths.get(record.ino)!);
-        report.undoneByFile[file] = (report.undoneByFile[file] ?? 0) + 1;
+        addCount(report.undoneByFile, basename(paths.get(record.ino)!), 1);
       }
     }
   } finally {
