@@ -65,7 +65,7 @@ export const USAGE = `usage: npm run bench -- [flags]
   --million-producers C   concurrent producers for --million (default 16)
   --million-timeout S     time limit for the --million fill per target, seconds (default 600)
   --out FILE              JSON results file (default bench/results/latest.json)
-  --sluice-bin FILE       sluice entry point to run (default: this checkout's bin/sluice.js)
+  --sluice-bin FILE       sluice entry point to run (default: this checkout's packages/server/bin/sluice.js)
   --postgres-messages N   PostgreSQL vs SQLite (1 and 3 nodes, 127.0.0.1:5432, a fresh database each):
                           messages per target (default 5000, --quick 1000; 0 skips it)
   --postgres-wakes N      cross-node long-poll wake samples (default 100, --quick 30)

@@ -12,8 +12,8 @@ import {
   SendMessageBatchCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { Consumer } from '../src/client/index.ts';
-import { FakeClock } from '../src/index.ts';
+import { FakeClock } from 'sluice';
+import { Consumer } from 'sluice-client';
 import { answeredRequests } from '../test/helpers/metrics.ts';
 import { now, round, sleep } from './stats.ts';
 

@@ -4,10 +4,10 @@
  * with metrics on and with `--no-metrics`, alternating, in the same run. `normal` leaves out the fsync
  * waits, so the server is CPU-bound and its CPU per message is what the metrics add to.
  */
-import { systemClock } from '../src/core/clock.ts';
-import { SqsService } from '../src/core/sqs-service.ts';
-import { createServerMetrics } from '../src/server/metrics.ts';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import { systemClock } from 'sluice-client/clock';
+import { SqsService } from '../packages/server/src/core/sqs-service.ts';
+import { createServerMetrics, MIN_RENDER_INTERVAL_MS } from '../packages/server/src/server/metrics.ts';
+import { SqliteStore } from '../packages/server/src/store/sqlite/sqlite-store.ts';
 import { makeClient } from './client.ts';
 import { processCpuSeconds } from './cpu.ts';
 import { createQueue, type MixedResult, mixed } from './scenarios.ts';
@@ -45,9 +45,27 @@ export interface MetricsCallCost {
   perSentMessageUs: number;
 }
 
+/** One /metrics render on a server of many idle queues, in this process (no HTTP). */
+export interface MetricsScrapeCost {
+  queues: number;
+  /**
+   * CPU of the first render, which reads every queue's counts (what every scrape cost before they were
+   * kept); CPU rather than wall time, which a loaded machine inflates.
+   */
+  firstRenderCpuMs: number;
+  /** CPU of a later render with nothing touched since: the counts come from memory. */
+  steadyRenderCpuMs: number;
+  /** Store reads of a queue's counts by the steady render. */
+  steadyCountReads: number;
+  /** Renders made for five concurrent scrapes. */
+  rendersForFiveScrapes: number;
+  bytes: number;
+}
+
 export interface MetricsCost {
   durability: 'normal';
   inProcess: MetricsCallCost;
+  scrape: MetricsScrapeCost;
   durationS: number;
   rounds: number;
   runs: MetricsCostRun[];
@@ -151,6 +169,61 @@ export async function metricsCallCost(calls = 200_000): Promise<MetricsCallCost>
   }
 }
 
+/** The scrape of `queues` idle queues on a real (in-memory SQLite) service: first, steady, concurrent. */
+export async function metricsScrapeCost(queues = 10_000): Promise<MetricsScrapeCost> {
+  const store = new SqliteStore({ dataDir: ':memory:', durability: 'normal' });
+  let countReads = 0;
+  const countMessages = store.countMessages.bind(store);
+  store.countMessages = (queueId, now) => {
+    countReads++;
+    return countMessages(queueId, now);
+  };
+  const service = new SqsService({ store, clock: systemClock });
+  const context = { baseUrl: 'http://127.0.0.1:9324', senderId: 'bench' };
+  for (let i = 0; i < queues; i++) await service.CreateQueue({ QueueName: `idle-${i}` }, context);
+  let monotonic = 0;
+  let renders = 0;
+  const metrics = createServerMetrics(
+    service,
+    async () => {
+      renders++;
+      return [];
+    },
+    undefined,
+    () => monotonic,
+  );
+  const cpuMs = async (work: () => Promise<unknown>) => {
+    const before = process.cpuUsage();
+    await work();
+    const used = process.cpuUsage(before);
+    return round((used.user + used.system) / 1000, 1);
+  };
+  try {
+    let bytes = 0;
+    const firstRenderCpuMs = await cpuMs(async () => {
+      bytes = (await metrics.render()).length;
+    });
+    monotonic += MIN_RENDER_INTERVAL_MS;
+    countReads = 0;
+    const steadyRenderCpuMs = await cpuMs(() => metrics.render());
+    const steadyCountReads = countReads;
+    monotonic += MIN_RENDER_INTERVAL_MS;
+    renders = 0;
+    await Promise.all(Array.from({ length: 5 }, () => metrics.render()));
+    // Each render reads the alarm states twice (two gauges).
+    return {
+      queues,
+      firstRenderCpuMs,
+      steadyRenderCpuMs,
+      steadyCountReads,
+      rendersForFiveScrapes: renders / 2,
+      bytes,
+    };
+  } finally {
+    await store.close();
+  }
+}
+
 /** Rounds of (on, off), the order flipped every round so drift on a shared machine hits both sides. */
 export async function metricsCost(
   settings: MetricsCostSettings,
@@ -185,9 +258,12 @@ export async function metricsCost(
   log(
     `metrics in process: ${inProcess.perRequestUs} us/request, ${inProcess.perSentMessageUs} us/sent message`,
   );
+  const scrape = await metricsScrapeCost();
+  log(`metrics scrape of ${scrape.queues} queues: ${JSON.stringify(scrape)}`);
   return {
     durability: 'normal',
     inProcess,
+    scrape,
     durationS: settings.durationS,
     rounds: settings.rounds,
     runs,
@@ -235,5 +311,8 @@ export function renderMetricsCost(cost: MetricsCost): string {
     ...rows.map(line),
     `In process (${cost.inProcess.calls} calls of the real metrics): ${cost.inProcess.perRequestUs} us per request ` +
       `(counter + latency histogram), ${cost.inProcess.perSentMessageUs} us per sent message (SentMessageSize).`,
+    `Scrape of ${cost.scrape.queues} idle queues (${Math.round(cost.scrape.bytes / 1024)} KiB): first ${cost.scrape.firstRenderCpuMs} ms of CPU ` +
+      `(reads every queue), then ${cost.scrape.steadyRenderCpuMs} ms with ${cost.scrape.steadyCountReads} store reads; ` +
+      `5 concurrent scrapes, ${cost.scrape.rendersForFiveScrapes} render.`,
   ].join('\n');
 }

@@ -10,15 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
-import {
-  migratePostgresOutbox,
-  OutboxRelay,
-  type OutboxRelayHooks,
-  type OutboxRow,
-  PostgresCdcRelay,
-  PostgresOutbox,
-} from '../src/client/index.ts';
-import { startSluice } from '../src/index.ts';
+import { startSluice } from 'sluice';
+import { OutboxRelay, type OutboxRelayHooks, type OutboxRow } from 'sluice-client';
+import { migratePostgresOutbox, PostgresCdcRelay, PostgresOutbox } from 'sluice-client/postgres';
 import { logicalPostgres } from '../test/helpers/logical-postgres.ts';
 import { now, round, sleep, summarize } from './stats.ts';
 

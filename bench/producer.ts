@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CreateQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { Producer } from '../src/client/index.ts';
-import { startSluice } from '../src/index.ts';
+import { startSluice } from 'sluice';
+import { Producer } from 'sluice-client';
 
 /** Callers sending at once in the baseline, so it is not limited to one request at a time. */
 const BASELINE_CONCURRENCY = 16;

@@ -51,7 +51,7 @@ const SOAK_USAGE = `usage: npm run soak -- [flags]
   --durability MODE   full | durable | normal (default durable, the server's default)
   --out FILE          JSON report (default bench/results/soak.json)
   --svg FILE          SVG chart (default docs/images/soak.svg; --quick: bench/results/soak-quick.svg)
-  --sluice-bin FILE   sluice entry point to run (default: this checkout's bin/sluice.js)
+  --sluice-bin FILE   sluice entry point to run (default: this checkout's packages/server/bin/sluice.js)
   --quick             about 30 s, for a smoke run and the integration test
   --from-json FILE    run nothing: print the table and draw the chart (--svg) of an earlier report
   --help              this text`;

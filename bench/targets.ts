@@ -29,7 +29,7 @@ export interface RunningTarget {
 }
 
 const ROOT = new URL('..', import.meta.url).pathname;
-export const SLUICE_BIN = new URL('../bin/sluice.js', import.meta.url).pathname;
+export const SLUICE_BIN = new URL('../packages/server/bin/sluice.js', import.meta.url).pathname;
 const NULL_SERVER = new URL('./null-server.ts', import.meta.url).pathname;
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -65,7 +65,7 @@ function loopback(endpoint: string): string {
 }
 
 /**
- * Sluice is spawned exactly like test/helpers/server.ts does (`node bin/sluice.js serve --port 0
+ * Sluice is spawned exactly like test/helpers/server.ts does (`node packages/server/bin/sluice.js serve --port 0
  * --data DIR ...`), but here, so the child is known from the first moment and can be stopped even
  * if the run is interrupted while the server is still starting.
  */

@@ -2,13 +2,14 @@
  * A complete consumer: idempotent processing, poison messages to the DLQ with the reason, graceful shutdown
  * on SIGTERM, one JSON log line per event. Run it with
  *   QUEUE_URL=http://127.0.0.1:9324/000000000000/orders SQS_ENDPOINT=http://127.0.0.1:9324 \
- *     node --import tsx examples/consumer.ts
+ *     node --conditions=sluice-source --import tsx examples/consumer.ts
  * Each message body is an order, `{"orderId": "o-1", "amountCents": 500}`; a body that is not one fails.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import Database from 'better-sqlite3';
-import { Consumer, idempotent, type Message, receiveCount, SqliteIdempotencyStore } from 'sluice/client';
+import { Consumer, idempotent, type Message, receiveCount } from 'sluice-client';
+import { SqliteIdempotencyStore } from 'sluice-client/sqlite';
 
 const queueUrl = required('QUEUE_URL');
 /** Simulated work per order, ms (the tests use a long one to kill the process mid-handler). */

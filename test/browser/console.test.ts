@@ -4,12 +4,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { FakeClock, type RunningSluice, startSluice } from '../../src/index.ts';
+import { FakeClock, type RunningSluice, startSluice } from 'sluice';
 
 /** Debian's chromium (`.ci/run` installs it); playwright-core never downloads a browser of its own. */
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
 const MAX_RESPONSE_BYTES = 200 * 1024;
+
+const launchChromium = () =>
+  chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+
+/** A page that fails the test on any script error of the console's, and notes what its CSP blocked. */
+async function consolePage(browser: Browser, cspViolations: string[]): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.setDefaultTimeout(10_000);
+  page.on('pageerror', (error) => {
+    throw error;
+  });
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+  });
+  return page;
+}
 
 /**
  * The console in headless Chromium against a really started server on a fake clock, so visibility timeouts,
@@ -23,6 +42,9 @@ describe('web console', { concurrency: false }, () => {
   let page: Page;
   let dataDir: string;
   const responses: Array<{ url: string; bytes: number }> = [];
+  /** Pages, scripts, styles, icons the browser failed to load, and what the console's CSP blocked. */
+  const failedLoads: string[] = [];
+  const cspViolations: string[] = [];
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'sluice-console-'));
@@ -34,18 +56,16 @@ describe('web console', { concurrency: false }, () => {
       logLevel: 'silent',
       alarms: { periodSeconds: 10 },
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(10_000);
+    browser = await launchChromium();
+    page = await consolePage(browser, cspViolations);
     page.on('response', async (response) => {
       const body = await response.body().catch(() => undefined);
       if (body) responses.push({ url: response.url(), bytes: body.length });
     });
-    page.on('pageerror', (error) => {
-      throw error;
+    page.on('response', (response) => {
+      // The console's own SQS calls may fail on purpose (a refused attribute); what it loads must not.
+      if (response.request().method() === 'GET' && response.status() >= 400)
+        failedLoads.push(`${response.status()} ${response.url()}`);
     });
   });
 
@@ -242,5 +262,92 @@ describe('web console', { concurrency: false }, () => {
     await page.getByRole('button', { name: 'Remove tag team' }).click();
     await statusShows('Removed tag team.');
     assert.deepEqual((await sluice.service.ListQueueTags({ QueueUrl: url })).Tags ?? {}, {});
+  });
+
+  test('everything above ran under the CSP without a violation, and nothing the browser loaded failed', async () => {
+    const headers = (await page.request.get(`${sluice.endpoint}/console`)).headers();
+    assert.match(headers['content-security-policy'] ?? '', /script-src 'self'.*frame-ancestors 'none'/);
+    assert.equal(headers['x-frame-options'], 'DENY');
+    assert.equal(headers['x-content-type-options'], 'nosniff');
+    assert.deepEqual(cspViolations, []);
+    assert.deepEqual(failedLoads, []);
+    // The page names its icon; a browser without one asks for /favicon.ico, which used to answer 400.
+    assert.ok(
+      responses.some((response) => response.url.endsWith('/console/favicon.svg')),
+      'the icon was loaded',
+    );
+  });
+});
+
+/** The console of a server with access keys: the sign-in form, a session with its key's limits, sign-out. */
+describe('web console with credentials', { concurrency: false }, () => {
+  const ADMIN = { accessKeyId: 'AKIDADMIN', secretAccessKey: 'admin-secret' };
+  const ORDERS = { accessKeyId: 'AKIDORDERS', secretAccessKey: 'orders-secret', queues: ['orders*'] };
+  let sluice: RunningSluice;
+  let browser: Browser;
+  let page: Page;
+  let dataDir: string;
+  const cspViolations: string[] = [];
+
+  before(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'sluice-console-keys-'));
+    sluice = await startSluice({
+      port: 0,
+      dataDir,
+      clock: new FakeClock(Date.UTC(2026, 11, 1, 9)),
+      logLevel: 'silent',
+      credentials: [ADMIN, ORDERS],
+    });
+    const context = { baseUrl: sluice.endpoint, senderId: ADMIN.accessKeyId };
+    for (const name of ['orders-a', 'secret']) await sluice.service.CreateQueue({ QueueName: name }, context);
+    browser = await launchChromium();
+    page = await consolePage(browser, cspViolations);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await sluice?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function signIn(key: { accessKeyId: string; secretAccessKey: string }): Promise<void> {
+    await page.getByLabel('Access key id').fill(key.accessKeyId);
+    await page.getByLabel('Secret access key').fill(key.secretAccessKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+
+  test('signs in, lists and creates only the key’s queues, signs out', { timeout: 60_000 }, async () => {
+    const first = await page.goto(`${sluice.endpoint}/console`);
+    assert.equal(first?.status(), 401);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+
+    await signIn({ ...ORDERS, secretAccessKey: 'wrong' });
+    await page.getByRole('alert').filter({ hasText: 'Wrong access key id or secret.' }).waitFor();
+
+    await signIn(ORDERS);
+    await page.getByRole('heading', { name: 'Queues', exact: true }).waitFor();
+    await page.locator('#signed-in-as', { hasText: 'Signed in as AKIDORDERS' }).waitFor();
+    await page.locator('tr[data-queue="orders-a"]').waitFor();
+    assert.equal(await page.locator('tr[data-queue="secret"]').count(), 0, 'outside the key: not listed');
+
+    // The page's SQS calls carry the session: CreateQueue works within orders*, and is refused outside it.
+    await page.getByLabel('Name (FIFO names end in .fifo)').fill('orders-b');
+    await page.getByRole('button', { name: 'Create queue' }).click();
+    await page.locator('#status', { hasText: 'Created queue orders-b.' }).waitFor();
+    await page.locator('tr[data-queue="orders-b"]').waitFor();
+    await page.getByLabel('Name (FIFO names end in .fifo)').fill('secret-2');
+    await page.getByRole('button', { name: 'Create queue' }).click();
+    await page.locator('#status', { hasText: 'CreateQueue: AccessDenied' }).waitFor();
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    const status = await page.evaluate(async () => (await fetch('/api/overview')).status);
+    assert.equal(status, 401, 'the session is over');
+
+    await page.goto(`${sluice.endpoint}/console`);
+    await signIn(ADMIN);
+    await page.locator('tr[data-queue="secret"]').waitFor();
+    // The sign-in form's inline style is allowed by its hash; the console's own policy holds throughout.
+    assert.deepEqual(cspViolations, []);
   });
 });

@@ -1,8 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type AlarmNotification, DlqAlarms } from '../../src/core/dlq-alarms.ts';
-import { MAX_TASK_MS } from '../../src/core/move-tasks.ts';
-import { context, type StoreFactory, useContractService } from './harness.ts';
+import { type AlarmNotification, DlqAlarms } from '../../packages/server/src/core/dlq-alarms.ts';
+import { MAX_TASK_MS } from '../../packages/server/src/core/move-tasks.ts';
+import {
+  context,
+  type StoreFactory,
+  type SuiteOptions,
+  skipsRestart,
+  useContractService,
+} from './harness.ts';
 
 type TaskEntry = {
   TaskHandle?: string;
@@ -16,7 +22,11 @@ type TaskEntry = {
 };
 
 /** Redrive policies, dead-letter moves, move tasks and DLQ alarms, for one store backend. */
-export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory): void {
+export function dlqSemanticsSuite(
+  backend: string,
+  factory: () => StoreFactory,
+  options: SuiteOptions = {},
+): void {
   describe(`Dead-letter queues on ${backend}`, () => {
     const warnings: string[] = [];
     const h = useContractService(factory, {
@@ -74,7 +84,7 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
           h.newQueue({
             RedrivePolicy: JSON.stringify({ deadLetterTargetArn: h.arn(fifoDlq), maxReceiveCount: 3 }),
           }),
-          'InvalidAttributeValue',
+          'InvalidParameterValue',
           /same type/,
         );
         const closed = await h.newQueue({
@@ -84,7 +94,7 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
           h.newQueue({
             RedrivePolicy: JSON.stringify({ deadLetterTargetArn: h.arn(closed), maxReceiveCount: 3 }),
           }),
-          'InvalidAttributeValue',
+          'InvalidParameterValue',
           /RedriveAllowPolicy/,
         );
         const allowed = await h.newQueue();
@@ -96,7 +106,7 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
         });
         const policy = JSON.stringify({ deadLetterTargetArn: h.arn(picky), maxReceiveCount: '4' });
         await h.service.SetQueueAttributes({ QueueUrl: allowed, Attributes: { RedrivePolicy: policy } });
-        await h.rejects(h.newQueue({ RedrivePolicy: policy }), 'InvalidAttributeValue', /does not allow/);
+        await h.rejects(h.newQueue({ RedrivePolicy: policy }), 'InvalidParameterValue', /does not allow/);
         const { Attributes } = (await h.service.GetQueueAttributes({
           QueueUrl: allowed,
           AttributeNames: ['RedrivePolicy'],
@@ -138,6 +148,22 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.match(warnings[0]!, /345600 s.*604800 s/);
         await dlqPair(); // 14 days for the DLQ, 4 for the source: no warning
         assert.equal(warnings.length, 1);
+      });
+
+      it('says nothing of a DLQ retention someone chose, however short', async () => {
+        warnings.length = 0;
+        const chosen = await h.newQueue({ MessageRetentionPeriod: '86400' });
+        await h.newQueue({
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: h.arn(chosen), maxReceiveCount: 3 }),
+        });
+        assert.deepEqual(warnings, []);
+        // Both left at the default: nobody chose, and the DLQ keeps messages no longer than the source.
+        const unchosen = await h.newQueue();
+        await h.newQueue({
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: h.arn(unchosen), maxReceiveCount: 3 }),
+        });
+        assert.equal(warnings.length, 1);
+        assert.match(warnings[0]!, /345600 s, not longer than .*'s 345600 s/);
       });
 
       it('lists dead-letter source queues with pagination', async () => {
@@ -235,7 +261,7 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
 
       it('refuses what SQS refuses', async () => {
         const { dlq, source } = await dlqPair();
-        await h.rejects(start({ SourceArn: h.arn(source) }), 'UnsupportedOperation', /Dead Letter Queue/);
+        await h.rejects(start({ SourceArn: h.arn(source) }), 'InvalidParameterValue', /Dead Letter Queue/);
         await h.rejects(
           start({ SourceArn: 'arn:aws:sqs:us-east-1:000000000000:missing' }),
           'ResourceNotFound',
@@ -257,8 +283,12 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
         }
         await poison(source, 20);
         const { TaskHandle } = await start({ SourceArn: h.arn(dlq), MaxNumberOfMessagesPerSecond: 1 });
-        await h.rejects(start({ SourceArn: h.arn(dlq) }), 'UnsupportedOperation', /already a task running/);
-        await h.rejects(h.service.CancelMessageMoveTask({ TaskHandle: 'bm9wZQ==' }), 'ResourceNotFound');
+        await h.rejects(start({ SourceArn: h.arn(dlq) }), 'InvalidParameterValue', /already a task running/);
+        await h.rejects(h.service.CancelMessageMoveTask({ TaskHandle: 'bm9wZQ==' }), 'InvalidParameterValue');
+        const unknownTask = Buffer.from(JSON.stringify({ taskId: 'nope', sourceArn: h.arn(dlq) })).toString(
+          'base64',
+        );
+        await h.rejects(h.service.CancelMessageMoveTask({ TaskHandle: unknownTask }), 'ResourceNotFound');
         await h.clock.advance(2500);
         const cancelled = await h.service.CancelMessageMoveTask({ TaskHandle });
         assert.equal(cancelled.ApproximateNumberOfMessagesMoved, 3);
@@ -295,7 +325,8 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.equal(task?.ApproximateNumberOfMessagesMoved, 120);
       });
 
-      it('resumes after a restart where it was, moving no message twice', async () => {
+      it('resumes after a restart where it was, moving no message twice', async (t) => {
+        if (skipsRestart(t, options)) return;
         const { dlq, source } = await dlqPair();
         const target = await h.newQueue();
         await poison(source, 40);
@@ -322,7 +353,8 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.equal((await h.counts(dlq)).visible, 0);
       });
 
-      it('fails a task whose destination is deleted, and one still running after 36 hours', async () => {
+      it('fails a task whose destination is deleted, and one still running after 36 hours', async (t) => {
+        if (skipsRestart(t, options)) return;
         const { dlq, source } = await dlqPair();
         const target = await h.newQueue();
         await poison(source, 30);
@@ -336,7 +368,7 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
         await h.clock.advance(1000);
         const [failed] = await tasks(dlq);
         assert.equal(failed?.Status, 'FAILED');
-        assert.match(failed?.FailureReason ?? '', /destination queue .* does not exist/);
+        assert.equal(failed?.FailureReason, 'AWS.SimpleQueueService.NonExistentQueue');
         const moved = failed!.ApproximateNumberOfMessagesMoved;
         assert.equal((await h.counts(dlq)).visible, 30 - moved, 'what was not moved stays in the DLQ');
 
@@ -383,9 +415,46 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
           );
         }
       });
+
+      it("moves a FIFO DLQ's group up to its first message in flight, never past it", async () => {
+        const { dlq, source } = await dlqPair(1, { fifo: true });
+        for (let i = 0; i < 6; i++) await h.send(source, `g${i % 2}-${i}`, { MessageGroupId: `g${i % 2}` });
+        for (let round = 0; round < 2; round++) {
+          while ((await h.receive(source)).length > 0) {
+            // everything once
+          }
+          await h.clock.advance(10_000);
+        }
+        await h.receive(source);
+        assert.equal((await h.counts(dlq)).visible, 6);
+        // Someone inspects g0 in the DLQ and puts its first message back, keeping the second in flight.
+        const inspected = await h.receive(dlq, { MaxNumberOfMessages: 2, VisibilityTimeout: 600 });
+        assert.deepEqual(
+          inspected.map((m) => m.Body),
+          ['g0-0', 'g0-2'],
+        );
+        await h.service.ChangeMessageVisibility({
+          QueueUrl: dlq,
+          ReceiptHandle: inspected[0]!.ReceiptHandle,
+          VisibilityTimeout: 0,
+        });
+        await start({ SourceArn: h.arn(dlq), MaxNumberOfMessagesPerSecond: 100 });
+        await h.clock.advance(200);
+        assert.equal((await tasks(dlq))[0]?.Status, 'COMPLETED');
+        const back = await h.receive(source);
+        assert.deepEqual(back.map((m) => m.Body).sort(), ['g0-0', 'g1-1', 'g1-3', 'g1-5']);
+        // g0-4 stays behind g0-2, which is still in flight: moving it would put it before g0-2.
+        assert.deepEqual(await h.counts(dlq), { visible: 1, notVisible: 1, delayed: 0 });
+      });
     });
 
     describe('alarms', () => {
+      /** Checkers on the default settings, each noting what it says of `queue` as "LABEL EVENT". */
+      const checkers = (queue: string, said: string[]) => (label: string) =>
+        new DlqAlarms(h.service, { threshold: 0, periodSeconds: 10, queues: {} }, (n) => {
+          if (n.queue === queue) said.push(`${label} ${n.event}`);
+        });
+
       it('raises an alarm when a poison message arrives, repeats it at each doubling and as expiry nears, and resolves it', async () => {
         const { dlq, source } = await dlqPair(1, { dlq: { MessageRetentionPeriod: String(2 * 24 * 3600) } });
         const said: AlarmNotification[] = [];
@@ -431,11 +500,7 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
         const { dlq, source } = await dlqPair();
         const name = dlq.split('/').at(-1)!;
         const said: string[] = [];
-        const settings = { threshold: 0, periodSeconds: 10, queues: {} };
-        const watcher = (label: string) =>
-          new DlqAlarms(h.service, settings, (n) => {
-            if (n.queue === name) said.push(`${label} ${n.event}`);
-          });
+        const watcher = checkers(name, said);
         const holder = watcher('holder');
         await poison(source, 1);
         await holder.check();
@@ -455,6 +520,30 @@ export function dlqSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.deepEqual(said, ['holder raised', 'reader resolved']);
         const after = (await holder.clusterStates()).find((s) => s.queue === name);
         assert.deepEqual([after?.state, after?.history.map((n) => n.event)], ['OK', ['raised', 'resolved']]);
+      });
+
+      it('keeps the states across a restart: the restarted checker does not raise again', async (t) => {
+        if (skipsRestart(t, options)) return;
+        const { dlq, source } = await dlqPair();
+        const name = dlq.split('/').at(-1)!;
+        const said: string[] = [];
+        const checker = checkers(name, said);
+        await poison(source, 1);
+        const before = checker('before');
+        await before.check();
+        const raised = before.states().find((s) => s.queue === name);
+        await h.restart();
+        const after = checker('after');
+        assert.deepEqual(
+          (await after.clusterStates()).find((s) => s.queue === name),
+          raised,
+        );
+        await after.check();
+        await poison(source, 1);
+        await after.check();
+        assert.deepEqual(said, ['before raised', 'after growing']);
+        const resumed = after.states().find((s) => s.queue === name);
+        assert.deepEqual([resumed?.visible, resumed?.since], [2, raised?.since]);
       });
 
       it('can be silenced per queue: the state is kept, nobody is notified', async () => {

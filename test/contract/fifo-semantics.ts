@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { startRetentionSweeper } from '../../src/core/retention.ts';
+import { startRetentionSweeper } from '../../packages/server/src/core/retention.ts';
 import { context, type StoreFactory, useContractService } from './harness.ts';
 
 /**
@@ -31,7 +31,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         const url = await fifoQueue();
         await h.rejects(
           h.service.SetQueueAttributes({ QueueUrl: url, Attributes: { FifoQueue: 'false' } }),
-          'InvalidAttributeName',
+          'InvalidAttributeValue',
         );
         const { Attributes } = (await h.service.GetQueueAttributes({
           QueueUrl: url,
@@ -64,7 +64,11 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
       it('rejects sends without a group, without deduplication, with a delay of their own or bad ids', async () => {
         const url = await fifoQueue();
         await h.rejects(h.send(url, 'x'), 'MissingParameter', /MessageGroupId/);
-        await h.rejects(sendTo(url, 'g', 'x', { DelaySeconds: 5 }), 'InvalidParameterValue', /DelaySeconds/);
+        await h.rejects(
+          sendTo(url, 'g', 'x', { DelaySeconds: 5 }),
+          'InvalidParameterValue',
+          /^Value 5 for parameter DelaySeconds is invalid\. Reason: The request include parameter that is not valid for this queue type\.$/,
+        );
         await h.rejects(sendTo(url, 'a b', 'x'), 'InvalidParameterValue', /MessageGroupId/);
         await h.rejects(sendTo(url, 'g'.repeat(129), 'x'), 'InvalidParameterValue');
         await h.rejects(sendTo(url, 'g', 'x', { MessageDeduplicationId: 'é' }), 'InvalidParameterValue');
@@ -100,15 +104,77 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
           again.map((message) => message.Attributes?.ApproximateReceiveCount),
           ['2', '2'],
         );
-        // Making one visible again while the other stays in flight keeps the group blocked.
+        // Making the first visible again delivers it again; the second, still in flight, holds back nothing before it.
         await h.service.ChangeMessageVisibility({
           QueueUrl: url,
           ReceiptHandle: again[0]!.ReceiptHandle,
           VisibilityTimeout: 0,
         });
+        const third = await h.receive(url);
+        assert.deepEqual(bodies(third), ['a2']);
+        await deleteAll(url, [third[0]!, again[1]!]);
         assert.deepEqual(await h.receive(url), []);
-        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: again[1]!.ReceiptHandle });
-        assert.deepEqual(bodies(await h.receive(url)), ['a2']);
+      });
+
+      it('holds a group back from its first message in flight on, not before it (SQS)', async () => {
+        const url = await fifoQueue({ VisibilityTimeout: '30' });
+        for (const body of ['a1', 'a2', 'a3']) await sendTo(url, 'a', body);
+        const all = await h.receive(url);
+        assert.deepEqual(bodies(all), ['a1', 'a2', 'a3']);
+        await h.service.ChangeMessageVisibility({
+          QueueUrl: url,
+          ReceiptHandle: all[1]!.ReceiptHandle,
+          VisibilityTimeout: 60,
+        });
+        await h.clock.advance(29_999);
+        assert.deepEqual(await h.receive(url), []);
+        await h.clock.advance(1);
+        // a1's own timeout lapsed: it is delivered again, the older before the newer; a3 waits behind a2.
+        const again = await h.receive(url);
+        assert.deepEqual(bodies(again), ['a1']);
+        assert.equal(again[0]!.Attributes?.ApproximateReceiveCount, '2');
+        await h.clock.advance(30_000);
+        assert.deepEqual(bodies(await h.receive(url)), ['a1', 'a2', 'a3']);
+      });
+
+      it('refuses a delete whose visibility timeout lapsed, and takes one extended in time (SQS)', async () => {
+        const url = await fifoQueue({ VisibilityTimeout: '10' });
+        await sendTo(url, 'g', 'm');
+        const [first] = await h.receive(url);
+        await h.clock.advance(10_000);
+        const expired = (handle: string) =>
+          new RegExp(
+            `^Value ${handle} for parameter ReceiptHandle is invalid\\. Reason: The receipt handle has expired\\.$`,
+          );
+        await h.rejects(
+          h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle }),
+          'InvalidParameterValue',
+          expired(first!.ReceiptHandle),
+        );
+        const [second] = await h.receive(url);
+        // Superseded by the second receive: expired too, alone or in a batch.
+        const batch = await h.service.DeleteMessageBatch({
+          QueueUrl: url,
+          Entries: [{ Id: 'old', ReceiptHandle: first!.ReceiptHandle }],
+        });
+        assert.deepEqual(
+          batch.Failed.map((entry) => [entry.Id, entry.Code, entry.Message]),
+          [
+            [
+              'old',
+              'InvalidParameterValue',
+              `Value ${first!.ReceiptHandle} for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.`,
+            ],
+          ],
+        );
+        await h.service.ChangeMessageVisibility({
+          QueueUrl: url,
+          ReceiptHandle: second!.ReceiptHandle,
+          VisibilityTimeout: 20,
+        });
+        await h.clock.advance(15_000);
+        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
+        assert.deepEqual(await h.counts(url), { visible: 0, notVisible: 0, delayed: 0 });
       });
 
       it('unblocks every group a DeleteMessageBatch empties of in-flight messages, and only those', async () => {
@@ -206,7 +272,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
             QueueUrl: url,
             Entries: [
               { Id: 'one', MessageBody: '1', MessageGroupId: 'g', MessageDeduplicationId: 'd1' },
-              { Id: 'nogroup', MessageBody: '2', MessageDeduplicationId: 'd2' },
+              { Id: 'badgroup', MessageBody: '2', MessageGroupId: 'a b', MessageDeduplicationId: 'd2' },
               { Id: 'dup', MessageBody: '3', MessageGroupId: 'g', MessageDeduplicationId: 'd1' },
               { Id: 'two', MessageBody: '4', MessageGroupId: 'g', MessageDeduplicationId: 'd4' },
             ],
@@ -219,7 +285,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         );
         assert.deepEqual(
           output.Failed.map((entry) => [entry.Id, entry.Code]),
-          [['nogroup', 'MissingParameter']],
+          [['badgroup', 'InvalidParameterValue']],
         );
         const [one, dup, two] = output.Successful as unknown as Array<{
           MessageId: string;
@@ -228,6 +294,58 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         assert.equal(dup!.MessageId, one!.MessageId);
         assert.ok(BigInt(two!.SequenceNumber!) > BigInt(one!.SequenceNumber!));
         assert.deepEqual(bodies(await h.receive(url)), ['1', '4']);
+      });
+
+      it('fails a whole batch with an entry missing its group, or its deduplication id where one is needed (SQS)', async () => {
+        const url = await h.newQueue({ FifoQueue: 'true' });
+        const batch = (...entries: Array<Record<string, string>>) =>
+          h.service.SendMessageBatch(
+            {
+              QueueUrl: url,
+              Entries: entries.map((entry, i) => ({ Id: `e${i}`, MessageBody: `m${i}`, ...entry })),
+            },
+            context,
+          );
+        await h.rejects(
+          batch({ MessageGroupId: 'g', MessageDeduplicationId: 'd1' }, { MessageDeduplicationId: 'd2' }),
+          'InvalidParameterValue',
+          /^The request must contain the parameter MessageGroupId\.$/,
+        );
+        await h.rejects(
+          batch({ MessageGroupId: 'g', MessageDeduplicationId: 'd1' }, { MessageGroupId: 'g' }),
+          'InvalidParameterValue',
+          /^The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly$/,
+        );
+        assert.deepEqual(await h.counts(url), { visible: 0, notVisible: 0, delayed: 0 }, 'nothing was sent');
+        const contentBased = await fifoQueue();
+        const output = await h.service.SendMessageBatch(
+          { QueueUrl: contentBased, Entries: [{ Id: 'e', MessageBody: 'm', MessageGroupId: 'g' }] },
+          context,
+        );
+        assert.deepEqual(
+          output.Successful.map((entry) => entry.Id),
+          ['e'],
+        );
+      });
+
+      it("gives a message sent with DelaySeconds 0 the queue's delay (SQS)", async () => {
+        const url = await fifoQueue({ DelaySeconds: '10' });
+        await sendTo(url, 'g', 'zero', { DelaySeconds: 0 });
+        assert.deepEqual(await h.counts(url), { visible: 0, notVisible: 0, delayed: 1 });
+        await h.clock.advance(9_999);
+        assert.deepEqual(await h.receive(url), []);
+        await h.clock.advance(1);
+        assert.deepEqual(bodies(await h.receive(url)), ['zero']);
+      });
+
+      it('forgets the deduplication ids on PurgeQueue (SQS)', async () => {
+        const url = await h.newQueue({ FifoQueue: 'true' });
+        const first = await sendTo(url, 'g', 'message-1', { MessageDeduplicationId: 'd' });
+        await h.service.PurgeQueue({ QueueUrl: url });
+        await h.clock.advance(1);
+        const second = await sendTo(url, 'g', 'message-2', { MessageDeduplicationId: 'd' });
+        assert.notEqual(second.MessageId, first.MessageId);
+        assert.deepEqual(bodies(await h.receive(url)), ['message-2']);
       });
 
       it('answers a retried receive with the same attempt id with the same messages and handles', async () => {

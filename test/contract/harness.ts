@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before } from 'node:test';
-import { FakeClock } from '../../src/core/clock.ts';
-import { SqsError } from '../../src/core/errors.ts';
-import type { Input } from '../../src/core/input.ts';
-import { type RequestContext, type ServiceOptions, SqsService } from '../../src/core/sqs-service.ts';
-import type { Store } from '../../src/store/contract.ts';
+import { after, before, type TestContext } from 'node:test';
+import { FakeClock } from 'sluice-client/clock';
+import { SqsError } from '../../packages/server/src/core/errors.ts';
+import type { Input } from '../../packages/server/src/core/input.ts';
+import {
+  type RequestContext,
+  type ServiceOptions,
+  SqsService,
+} from '../../packages/server/src/core/sqs-service.ts';
+import type { Store } from '../../packages/server/src/store/contract.ts';
 
 /** How a contract suite opens a fresh store of one backend. */
 export interface StoreFactory {
@@ -17,6 +21,22 @@ export interface StoreFactory {
    * database server); the fake clock waits for it before firing each timer, as it waits for immediates.
    */
   idle?(store: Store): Promise<boolean>;
+}
+
+/** How a contract suite runs on one backend. */
+export interface SuiteOptions {
+  /** false for a store that keeps nothing once closed (SQLite in memory): its restart tests are skipped. */
+  persistent?: boolean;
+}
+
+/**
+ * For a test that restarts the store: skips it, and returns true, where nothing outlives a close. (Called
+ * inside the test, so that the tests keep their shape on the backends that run them.)
+ */
+export function skipsRestart(t: TestContext, options: SuiteOptions): boolean {
+  if (options.persistent !== false) return false;
+  t.skip('this store keeps nothing once closed');
+  return true;
 }
 
 export const context: RequestContext = { baseUrl: 'http://127.0.0.1:9324', senderId: 'AKIDTEST' };

@@ -4,12 +4,23 @@ import {
   HISTORY_RETENTION_MS,
   QueueSampler,
   queueHistory,
+  SAMPLE_KEEPALIVE_MS,
   SAMPLE_PERIOD_MS,
-} from '../../src/core/queue-history.ts';
-import { context, type StoreFactory, useContractService } from './harness.ts';
+} from '../../packages/server/src/core/queue-history.ts';
+import {
+  context,
+  type StoreFactory,
+  type SuiteOptions,
+  skipsRestart,
+  useContractService,
+} from './harness.ts';
 
 /** The activity counters, the 10 s history samples and their 24 h retention, for one store backend. */
-export function historySemanticsSuite(backend: string, factory: () => StoreFactory): void {
+export function historySemanticsSuite(
+  backend: string,
+  factory: () => StoreFactory,
+  options: SuiteOptions = {},
+): void {
   describe(`Queue history on ${backend}`, () => {
     const h = useContractService(factory);
     const nameOf = (url: string) => url.split('/').at(-1)!;
@@ -113,7 +124,8 @@ export function historySemanticsSuite(backend: string, factory: () => StoreFacto
       assert.deepEqual(await h.store.takeQueueActivity(), []);
     });
 
-    it('drops samples older than 24 hours, and keeps the rest across a restart', async () => {
+    it('drops samples older than 24 hours (and the keepalive), and keeps the rest across a restart', async (t) => {
+      if (skipsRestart(t, options)) return;
       const url = await h.newQueue();
       const s = sampler();
       const start = h.clock.now();
@@ -122,17 +134,67 @@ export function historySemanticsSuite(backend: string, factory: () => StoreFacto
       await s.sample();
       await h.restart();
       assert.equal((await h.store.queueSamples(nameOf(url), start)).length, 2);
-      await h.clock.advance(HISTORY_RETENTION_MS / 2 + 1);
+      // Kept past 24 h by the keepalive, so that a 24 h chart has the sample its first gap carries on from.
+      await h.clock.advance(HISTORY_RETENTION_MS / 2 + SAMPLE_KEEPALIVE_MS + 1);
       await new QueueSampler(h.service).sample();
       const left = await h.store.queueSamples(nameOf(url), 0);
       assert.deepEqual(
         left.map((x) => x.at - start),
-        [HISTORY_RETENTION_MS / 2, HISTORY_RETENTION_MS + 1],
+        [HISTORY_RETENTION_MS / 2, HISTORY_RETENTION_MS + SAMPLE_KEEPALIVE_MS + 1],
       );
       // Every queue's samples go, not only this one's.
       assert.ok((await h.store.deleteQueueSamplesBefore(h.clock.now() + 1)) >= left.length);
       assert.deepEqual(await h.store.queueSamples(nameOf(url), 0), []);
       assert.equal(await h.store.deleteQueueSamplesBefore(h.clock.now() + 1), 0);
+    });
+
+    it('adds no row for an idle queue whose counts did not change, but one per keepalive; readers fill the gaps', async () => {
+      const waiting = await h.newQueue();
+      const busy = await h.newQueue();
+      await h.send(waiting, 'parked');
+      const s = sampler();
+      const start = h.clock.now();
+      await s.sample();
+      for (let i = 1; i <= 6; i++) {
+        await h.clock.advance(SAMPLE_PERIOD_MS);
+        if (i === 3) await h.send(busy, 'once');
+        await s.sample();
+      }
+      const rows = async (url: string) =>
+        (await h.store.queueSamples(nameOf(url), 0)).map((x) => (x.at - start) / SAMPLE_PERIOD_MS);
+      assert.deepEqual(await rows(waiting), [0], 'idle and unchanged: only the first sample');
+      assert.deepEqual(await rows(busy), [0, 3], 'only the sample that saw the send');
+
+      // Readers see every 10 s point: the counts carried forward, no activity, the parked message aging.
+      const waitingHour = await queueHistory(h.service, nameOf(waiting), '1h');
+      assert.deepEqual(
+        waitingHour.map((x) => [(x.at - start) / 1000, x.visible, x.oldestAgeSeconds, x.sent]),
+        [0, 10, 20, 30, 40, 50, 60].map((t) => [t, 1, t, t === 0 ? 1 : 0]),
+      );
+      const busyHour = await queueHistory(h.service, nameOf(busy), '1h');
+      assert.deepEqual(
+        busyHour.map((x) => [x.visible, x.sent, x.periodMs]),
+        [0, 0, 0, 1, 1, 1, 1].map((visible, i) => [visible, i === 3 ? 1 : 0, SAMPLE_PERIOD_MS]),
+      );
+      const day = await queueHistory(h.service, nameOf(busy), '24h');
+      assert.equal(day.at(-1)!.visible, 1);
+      assert.equal(
+        day.reduce((sum, b) => sum + b.sent, 0),
+        1,
+      );
+
+      // Still idle ten minutes on: the keepalive sample.
+      await h.clock.advance(SAMPLE_KEEPALIVE_MS - 6 * SAMPLE_PERIOD_MS);
+      await s.sample();
+      assert.deepEqual(await rows(waiting), [0, SAMPLE_KEEPALIVE_MS / SAMPLE_PERIOD_MS]);
+      // A change in the counts alone (the message received, so in flight) is recorded at once.
+      await h.clock.advance(SAMPLE_PERIOD_MS);
+      await s.sample();
+      assert.equal((await rows(waiting)).length, 2);
+      await h.receive(waiting);
+      await s.sample();
+      const [, , received] = await h.store.queueSamples(nameOf(waiting), 0);
+      assert.deepEqual([received?.visible, received?.notVisible, received?.received], [0, 1, 1]);
     });
 
     it('a deleted queue starts from zero when its name is used again', async () => {

@@ -4,14 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import {
-  IdempotencyInProgressError,
-  type IdempotencyStore,
-  idempotent,
-  PostgresIdempotencyStore,
-  SqliteIdempotencyStore,
-} from '../../src/client/index.ts';
-import { FakeClock } from '../../src/core/clock.ts';
+import { IdempotencyInProgressError, type IdempotencyStore, idempotent } from 'sluice-client';
+import { FakeClock } from 'sluice-client/clock';
+import { PostgresIdempotencyStore } from 'sluice-client/postgres';
+import { SqliteIdempotencyStore } from 'sluice-client/sqlite';
 import { gate } from '../helpers/client-toolkit.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 

@@ -30,6 +30,20 @@ export function limitsSuite(backend: string, factory: () => StoreFactory): void 
       assert.equal((await h.receive(url, { MaxNumberOfMessages: 2 })).length, 2);
     });
 
+    it('counts messages hidden again through lapsed handles as in flight (standard queues)', async () => {
+      const url = await h.newQueue();
+      for (let i = 0; i < 6; i++) await h.send(url, `m${i}`);
+      const lapsed = await h.receive(url, { MaxNumberOfMessages: 5, VisibilityTimeout: 0 });
+      assert.equal(lapsed.length, 5);
+      assert.equal((await h.receive(url, { MaxNumberOfMessages: 1, VisibilityTimeout: 0 })).length, 1);
+      for (const { ReceiptHandle } of lapsed)
+        await h.service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle, VisibilityTimeout: 60 });
+      assert.equal((await h.counts(url)).notVisible, 5);
+      await h.rejects(h.receive(url), 'OverLimit');
+      // The maxQueues test counts the queues the tests before it leave.
+      await h.service.DeleteQueue({ QueueUrl: url });
+    });
+
     it('applies the FIFO limit to FIFO queues', async () => {
       const url = await h.newQueue({ FifoQueue: 'true', ContentBasedDeduplication: 'true' });
       for (let i = 0; i < 5; i++) await h.send(url, `f${i}`, { MessageGroupId: `g${i}` });

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { md5OfAttributes } from '../../src/core/message-attributes.ts';
-import { startRetentionSweeper } from '../../src/core/retention.ts';
+import { md5OfAttributes } from '../../packages/server/src/core/message-attributes.ts';
+import { decodeReceiptHandle, encodeReceiptHandle } from '../../packages/server/src/core/receipt-handle.ts';
+import { startRetentionSweeper } from '../../packages/server/src/core/retention.ts';
 import { context, type ReceivedMessage, type StoreFactory, useContractService } from './harness.ts';
 
 /**
@@ -176,9 +177,9 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           Attributes: Record<string, string>;
         };
         const policy = JSON.parse(Attributes.Policy!) as {
-          Statement: Array<{ Sid: string; Action: string[] }>;
+          Statement: Array<{ Sid: string; Action: string }>;
         };
-        assert.deepEqual(policy.Statement[0]?.Action, ['SQS:SendMessage']);
+        assert.deepEqual(policy.Statement[0]?.Action, 'SQS:SendMessage');
         await h.service.RemovePermission({ QueueUrl: url, Label: 'p1' });
         await rejects(h.service.RemovePermission({ QueueUrl: url, Label: 'p1' }), 'InvalidParameterValue');
         const after = await h.service.GetQueueAttributes({ QueueUrl: url, AttributeNames: ['Policy'] });
@@ -237,6 +238,90 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
             'order.total': { DataType: 'Number', StringValue: '2' },
           }),
         );
+      });
+
+      it('selects every name starting with the prefix for Prefix.*, and every name for * (SQS)', async () => {
+        const url = await newQueue();
+        const attributes = {
+          'Help.Me': { DataType: 'String', StringValue: 'Me' },
+          Hello: { DataType: 'String', StringValue: 'There' },
+          General: { DataType: 'String', StringValue: 'Kenobi' },
+        };
+        await send(url, 'msg', { MessageAttributes: attributes });
+        const names = async (MessageAttributeNames: string[]) => {
+          const [message] = await receive(url, { MessageAttributeNames, VisibilityTimeout: 0 });
+          return Object.keys(message!.MessageAttributes ?? {}).sort();
+        };
+        assert.deepEqual(await names(['Hel.*']), ['Hello', 'Help.Me']);
+        for (const all of [['*'], ['All'], ['.*']])
+          assert.deepEqual(await names(all), ['General', 'Hello', 'Help.Me']);
+        assert.deepEqual(await names(['Foo', 'Hello']), ['Hello']);
+        assert.deepEqual(await names(['Help']), []);
+      });
+
+      it("words an empty String attribute as SQS does: 'must contain a non-empty value of type'", async () => {
+        const url = await newQueue();
+        await rejects(
+          send(url, 'x', { MessageAttributes: { ErrorDetails: { DataType: 'String', StringValue: '' } } }),
+          'InvalidParameterValue',
+          /^Message \(user\) attribute 'ErrorDetails' must contain a non-empty value of type 'String'\.$/,
+        );
+      });
+
+      it('words a parameter the queue type does not take with the final period, as SQS does', async () => {
+        const url = await newQueue();
+        await rejects(
+          send(url, 'x', { MessageDeduplicationId: 'd' }),
+          'InvalidParameterValue',
+          /^Value d for parameter MessageDeduplicationId is invalid\. Reason: The request include parameter that is not valid for this queue type\.$/,
+        );
+      });
+
+      it('refuses control characters in a String attribute value as InvalidParameterValue (SQS)', async () => {
+        const url = await newQueue();
+        // In a body the same characters are InvalidMessageContents.
+        await rejects(
+          send(url, 'x', {
+            MessageAttributes: {
+              attr1: { DataType: 'String', StringValue: `Invalid-${'\u0008'},${'\u000b'}` },
+            },
+          }),
+          'InvalidParameterValue',
+          /attr1.*Invalid characters found/,
+        );
+      });
+
+      it('takes attribute names with letters of any script (SQS)', async () => {
+        const url = await newQueue();
+        const international = { 'attr.1øßä': { DataType: 'String', StringValue: 'Valida' } };
+        const sent = await send(url, 'x', { MessageAttributes: international });
+        assert.equal(sent.MD5OfMessageAttributes, md5OfAttributes(international));
+        const [message] = await receive(url);
+        assert.deepEqual(message!.MessageAttributes, international);
+      });
+
+      it('stores the request trace header as AWSTraceHeader, unless the message names its own', async () => {
+        const url = await newQueue();
+        const traced = { ...context, traceHeader: 'Root=1-3152b799-8954dae64eda91bc9a23a7e8;Sampled=1' };
+        const sent = await h.service.SendMessage({ QueueUrl: url, MessageBody: 'from header' }, traced);
+        assert.equal(sent.MD5OfMessageSystemAttributes, undefined, 'the sender sent no system attribute');
+        const own = { AWSTraceHeader: { DataType: 'String', StringValue: 'Root=1-own' } };
+        await h.service.SendMessage(
+          { QueueUrl: url, MessageBody: 'own attribute', MessageSystemAttributes: own },
+          traced,
+        );
+        await h.service.SendMessageBatch(
+          { QueueUrl: url, Entries: [{ Id: 'b', MessageBody: 'batch' }] },
+          traced,
+        );
+        await send(url, 'untraced');
+        const messages = await receive(url);
+        assert.deepEqual(Object.fromEntries(messages.map((m) => [m.Body, m.Attributes?.AWSTraceHeader])), {
+          'from header': traced.traceHeader,
+          'own attribute': 'Root=1-own',
+          batch: traced.traceHeader,
+          untraced: undefined,
+        });
       });
 
       it('rejects bodies and attributes SQS rejects', async () => {
@@ -308,18 +393,17 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.equal((await receive(url)).length, 1);
       });
 
-      it('deletes only with the latest receipt handle; an old handle succeeds without effect', async () => {
+      it('deletes with any handle issued for a message that still exists, a superseded one too (SQS)', async () => {
         const url = await newQueue({ VisibilityTimeout: '10' });
         await send(url, 'a');
         const [first] = await receive(url);
         await h.clock.advance(10_000);
         const [second] = await receive(url);
         await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
-        assert.equal((await counts(url)).notVisible, 1);
-        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
         assert.deepEqual(await counts(url), { visible: 0, notVisible: 0, delayed: 0 });
-        // Deleting again is not an error either.
+        // Deleting again, with either handle, is not an error either.
         await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
+        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
         await rejects(
           h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: 'not-a-handle' }),
           'ReceiptHandleIsInvalid',
@@ -330,6 +414,73 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           h.service.DeleteMessage({ QueueUrl: other, ReceiptHandle: second!.ReceiptHandle }),
           'ReceiptHandleIsInvalid',
         );
+      });
+
+      it('refuses a handle of a live message that Sluice never issued', async () => {
+        const url = await newQueue({ VisibilityTimeout: '10' });
+        await send(url, 'a');
+        const [message] = await receive(url);
+        const issued = decodeReceiptHandle(message!.ReceiptHandle);
+        const forged = [
+          encodeReceiptHandle({
+            ...issued,
+            token: issued.token === 'f'.repeat(16) ? '0'.repeat(16) : 'f'.repeat(16),
+          }),
+          encodeReceiptHandle({ ...issued, receiveCount: issued.receiveCount + 1 }),
+        ];
+        for (const handle of forged) {
+          await rejects(
+            h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: handle }),
+            'ReceiptHandleIsInvalid',
+          );
+          await rejects(
+            h.service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: 0 }),
+            'ReceiptHandleIsInvalid',
+          );
+        }
+        assert.deepEqual(await counts(url), { visible: 0, notVisible: 1, delayed: 0 });
+      });
+
+      it('changes visibility with a lapsed or superseded handle, alone and in a batch (SQS standard queues)', async () => {
+        const url = await newQueue({ VisibilityTimeout: '30' });
+        await send(url, 'a');
+        const [first] = await receive(url);
+        await h.clock.advance(30_000);
+        // Its timeout lapsed: the new one still applies, counted from the call, and hides the message again.
+        await h.service.ChangeMessageVisibility({
+          QueueUrl: url,
+          ReceiptHandle: first!.ReceiptHandle,
+          VisibilityTimeout: 60,
+        });
+        assert.deepEqual(await counts(url), { visible: 0, notVisible: 1, delayed: 0 });
+        await h.clock.advance(59_999);
+        assert.deepEqual(await receive(url), []);
+        await h.clock.advance(1);
+        const [second] = await receive(url);
+        assert.equal(second?.Attributes?.ApproximateReceiveCount, '2');
+        // The first handle is superseded now; it still makes the message visible, in a batch too.
+        const changed = await h.service.ChangeMessageVisibilityBatch({
+          QueueUrl: url,
+          Entries: [{ Id: 'old', ReceiptHandle: first!.ReceiptHandle, VisibilityTimeout: 0 }],
+        });
+        assert.deepEqual(changed, { Successful: [{ Id: 'old' }], Failed: [] });
+        const [third] = await receive(url);
+        assert.equal(third?.Attributes?.ApproximateReceiveCount, '3');
+        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: third!.ReceiptHandle });
+        // Only a message that no longer exists refuses the change.
+        for (const handle of [first!.ReceiptHandle, third!.ReceiptHandle]) {
+          await rejects(
+            h.service.ChangeMessageVisibility({
+              QueueUrl: url,
+              ReceiptHandle: handle,
+              VisibilityTimeout: 10,
+            }),
+            'InvalidParameterValue',
+            new RegExp(
+              `^Value ${handle} for parameter ReceiptHandle is invalid\\. Reason: Message does not exist or is not available for visibility timeout change\\.$`,
+            ),
+          );
+        }
       });
 
       it('changes visibility from the call, to 0 at once, and restarts at the queue default on redelivery', async () => {
@@ -362,17 +513,6 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
       it('refuses visibility changes that SQS refuses', async () => {
         const url = await newQueue({ VisibilityTimeout: '30' });
         await send(url, 'a');
-        const [message] = await receive(url);
-        const handle = message!.ReceiptHandle;
-        await h.clock.advance(3_600_000 * 11);
-        await rejects(
-          h.service.ChangeMessageVisibility({
-            QueueUrl: url,
-            ReceiptHandle: handle,
-            VisibilityTimeout: 3_601,
-          }),
-          'MessageNotInflight',
-        );
         const [again] = await receive(url, { VisibilityTimeout: 43_200 });
         await h.clock.advance(3_600_000 * 11);
         await rejects(
@@ -389,11 +529,6 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           ReceiptHandle: again!.ReceiptHandle,
           VisibilityTimeout: 3_600,
         });
-        await rejects(
-          h.service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: 10 }),
-          'InvalidParameterValue',
-          /Message does not exist or is not available/,
-        );
         await rejects(
           h.service.ChangeMessageVisibility({
             QueueUrl: url,
@@ -538,15 +673,15 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
               maxReceiveCount: 2,
             }),
           }),
-          'InvalidAttributeValue',
+          'InvalidParameterValue',
         );
         const dlq = await newQueue();
         const arn = `arn:aws:sqs:us-east-1:000000000000:${dlq.split('/').at(-1)}`;
         await rejects(
           newQueue({ RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: 0 }) }),
-          'InvalidAttributeValue',
+          'InvalidParameterValue',
         );
-        await rejects(newQueue({ RedrivePolicy: '{not json' }), 'InvalidAttributeValue');
+        await rejects(newQueue({ RedrivePolicy: '{not json' }), 'InvalidParameterValue');
         await newQueue({ RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: '5' }) });
       });
     });
@@ -641,6 +776,49 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         );
       });
 
+      it("fails an entry over the queue's MaximumMessageSize alone, and a batch over 1 MiB whole", async () => {
+        const url = await newQueue({ MaximumMessageSize: '1024' });
+        const result = await h.service.SendMessageBatch(
+          {
+            QueueUrl: url,
+            Entries: [
+              { Id: 'big', MessageBody: 'x'.repeat(1025) },
+              { Id: 'small', MessageBody: 'y' },
+            ],
+          },
+          context,
+        );
+        assert.deepEqual(
+          result.Successful.map((entry) => entry.Id),
+          ['small'],
+        );
+        assert.deepEqual(result.Failed, [
+          {
+            Id: 'big',
+            SenderFault: true,
+            Code: 'InvalidParameterValue',
+            Message:
+              'One or more parameters cannot be validated. Reason: Message must be shorter than 1024 bytes.',
+          },
+        ]);
+        // The whole request is held to 1 MiB whatever the queue's maximum.
+        await rejects(
+          h.service.SendMessageBatch(
+            {
+              QueueUrl: url,
+              Entries: [
+                { Id: 'a', MessageBody: 'x'.repeat(524_288) },
+                { Id: 'b', MessageBody: 'x'.repeat(524_289) },
+              ],
+            },
+            context,
+          ),
+          'BatchRequestTooLong',
+          /^Batch requests cannot be longer than 1048576 bytes\. You have sent 1048577 bytes\.$/,
+        );
+        assert.deepEqual(await counts(url), { visible: 1, notVisible: 0, delayed: 0 });
+      });
+
       it('deletes and changes visibility in batches with per-entry failures', async () => {
         const url = await newQueue();
         await h.service.SendMessageBatch(
@@ -687,7 +865,8 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
             { Id: 'y-again', ReceiptHandle: again[1]!.ReceiptHandle },
           ],
         });
-        // A stale handle succeeds without effect (SQS); only the garbage one fails.
+        // The older handle deletes 'a' (SQS), so the latest one finds it gone: no error either. Only the
+        // garbage one fails.
         assert.deepEqual(
           deleted.Successful.map((entry) => entry.Id),
           ['stale', 'x', 'y', 'y-again'],
@@ -738,34 +917,73 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.deepEqual(await counts(other), { visible: 0, notVisible: 1, delayed: 0 });
       });
 
-      it('answers per receipt in the store: deleted, stale token, already gone, repeated', async () => {
-        const url = await newQueue({ VisibilityTimeout: '0' });
-        await send(url, 'x');
-        await send(url, 'y');
+      it('judges each receipt in the store by the rule the core chooses: any issued, the latest, the latest in flight', async () => {
+        const url = await newQueue();
+        for (const body of ['x', 'y', 'z', 'w']) await send(url, body);
         const queue = (await h.store.getQueue(url.split('/').at(-1)!))!;
-        const claim = async () =>
+        const claim = async (visibleForMs: number) =>
           (
             await h.store.receiveMessages({
               queueId: queue.id,
               now: h.clock.now(),
               max: 10,
-              visibleUntil: h.clock.now() + 60_000,
-              newReceiptToken: () => Math.random().toString(36).slice(2),
+              visibleUntil: h.clock.now() + visibleForMs,
+              newReceiptToken: () => Math.random().toString(16).slice(2, 18).padEnd(16, '0'),
               maxInFlight: 1000,
             })
           ).messages;
-        const [x, y] = await claim();
-        const receipt = (m: typeof x) => ({ seq: m!.seq, receiptToken: m!.receiptToken! });
+        type Claimed = Awaited<ReturnType<typeof claim>>[number];
+        const receipt = (m: Claimed | undefined) => ({
+          seq: m!.seq,
+          receiveCount: m!.receiveCount,
+          receiptToken: m!.receiptToken!,
+        });
+        const check = (rule: 'anyIssued' | 'latest' | 'inFlight') => ({ rule, now: h.clock.now() });
+        const [x1, , z1, w1] = await claim(0);
+        const [x2, y2, z2] = await claim(60_000);
+        assert.equal(x2!.receiptToken, x1!.receiptToken, 'a message keeps its token from its first receive');
         assert.deepEqual(
-          await h.store.deleteMessages!(queue.id, [
-            receipt(x),
-            { seq: y!.seq, receiptToken: 'not-its-token' },
-            receipt(x),
-          ]),
-          [true, false, false],
+          await h.store.deleteMessages(
+            queue.id,
+            [
+              { ...receipt(x2), receiptToken: 'not-its-token' },
+              { ...receipt(x2), receiveCount: 3 },
+            ],
+            check('anyIssued'),
+          ),
+          ['invalid', 'invalid'],
+          'never issued: another token, or a receive the message has not had',
         );
-        assert.deepEqual(await h.store.deleteMessages!(queue.id, [receipt(y), receipt(x)]), [true, false]);
-        assert.deepEqual(await h.store.deleteMessages!(queue.id, []), []);
+        assert.deepEqual(await h.store.deleteMessages(queue.id, [receipt(x1)], check('latest')), ['stale']);
+        assert.deepEqual(await h.store.deleteMessages(queue.id, [receipt(x1)], check('inFlight')), ['stale']);
+        assert.deepEqual(
+          await h.store.deleteMessages(queue.id, [receipt(x1), receipt(x2), receipt(x1)], check('anyIssued')),
+          ['deleted', 'missing', 'missing'],
+          'a superseded handle deletes; the message is deleted once',
+        );
+        await h.clock.advance(60_000);
+        assert.deepEqual(await h.store.deleteMessages(queue.id, [receipt(y2)], check('inFlight')), [
+          'expired',
+        ]);
+        assert.equal(await h.store.deleteMessage(queue.id, receipt(y2), check('latest')), 'deleted');
+        const change = (m: Claimed | undefined, rule: 'anyIssued' | 'latest' | 'inFlight') =>
+          h.store.changeVisibility({
+            queueId: queue.id,
+            receipt: receipt(m),
+            ...check(rule),
+            visibleAt: h.clock.now() + 5_000,
+            maxDeliveryMs: 43_200_000,
+          });
+        assert.equal(await change(z2, 'latest'), 'notInFlight', 'its timeout lapsed');
+        assert.equal(await change(z1, 'latest'), 'stale');
+        assert.equal(await change({ ...z2!, receiptToken: 'not-its-token' }, 'anyIssued'), 'invalid');
+        assert.equal(await change(z1, 'anyIssued'), 'changed', 'lapsed and superseded, under anyIssued');
+        assert.equal((await h.store.countMessages(queue.id, h.clock.now())).notVisible, 1);
+        assert.equal(await change(x1, 'anyIssued'), 'missing');
+        assert.deepEqual(await h.store.deleteMessages(queue.id, [receipt(w1)], check('anyIssued')), [
+          'deleted',
+        ]);
+        assert.deepEqual(await h.store.deleteMessages(queue.id, [], check('anyIssued')), []);
       });
     });
 

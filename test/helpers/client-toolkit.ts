@@ -8,7 +8,7 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { FakeClock, type RunningSluice, startSluice } from '../../src/index.ts';
+import { FakeClock, type RunningSluice, startSluice } from 'sluice';
 
 /**
  * A Sluice started in-process on a FakeClock (a real HTTP server; only time is injected), and an SDK client

@@ -1,4 +1,4 @@
-import type { NewMessage } from '../../src/store/contract.ts';
+import type { NewMessage } from '../../packages/server/src/store/contract.ts';
 
 /** A plain message for tests that call a store directly: visible at 1, expiring far later. */
 export function newMessage(id: string, body: string): NewMessage {

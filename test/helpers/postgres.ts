@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { PostgresStore } from '../../packages/server/src/store/postgres/postgres-store.ts';
 import type { StoreFactory } from '../contract/harness.ts';
 
 /** The local PostgreSQL every test uses (trust auth); `SLUICE_TEST_PG` points elsewhere. */

@@ -3,7 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const SLUICE_BIN = new URL('../../bin/sluice.js', import.meta.url).pathname;
+/** Node arguments that run the `sluice` command from the TypeScript sources, so tests check the working tree, never a stale build. */
+export const SLUICE_CLI: readonly string[] = [
+  '--conditions=sluice-source',
+  '--import',
+  // Resolved here, so a server started in another working directory still finds tsx.
+  import.meta.resolve('tsx'),
+  new URL('../../packages/server/src/cli/main.ts', import.meta.url).pathname,
+];
 
 export interface RunningServer {
   /** e.g. http://127.0.0.1:40123 */
@@ -22,6 +29,11 @@ export interface RunningServer {
 export interface StartOptions {
   /** Reuse a data directory (restart tests); a fresh temp directory otherwise. */
   dataDir?: string;
+  /**
+   * `--in-memory` instead of `--data`: the fresh temp directory (`dataDir`) is then the server's working
+   * directory, where the default ./sluice-data would appear if the server wrote one.
+   */
+  inMemory?: boolean;
   /** Fixed port; 0 (default) lets the OS choose. */
   port?: number;
   args?: string[];
@@ -31,13 +43,19 @@ export interface StartOptions {
 /** Starts `sluice serve` as a real child process and resolves once it prints its endpoint. */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sluice-test-'));
+  const storage = options.inMemory ? ['--in-memory'] : ['--data', dataDir];
   const child = spawn(
     process.execPath,
-    [SLUICE_BIN, 'serve', '--port', String(options.port ?? 0), '--data', dataDir, ...(options.args ?? [])],
-    { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    [...SLUICE_CLI, 'serve', '--port', String(options.port ?? 0), ...storage, ...(options.args ?? [])],
+    {
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(options.inMemory && { cwd: dataDir }),
+    },
   );
   let output = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // 'close', not 'exit': by then everything the server printed has been read into output().
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const endpoint = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start in 20 s:\n${output}`)), 20_000);
     const onData = (chunk: Buffer) => {

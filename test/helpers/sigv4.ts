@@ -1,4 +1,5 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
+import { SignatureV4 } from '@smithy/signature-v4';
 
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
@@ -36,4 +37,38 @@ export function signV4(
     ...all,
     authorization: `AWS4-HMAC-SHA256 Credential=test/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`,
   };
+}
+
+const bytes = (data: string | ArrayBuffer | ArrayBufferView): string | Buffer =>
+  typeof data === 'string'
+    ? data
+    : ArrayBuffer.isView(data)
+      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+      : Buffer.from(data);
+
+/** node:crypto's SHA-256 in the shape @smithy/signature-v4 (the SDK's own signer) takes. */
+export class NodeSha256 {
+  private readonly hash: Hash | Hmac;
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
+  }
+  update(data: string | ArrayBuffer | ArrayBufferView): void {
+    this.hash.update(bytes(data));
+  }
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.hash.digest());
+  }
+  reset(): void {}
+}
+
+/**
+ * The AWS SDK's own SigV4 signer (@smithy/signature-v4, what @aws-sdk/client-sqs uses), for requests made
+ * by hand with a given key, so a misreading of the canonical form shared with Sluice's verifier cannot pass.
+ */
+export function sdkSigner(
+  credentials: { accessKeyId: string; secretAccessKey: string },
+  region = 'us-east-1',
+  service = 'sqs',
+): SignatureV4 {
+  return new SignatureV4({ credentials, region, service, sha256: NodeSha256 });
 }

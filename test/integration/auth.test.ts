@@ -5,12 +5,14 @@ import {
   CreateQueueCommand,
   DeleteMessageCommand,
   DeleteQueueCommand,
+  GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
   SQSClient,
   SQSServiceException,
 } from '@aws-sdk/client-sqs';
 import { NEEDS_OWN_SERVER, type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
+import { sdkSigner } from '../helpers/sigv4.ts';
 import { AwsCli } from './clients/aws-cli.ts';
 import { availability, CLIS, hasBoto3, PYTHONS, run } from './clients/clients.ts';
 
@@ -134,6 +136,54 @@ describe('SigV4 authentication against real clients', { skip: NEEDS_OWN_SERVER, 
     assert.equal(forged.headers.get('x-amzn-query-error'), 'SignatureDoesNotMatch;Sender');
     // The health check stays open, for load balancers.
     assert.equal((await fetch(`${server.endpoint}/health`)).status, 200);
+  });
+
+  test('the signature must cover X-Amz-Target and Content-Type: a request signed as one action is not another', async () => {
+    const good = sdk(GOOD);
+    const { QueueUrl } = await good.send(new CreateQueueCommand({ QueueName: 'auth-retarget' }));
+    const body = JSON.stringify({ QueueUrl, MessageBody: 'kept' });
+    await good.send(new SendMessageCommand({ QueueUrl, MessageBody: 'kept' }));
+    /** A JSON request signed as SendMessage without the `unsigned` headers, then sent as `action`. */
+    const send = async (action: string, unsigned: string[]) => {
+      const url = new URL(server.endpoint);
+      const signed = await sdkSigner(GOOD).sign(
+        {
+          method: 'POST',
+          protocol: 'http:',
+          hostname: url.hostname,
+          port: Number(url.port),
+          path: '/',
+          query: {},
+          headers: {
+            host: url.host,
+            'content-type': 'application/x-amz-json-1.0',
+            'x-amz-target': 'AmazonSQS.SendMessage',
+          },
+          body,
+        },
+        { unsignableHeaders: new Set(unsigned) },
+      );
+      return fetch(url, {
+        method: 'POST',
+        headers: { ...signed.headers, 'x-amz-target': `AmazonSQS.${action}` },
+        body,
+      });
+    };
+    // Signed over host;x-amz-date only as SendMessage, sent as PurgeQueue (issue #22).
+    const retargeted = await send('PurgeQueue', ['x-amz-target', 'content-type']);
+    assert.equal(retargeted.status, 403);
+    assert.equal(retargeted.headers.get('x-amzn-query-error'), 'SignatureDoesNotMatch;Sender');
+    assert.match(await retargeted.text(), /'X-Amz-Target' must be a 'SignedHeader'/);
+    const unsignedType = await send('SendMessage', ['content-type']);
+    assert.equal(unsignedType.status, 403);
+    assert.match(await unsignedType.text(), /'Content-Type' must be a 'SignedHeader'/);
+    const signed = await send('SendMessage', []);
+    assert.equal(signed.status, 200, await signed.text());
+    const { Attributes } = await good.send(
+      new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+    );
+    assert.equal(Attributes?.ApproximateNumberOfMessages, '2', 'the queue was not purged');
+    good.destroy();
   });
 
   for (const client of PYTHONS) {

@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ChangeMessageVisibilityCommand, type Message, SendMessageCommand } from '@aws-sdk/client-sqs';
-import {
-  Consumer,
-  type ConsumerOptions,
-  type FailureHandling,
-  POISON_ATTRIBUTES,
-} from '../../src/client/index.ts';
+import { Consumer, type ConsumerOptions, type FailureHandling, POISON_ATTRIBUTES } from 'sluice-client';
 import {
   eventually,
   gate,

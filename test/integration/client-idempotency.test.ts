@@ -5,14 +5,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Message } from '@aws-sdk/client-sqs';
 import Database from 'better-sqlite3';
-import {
-  Consumer,
-  IdempotencyInProgressError,
-  type IdempotencyStore,
-  idempotent,
-  PostgresIdempotencyStore,
-  SqliteIdempotencyStore,
-} from '../../src/client/index.ts';
+import { Consumer, IdempotencyInProgressError, type IdempotencyStore, idempotent } from 'sluice-client';
+import { PostgresIdempotencyStore } from 'sluice-client/postgres';
+import { SqliteIdempotencyStore } from 'sluice-client/sqlite';
 import {
   eventually,
   gate,

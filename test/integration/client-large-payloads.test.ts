@@ -25,8 +25,8 @@ import {
   LargePayloads,
   type MessageHandler,
   pointerOf,
-  S3BlobStore,
-} from '../../src/client/index.ts';
+} from 'sluice-client';
+import { S3BlobStore } from 'sluice-client/s3';
 import { eventually, startToolkitServer, type ToolkitServer } from '../helpers/client-toolkit.ts';
 import { type MotoS3, motoPython, startMoto } from '../helpers/moto.ts';
 

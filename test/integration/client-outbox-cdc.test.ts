@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { OutboxMessage } from 'sluice-client';
 import {
   migratePostgresOutbox,
-  type OutboxMessage,
   PostgresCdcRelay,
   type PostgresCdcRelayOptions,
   PostgresOutbox,
-} from '../../src/client/index.ts';
+} from 'sluice-client/postgres';
 import { eventually, startToolkitServer, type ToolkitServer } from '../helpers/client-toolkit.ts';
 import { type LogicalPostgres, logicalPostgres } from '../helpers/logical-postgres.ts';
 

@@ -6,16 +6,9 @@ import { after, before, describe, test } from 'node:test';
 import { CreateQueueCommand, DeleteMessageBatchCommand, type Message } from '@aws-sdk/client-sqs';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import {
-  migratePostgresOutbox,
-  migrateSqliteOutbox,
-  type OutboxMessage,
-  OutboxRelay,
-  type OutboxRelayOptions,
-  type OutboxStore,
-  PostgresOutbox,
-  SqliteOutbox,
-} from '../../src/client/index.ts';
+import { type OutboxMessage, OutboxRelay, type OutboxRelayOptions, type OutboxStore } from 'sluice-client';
+import { migratePostgresOutbox, PostgresOutbox } from 'sluice-client/postgres';
+import { migrateSqliteOutbox, SqliteOutbox } from 'sluice-client/sqlite';
 import { startToolkitServer, type ToolkitServer } from '../helpers/client-toolkit.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 

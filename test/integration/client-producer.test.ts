@@ -6,7 +6,7 @@ import {
   type SendMessageBatchCommandOutput,
   type SendMessageBatchRequestEntry,
 } from '@aws-sdk/client-sqs';
-import { Producer, type ProducerOptions, ProducerSendError } from '../../src/client/index.ts';
+import { Producer, type ProducerOptions, ProducerSendError } from 'sluice-client';
 import { sdkClient, startToolkitServer, type ToolkitServer } from '../helpers/client-toolkit.ts';
 
 /** What the injected fault does to one SendMessageBatch call (numbered from 1). */

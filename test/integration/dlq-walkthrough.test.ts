@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { FakeClock, type RunningSluice, startSluice } from '../../src/index.ts';
+import { ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { FakeClock, type RunningSluice, startSluice } from 'sluice';
 import { postForm } from '../helpers/raw-requests.ts';
+import { startServer } from '../helpers/server.ts';
 import { AwsCli } from './clients/aws-cli.ts';
 import { availability, CLIS } from './clients/clients.ts';
 
@@ -261,4 +263,96 @@ describe('poison-message walkthrough', { concurrency: false }, () => {
     assert.equal(resolved.visible, 0);
     for (const url of [source.QueueUrl, dlq.QueueUrl]) await cli.ok(['delete-queue', '--queue-url', url]);
   }
+});
+
+/**
+ * A DLQ alarm raised before a restart is still raised after it, not announced again: two runs of
+ * `sluice serve` on one data directory, checking alarms every second (config file), over the SQS JSON API.
+ */
+describe('DLQ alarms across a restart of sluice serve', () => {
+  type Alarm = {
+    queue: string;
+    state: string;
+    visible: number;
+    since: number;
+    history: Array<{ event: string }>;
+  };
+  const alarmOf = async (endpoint: string): Promise<Alarm | undefined> => {
+    const { alarms } = (await (await fetch(`${endpoint}/alarms`)).json()) as { alarms: Alarm[] };
+    return alarms.find((alarm) => alarm.queue === 'orders-dlq');
+  };
+  /** Polls /alarms until `ready` holds for the DLQ's alarm (each check is a second apart). */
+  const alarmWhen = async (endpoint: string, ready: (alarm: Alarm | undefined) => boolean) => {
+    for (let tries = 0; ; tries++) {
+      const alarm = await alarmOf(endpoint);
+      if (ready(alarm)) return alarm!;
+      assert.ok(tries < 300, `no such alarm state within 30 s: ${JSON.stringify(alarm)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
+  test('is not raised again when the server restarts with the DLQ still over its threshold', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-alarm-restart-'));
+    const config = join(dir, 'sluice.json');
+    const dlqArn = 'arn:aws:sqs:us-east-1:000000000000:orders-dlq';
+    writeFileSync(
+      config,
+      JSON.stringify({
+        alarms: { periodSeconds: 1 },
+        queues: [
+          { name: 'orders-dlq', attributes: { MessageRetentionPeriod: 1209600 } },
+          {
+            name: 'orders',
+            attributes: { RedrivePolicy: { deadLetterTargetArn: dlqArn, maxReceiveCount: 1 } },
+          },
+        ],
+      }),
+    );
+    const start = () => startServer({ dataDir: join(dir, 'data'), args: ['--config', config] });
+    const sqsOf = (endpoint: string) =>
+      new SQSClient({
+        endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+      });
+    const first = await start();
+    const firstSqs = sqsOf(first.endpoint);
+    let raisedAt: number;
+    try {
+      const QueueUrl = `${first.endpoint}/000000000000/orders`;
+      await firstSqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'poison' }));
+      // Received once and not deleted; the next receive moves it to the DLQ.
+      for (let round = 0; round < 2; round++)
+        await firstSqs.send(new ReceiveMessageCommand({ QueueUrl, VisibilityTimeout: 0 }));
+      raisedAt = (await alarmWhen(first.endpoint, (alarm) => alarm?.state === 'ALARM')).since;
+    } finally {
+      firstSqs.destroy();
+      await first.stop();
+    }
+    assert.match(first.output(), /DLQ alarm raised/);
+
+    const second = await start();
+    const secondSqs = sqsOf(second.endpoint);
+    try {
+      // A second dead letter, straight into the DLQ: the alarm state shows 2 once a check after the restart ran.
+      await secondSqs.send(
+        new SendMessageCommand({
+          QueueUrl: `${second.endpoint}/000000000000/orders-dlq`,
+          MessageBody: 'more',
+        }),
+      );
+      const after = await alarmWhen(second.endpoint, (alarm) => alarm?.visible === 2);
+      assert.equal(after.state, 'ALARM');
+      assert.equal(after.since, raisedAt, 'the alarm raised before the restart goes on');
+      assert.deepEqual(
+        after.history.map((n) => n.event),
+        ['raised', 'growing'],
+      );
+      assert.doesNotMatch(second.output(), /DLQ alarm raised/);
+    } finally {
+      secondSqs.destroy();
+      await second.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -32,7 +32,7 @@ interface ExampleProcess {
 
 /** examples/consumer.ts as a real child process; its JSON log lines are collected as they arrive. */
 function runExample(env: Record<string, string>): ExampleProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', EXAMPLE], {
+  const child = spawn(process.execPath, ['--conditions=sluice-source', '--import', 'tsx', EXAMPLE], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

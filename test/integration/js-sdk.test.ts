@@ -26,6 +26,7 @@ import {
   UntagQueueCommand,
 } from '@aws-sdk/client-sqs';
 import { md5Hex, md5OfAttributes } from '../helpers/md5.ts';
+import { assertJsonError, assertQueryError, type WireResponse } from '../helpers/raw-requests.ts';
 import { type TestServer, useServer } from '../helpers/server.ts';
 import { signV4 } from '../helpers/sigv4.ts';
 
@@ -361,12 +362,6 @@ describe('standard queue through @aws-sdk/client-sqs', () => {
   });
 });
 
-interface WireResponse {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly text: string;
-}
-
 /** A signed POST (dummy credentials), as an SDK would send it, but with any headers and body. */
 async function post(headers: Record<string, string>, body: string | Buffer): Promise<WireResponse> {
   const url = new URL(`${server.endpoint}/`);
@@ -395,35 +390,6 @@ const queryRequest = (fields: Record<string, string>) =>
     { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
     new URLSearchParams({ Version: '2012-11-05', ...fields }).toString(),
   );
-
-/** JSON error shape: `__type` "<namespace>#<shape>", a message, and the legacy code in x-amzn-query-error. */
-function assertJsonError(response: WireResponse, shape: string, queryCode: string, status = 400): void {
-  const context = `${response.status} ${response.headers.get('x-amzn-query-error')} ${response.text.slice(0, 500)}`;
-  assert.equal(response.status, status, context);
-  assert.match(response.headers.get('content-type') ?? '', /^application\/x-amz-json-1\.0/, context);
-  const body = JSON.parse(response.text) as { __type?: unknown; message?: unknown };
-  assert.equal(typeof body.__type, 'string', context);
-  assert.equal(String(body.__type).replace(/^[\w.]+#/, ''), shape, context);
-  assert.match(String(body.__type), /^[\w.]+#\w+$/, context);
-  assert.equal(typeof body.message, 'string', context);
-  assert.equal(response.headers.get('x-amzn-query-error'), `${queryCode};Sender`, context);
-}
-
-/** Query error shape: `<ErrorResponse><Error><Type>Sender</Type><Code>...</Code><Message>`, HTTP 400. */
-function assertQueryError(response: WireResponse, code: string, status = 400): void {
-  const context = `${response.status} ${response.text.slice(0, 500)}`;
-  assert.equal(response.status, status, context);
-  assert.match(response.headers.get('content-type') ?? '', /xml/, context);
-  assert.match(
-    response.text,
-    /<ErrorResponse[\s>][\s\S]*<Error>[\s\S]*<\/Error>[\s\S]*<\/ErrorResponse>/,
-    context,
-  );
-  assert.match(response.text, /<Type>Sender<\/Type>/, context);
-  assert.ok(response.text.includes(`<Code>${code}</Code>`), context);
-  assert.match(response.text, /<Message>[^<]+<\/Message>/, context);
-  assert.match(response.text, /<RequestId>[^<]+<\/RequestId>/, context);
-}
 
 type Fields = Record<string, string>;
 
@@ -519,14 +485,16 @@ describe('malformed and out-of-range requests, both protocols', () => {
       action: 'SendMessage',
       json: () => ({ MessageBody: 'x' }),
       query: () => ({ MessageBody: 'x' }),
-      shape: 'MissingParameter',
+      shape: 'MissingRequiredParameterException',
+      queryCode: 'MissingParameter',
     },
     {
       title: 'empty message body',
       action: 'SendMessage',
       json: (url) => ({ QueueUrl: url, MessageBody: '' }),
       query: (url) => ({ QueueUrl: url, MessageBody: '' }),
-      shape: 'MissingParameter',
+      shape: 'MissingRequiredParameterException',
+      queryCode: 'MissingParameter',
     },
     {
       title: 'a forbidden character (U+0000) in the body',
@@ -540,49 +508,56 @@ describe('malformed and out-of-range requests, both protocols', () => {
       action: 'SendMessage',
       json: (url) => ({ QueueUrl: url, MessageBody: bigBody }),
       query: (url) => ({ QueueUrl: url, MessageBody: bigBody }),
-      shape: 'InvalidParameterValue',
+      shape: 'InvalidParameterValueException',
+      queryCode: 'InvalidParameterValue',
     },
     {
       title: '11 message attributes',
       action: 'SendMessage',
       json: (url) => ({ QueueUrl: url, MessageBody: 'x', MessageAttributes: elevenAttrs.json }),
       query: (url) => ({ QueueUrl: url, MessageBody: 'x', ...elevenAttrs.query }),
-      shape: 'InvalidParameterValue',
+      shape: 'InvalidParameterValueException',
+      queryCode: 'InvalidParameterValue',
     },
     {
       title: 'a message attribute named AWS.*',
       action: 'SendMessage',
       json: (url) => ({ QueueUrl: url, MessageBody: 'x', MessageAttributes: awsAttr.json }),
       query: (url) => ({ QueueUrl: url, MessageBody: 'x', ...awsAttr.query }),
-      shape: 'InvalidParameterValue',
+      shape: 'InvalidParameterValueException',
+      queryCode: 'InvalidParameterValue',
     },
     {
       title: 'DelaySeconds 901',
       action: 'SendMessage',
       json: (url) => ({ QueueUrl: url, MessageBody: 'x', DelaySeconds: 901 }),
       query: (url) => ({ QueueUrl: url, MessageBody: 'x', DelaySeconds: '901' }),
-      shape: 'InvalidParameterValue',
+      shape: 'InvalidParameterValueException',
+      queryCode: 'InvalidParameterValue',
     },
     {
       title: 'MaxNumberOfMessages 11',
       action: 'ReceiveMessage',
       json: (url) => ({ QueueUrl: url, MaxNumberOfMessages: 11 }),
       query: (url) => ({ QueueUrl: url, MaxNumberOfMessages: '11' }),
-      shape: 'InvalidParameterValue',
+      shape: 'InvalidParameterValueException',
+      queryCode: 'InvalidParameterValue',
     },
     {
       title: 'WaitTimeSeconds 21',
       action: 'ReceiveMessage',
       json: (url) => ({ QueueUrl: url, WaitTimeSeconds: 21 }),
       query: (url) => ({ QueueUrl: url, WaitTimeSeconds: '21' }),
-      shape: 'InvalidParameterValue',
+      shape: 'InvalidParameterValueException',
+      queryCode: 'InvalidParameterValue',
     },
     {
       title: 'VisibilityTimeout 43201 on receive',
       action: 'ReceiveMessage',
       json: (url) => ({ QueueUrl: url, VisibilityTimeout: 43201 }),
       query: (url) => ({ QueueUrl: url, VisibilityTimeout: '43201' }),
-      shape: 'InvalidParameterValue',
+      shape: 'InvalidParameterValueException',
+      queryCode: 'InvalidParameterValue',
     },
     {
       title: 'queue attribute VisibilityTimeout 43201',

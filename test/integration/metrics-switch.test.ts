@@ -9,7 +9,7 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { type RunningSluice, type SluiceOptions, startSluice } from '../../src/index.ts';
+import { type RunningSluice, type SluiceOptions, startSluice } from 'sluice';
 
 /** The value of one unlabelled Prometheus sample line. */
 function sample(text: string, name: string): number | undefined {
@@ -60,10 +60,10 @@ describe('metrics switch and process memory', () => {
 
   it('with metrics off serves the SQS API but no /metrics', async () => {
     const sluice = await start({ metrics: false });
-    // An unknown GET path is read as an SQS query request without an Action: an AWS error, not metrics.
+    // An unknown GET path is read as an SQS query request without an Action: SQS's 404, not metrics.
     const response = await fetch(`${sluice.endpoint}/metrics`);
     const text = await response.text();
-    assert.equal(response.status, 400);
+    assert.equal(response.status, 404);
     assert.doesNotMatch(text, /sluice_requests_total|process_resident_memory_bytes/);
   });
 });

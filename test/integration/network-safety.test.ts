@@ -13,17 +13,17 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { NEEDS_OWN_SERVER, removeDataDir, startServer } from '../helpers/server.ts';
+import { NEEDS_OWN_SERVER, removeDataDir, SLUICE_CLI, startServer } from '../helpers/server.ts';
+import { selfSignedCertificate } from '../helpers/tls.ts';
 
 const exec = promisify(execFile);
-const SLUICE = new URL('../../bin/sluice.js', import.meta.url).pathname;
 
 describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
   it('refuses a non-loopback --host without credentials, naming the way out', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-host-'));
     try {
       await assert.rejects(
-        exec(process.execPath, [SLUICE, 'serve', '--host', '0.0.0.0', '--port', '0', '--data', dir]),
+        exec(process.execPath, [...SLUICE_CLI, 'serve', '--host', '0.0.0.0', '--port', '0', '--data', dir]),
         (error: { code?: number; stderr?: string }) => {
           assert.equal(error.code, 2);
           assert.match(error.stderr ?? '', /refusing to listen on 0\.0\.0\.0 without credentials/);
@@ -61,25 +61,7 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
 
   it('serves HTTPS with a given certificate; the SDK trusts it and queue URLs say https', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-tls-'));
-    const cert = join(dir, 'cert.pem');
-    const key = join(dir, 'key.pem');
-    await exec('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ]);
+    const { cert, key } = await selfSignedCertificate(dir);
     const server = await startServer({ dataDir: dir, args: ['--tls-cert', cert, '--tls-key', key] });
     const agent = new Agent({ ca: readFileSync(cert) });
     const sqs = new SQSClient({
@@ -113,7 +95,7 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
 
   it('refuses --tls-cert without --tls-key', async () => {
     await assert.rejects(
-      exec(process.execPath, [SLUICE, 'serve', '--tls-cert', '/nonexistent.pem']),
+      exec(process.execPath, [...SLUICE_CLI, 'serve', '--tls-cert', '/nonexistent.pem']),
       (error: { code?: number; stderr?: string }) =>
         error.code === 2 && /--tls-cert and --tls-key go together/.test(error.stderr ?? ''),
     );

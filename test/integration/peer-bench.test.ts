@@ -58,6 +58,7 @@ test('the peer bench measures every reachable system and reports the others as n
   const out = join(dir, 'peers.json');
   const svg = join(dir, 'peers.svg');
   const args = [
+    '--conditions=sluice-source',
     '--import',
     'tsx',
     'bench/run.ts',

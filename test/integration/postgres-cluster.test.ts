@@ -8,8 +8,8 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { flushActivity } from '../../src/core/queue-history.ts';
-import { type RunningSluice, startSluice } from '../../src/index.ts';
+import { type RunningSluice, startSluice } from 'sluice';
+import { flushActivity } from '../../packages/server/src/core/queue-history.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 
 /**

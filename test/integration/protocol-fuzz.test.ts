@@ -6,9 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
-import { ACTION_NAMES } from '../../src/core/actions.ts';
-import { createLogger } from '../../src/server/logger.ts';
-import { type RunningSluice, startSluice } from '../../src/server/sluice-server.ts';
+import { ACTION_NAMES } from '../../packages/server/src/core/actions.ts';
+import { createLogger } from '../../packages/server/src/server/logger.ts';
+import { type RunningSluice, startSluice } from '../../packages/server/src/server/sluice-server.ts';
 import { postForm, postJson } from '../helpers/raw-requests.ts';
 
 /**
@@ -114,7 +114,8 @@ describe('protocol fuzzing', () => {
     );
     if (protocol === 'json') {
       const parsed = JSON.parse(text) as { __type?: unknown; message?: unknown };
-      assert.match(String(parsed.__type), /^com\.amazonaws\.sqs#\w+$/);
+      // SQS's own shapes, or AWS's generic ones (InvalidParameterValueException, MissingRequiredParameterException).
+      assert.match(String(parsed.__type), /^com\.amazon(aws\.sqs|\.coral\.service)#\w+$/);
       assert.equal(typeof parsed.message, 'string');
       assert.match(String(response.headers.get('x-amzn-query-error')), /^[\w.]+;(Sender|Receiver)$/);
     } else {

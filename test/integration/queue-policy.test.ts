@@ -78,8 +78,8 @@ describe('queue policies for another account', { skip: NEEDS_OWN_SERVER }, () =>
       {
         Sid: 'partner-send',
         Effect: 'Allow',
-        Principal: { AWS: [`arn:aws:iam::${PARTNER.accountId}:root`] },
-        Action: ['SQS:SendMessage'],
+        Principal: { AWS: `arn:aws:iam::${PARTNER.accountId}:root` },
+        Action: 'SQS:SendMessage',
         Resource: Attributes?.QueueArn,
       },
     ]);
@@ -95,8 +95,20 @@ describe('queue policies for another account', { skip: NEEDS_OWN_SERVER }, () =>
       new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10 }),
     );
     assert.deepEqual(received.Messages?.map((message) => message.Body).sort(), ['b', 'yes']);
+    // Several accounts and actions are written as lists, which the policy is read from just the same.
+    await owner.send(
+      new AddPermissionCommand({
+        QueueUrl: queueUrl,
+        Label: 'partner-receive',
+        AWSAccountIds: ['999988887777', PARTNER.accountId],
+        Actions: ['ChangeMessageVisibility', 'ReceiveMessage'],
+      }),
+    );
+    await partner.send(new ReceiveMessageCommand({ QueueUrl: queueUrl }));
     await owner.send(new RemovePermissionCommand({ QueueUrl: queueUrl, Label: 'partner-send' }));
     await denied(partner.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'closed' })));
+    await owner.send(new RemovePermissionCommand({ QueueUrl: queueUrl, Label: 'partner-receive' }));
+    await denied(partner.send(new ReceiveMessageCommand({ QueueUrl: queueUrl })));
   });
 
   it('an explicit Deny wins over an Allow; conditions on aws:SourceAccount decide', async () => {

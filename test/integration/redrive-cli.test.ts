@@ -10,9 +10,8 @@ import {
   SendMessageBatchCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
+import { type RunningServer, removeDataDir, SLUICE_CLI, startServer } from '../helpers/server.ts';
 
-const SLUICE = new URL('../../bin/sluice.js', import.meta.url).pathname;
 const runFile = promisify(execFile);
 
 /** `sluice redrive` against a really started server, driven as a user runs it. */
@@ -96,9 +95,13 @@ describe('sluice redrive', () => {
     child: ChildProcess;
     done: Promise<{ code: number | null; output: string }>;
   } {
-    const child = spawn(process.execPath, [SLUICE, 'redrive', '--endpoint', server.endpoint, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [...SLUICE_CLI, 'redrive', '--endpoint', server.endpoint, ...args],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout?.on('data', (chunk: Buffer) => {
       output += chunk.toString();
@@ -124,7 +127,7 @@ describe('sluice redrive', () => {
     assert.equal(await visible(dlq), 0);
     assert.deepEqual((await drain(source)).sort(), Array.from({ length: 30 }, (_, i) => `m${i}`).sort());
 
-    const help = await runFile(process.execPath, [SLUICE, 'redrive', '--help']);
+    const help = await runFile(process.execPath, [...SLUICE_CLI, 'redrive', '--help']);
     for (const option of [
       '--source',
       '--destination',
@@ -135,6 +138,17 @@ describe('sluice redrive', () => {
       '--region',
     ])
       assert.match(help.stdout, new RegExp(`${option} `), `redrive --help does not mention ${option}`);
+  });
+
+  it('takes the queues by ARN as well as by name or URL', async () => {
+    const { dlq, dlqName } = await deadLettered([{ body: 'by-arn', kind: 'order' }]);
+    const targetName = `${dlqName}-by-arn`;
+    const target = (await sqs.send(new CreateQueueCommand({ QueueName: targetName }))).QueueUrl!;
+    const { code, output } = await redrive(['--source', arn(dlqName), '--destination', arn(targetName)]).done;
+    assert.equal(code, 0, output);
+    assert.match(output, /COMPLETED: 1 of 1 messages moved/);
+    assert.equal(await visible(dlq), 0);
+    assert.deepEqual(await drain(target), ['by-arn']);
   });
 
   it('cancels the move task on Ctrl-C', async () => {

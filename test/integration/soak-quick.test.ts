@@ -32,7 +32,17 @@ describe('soak run (quick)', () => {
   it('samples the server and computes the flatness verdict from those samples', async () => {
     const out = join(dir, 'soak.json');
     const svg = join(dir, 'soak.svg');
-    const args = ['--import', 'tsx', SOAK, '--quick', '--minutes', '0.3', '--rate', '300'];
+    const args = [
+      '--conditions=sluice-source',
+      '--import',
+      'tsx',
+      SOAK,
+      '--quick',
+      '--minutes',
+      '0.3',
+      '--rate',
+      '300',
+    ];
     const { stdout } = await run(
       process.execPath,
       [...args, '--sample-seconds', '2', '--out', out, '--svg', svg],

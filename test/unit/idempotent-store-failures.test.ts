@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { type IdempotencyStore, idempotent, SqliteIdempotencyStore } from '../../src/client/index.ts';
-import { FakeClock } from '../../src/core/clock.ts';
+import { type IdempotencyStore, idempotent } from 'sluice-client';
+import { FakeClock } from 'sluice-client/clock';
+import { SqliteIdempotencyStore } from 'sluice-client/sqlite';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-idem-failures-'));
 const db = new Database(join(dir, 'app.db'));

@@ -14,7 +14,7 @@ import {
   payloadSize,
   pointerInReceiptHandle,
   pointerOf,
-} from '../../src/client/index.ts';
+} from 'sluice-client';
 
 describe('large payload pointer format (SQS Extended Client)', () => {
   test('a pointer body is exactly what Jackson writes for PayloadS3Pointer', () => {

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { FakeClock } from '../../src/core/clock.ts';
-import { SqsError } from '../../src/core/errors.ts';
-import { SqsService } from '../../src/core/sqs-service.ts';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { FakeClock } from 'sluice-client/clock';
+import { SqsError } from '../../packages/server/src/core/errors.ts';
+import { SqsService } from '../../packages/server/src/core/sqs-service.ts';
+import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
 
 /** SQS's real in-flight limits at full size, with the service's default limits (not a small stand-in). */
 describe('default in-flight limits at full size', () => {

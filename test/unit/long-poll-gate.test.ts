@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { it } from 'node:test';
-import { SqsError } from '../../src/core/errors.ts';
-import { longPollGate } from '../../src/server/long-poll-gate.ts';
+import { SqsError } from '../../packages/server/src/core/errors.ts';
+import { longPollGate } from '../../packages/server/src/server/long-poll-gate.ts';
 
 const refused = (fn: () => unknown, part: string) =>
   assert.throws(

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type ErrorCode, errors, SqsError } from '../../src/core/errors.ts';
-import { checkJsonInput, OPERATIONS, type StructureShape } from '../../src/protocol/model.ts';
-import { decodeQueryRequest, decodeStructure } from '../../src/protocol/query.ts';
-import { escapeXml, renderQueryError, renderQueryResponse } from '../../src/protocol/xml.ts';
+import { type ErrorCode, errors, SqsError } from '../../packages/server/src/core/errors.ts';
+import { checkJsonInput, OPERATIONS, type StructureShape } from '../../packages/server/src/protocol/model.ts';
+import { decodeQueryRequest, decodeStructure } from '../../packages/server/src/protocol/query.ts';
+import { escapeXml, renderQueryError, renderQueryResponse } from '../../packages/server/src/protocol/xml.ts';
 
 const NS = 'http://queue.amazonaws.com/doc/2012-11-05/';
 const QURL = 'http://127.0.0.1:48711/000000000000/q';
@@ -660,7 +660,8 @@ describe('renderQueryError', () => {
       status: 400,
       body:
         `<?xml version="1.0"?><ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type>` +
-        '<Code>AWS.SimpleQueueService.NonExistentQueue</Code><Message>The specified queue does not exist.</Message>' +
+        '<Code>AWS.SimpleQueueService.NonExistentQueue</Code>' +
+        '<Message>The specified queue does not exist for this wsdl version.</Message>' +
         '<Detail/></Error><RequestId>req-9</RequestId></ErrorResponse>',
     });
   });
@@ -669,8 +670,8 @@ describe('renderQueryError', () => {
     const internal = renderQueryError(errors.internal(), 'r');
     assert.equal(internal.status, 500);
     assert.ok(internal.body.includes('<Type>Receiver</Type><Code>InternalError</Code>'));
-    const purge = renderQueryError(errors.purgeInProgress('arn:<q>'), 'r');
+    const purge = renderQueryError(errors.purgeInProgress('q<1>'), 'r');
     assert.equal(purge.status, 403);
-    assert.ok(purge.body.includes('Only one PurgeQueue operation on arn:&lt;q&gt; is allowed'));
+    assert.ok(purge.body.includes('Only one PurgeQueue operation on q&lt;1&gt; is allowed'));
   });
 });

@@ -3,8 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { evaluateQueuePolicy, type PolicyRequest } from '../../src/server/auth/queue-policy.ts';
-import { readConfigFile } from '../../src/server/config-file.ts';
+import {
+  evaluateQueuePolicy,
+  type PolicyRequest,
+} from '../../packages/server/src/server/auth/queue-policy.ts';
+import { readConfigFile } from '../../packages/server/src/server/config-file.ts';
 
 const QUEUE = 'arn:aws:sqs:us-east-1:000000000000:orders';
 const OTHER = '111122223333';

@@ -1,37 +1,17 @@
 import assert from 'node:assert/strict';
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { FakeClock } from '../../src/core/clock.ts';
-import { type ErrorCode, SqsError } from '../../src/core/errors.ts';
-import { type AccessKey, createAuthenticator } from '../../src/server/auth/access.ts';
-import type { RequestToVerify } from '../../src/server/auth/sigv4.ts';
+import { FakeClock } from 'sluice-client/clock';
+import { type ErrorCode, SqsError } from '../../packages/server/src/core/errors.ts';
+import type { AccessedQueue } from '../../packages/server/src/core/queue-reference.ts';
+import { type AccessKey, createAuthenticator } from '../../packages/server/src/server/auth/access.ts';
+import type { RequestToVerify } from '../../packages/server/src/server/auth/sigv4.ts';
+import { NodeSha256 } from '../helpers/sigv4.ts';
 
 /**
  * The requests here are signed by the AWS SDK's own signer (@smithy/signature-v4, what @aws-sdk/client-sqs
  * uses), not by a second copy of Sluice's rules, so a shared misreading of the canonical form cannot pass.
  */
-const bytes = (data: string | ArrayBuffer | ArrayBufferView): string | Buffer =>
-  typeof data === 'string'
-    ? data
-    : ArrayBuffer.isView(data)
-      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-      : Buffer.from(data);
-
-class NodeSha256 {
-  private readonly hash: Hash | Hmac;
-  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
-  }
-  update(data: string | ArrayBuffer | ArrayBufferView): void {
-    this.hash.update(bytes(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.hash.digest());
-  }
-  reset(): void {}
-}
-
 const KEY: AccessKey = { accessKeyId: 'AKIDSLUICE', secretAccessKey: 'right-secret' };
 const LIMITED: AccessKey = {
   accessKeyId: 'AKIDLIMITED',
@@ -82,12 +62,12 @@ function asReceived(
 }
 
 const clock = new FakeClock(Date.UTC(2026, 5, 1, 12, 0, 0));
+const PARTNER: AccessKey = { accessKeyId: 'AKIDPARTNER', secretAccessKey: 's', accountId: '111122223333' };
 const auth = createAuthenticator({
-  keys: [KEY, LIMITED],
+  keys: [KEY, LIMITED, PARTNER],
   region: 'us-east-1',
   accountId: '000000000000',
   clock,
-  queuePolicy: async () => undefined,
 });
 
 function rejects(request: RequestToVerify, code: ErrorCode, part: string) {
@@ -120,6 +100,20 @@ describe('SigV4 verification', () => {
     rejects(asReceived(retargeted, BODY), 'SignatureDoesNotMatch', 'does not match');
     const stranger = await signer('s', 'AKIDUNKNOWN').sign(jsonRequest(BODY), { signingDate: signedAt(0) });
     rejects(asReceived(stranger, BODY), 'InvalidClientTokenId', 'security token');
+  });
+
+  it('refuses a request whose X-Amz-Target or Content-Type the signature does not cover', async () => {
+    for (const [header, shown] of [
+      ['x-amz-target', 'X-Amz-Target'],
+      ['content-type', 'Content-Type'],
+    ]) {
+      const signed = await signer().sign(jsonRequest(BODY), {
+        signingDate: signedAt(0),
+        unsignableHeaders: new Set([header as string]),
+      });
+      assert.ok(!signed.headers.authorization?.includes(header as string));
+      rejects(asReceived(signed, BODY), 'SignatureDoesNotMatch', `'${shown}' must be a 'SignedHeader'`);
+    }
   });
 
   it('refuses unsigned requests and half-written Authorization headers', () => {
@@ -197,23 +191,42 @@ describe('SigV4 verification', () => {
     rejects(received, 'SignatureDoesNotMatch', 'Signature expired');
   });
 
-  it('lets a key reach only its queues and actions', async () => {
-    const orders = { QueueUrl: 'http://127.0.0.1:9324/000000000000/orders-eu' };
-    await auth.authorize(LIMITED, 'SendMessage', orders, {});
-    await auth.authorize(LIMITED, 'ReceiveMessage', orders, {});
-    await auth.authorize(KEY, 'DeleteQueue', { QueueUrl: 'http://127.0.0.1:9324/000000000000/payroll' }, {});
-    const denied = (action: string, input: Record<string, unknown>, part: string) =>
-      assert.rejects(
-        () => auth.authorize(LIMITED, action, input, {}),
-        (error: unknown) =>
-          error instanceof SqsError && error.code === 'AccessDenied' && error.message.includes(part),
-      );
-    await denied(
-      'DeleteQueue',
-      orders,
-      'sqs:DeleteQueue on resource: arn:aws:sqs:us-east-1:000000000000:orders-eu',
+  const queue = (name: string, policy?: string): AccessedQueue => ({
+    name,
+    arn: `arn:aws:sqs:us-east-1:000000000000:${name}`,
+    policy,
+  });
+  const deniedWith = (part: string) => (error: unknown) =>
+    error instanceof SqsError && error.code === 'AccessDenied' && error.message.includes(part);
+
+  it('lets a key reach only its queues and actions', () => {
+    const sending = auth.authorize(LIMITED, 'SendMessage', {});
+    sending.require(queue('orders-eu'));
+    assert.equal(sending.allows(queue('orders-eu')), true);
+    assert.equal(sending.allows(queue('payroll')), false);
+    assert.throws(
+      () => sending.require(queue('payroll')),
+      deniedWith('sqs:SendMessage on resource: arn:aws:sqs:us-east-1:000000000000:payroll'),
     );
-    await denied('SendMessage', { QueueUrl: 'http://127.0.0.1:9324/000000000000/payroll' }, ':payroll');
-    await denied('CreateQueue', { QueueName: 'payroll' }, 'sqs:CreateQueue');
+    // Something else done on a queue (a move task sends into its destination) needs that action too.
+    assert.throws(
+      () => auth.authorize(LIMITED, 'ReceiveMessage', {}).require(queue('orders-eu'), 'DeleteMessage'),
+      deniedWith('sqs:DeleteMessage on resource: arn:aws:sqs:us-east-1:000000000000:orders-eu'),
+    );
+    auth.authorize(KEY, 'DeleteQueue', {}).require(queue('payroll'));
+    assert.throws(() => auth.authorize(LIMITED, 'DeleteQueue', {}), deniedWith('sqs:DeleteQueue'));
+    assert.throws(() => auth.authorize(LIMITED, 'CreateQueue', {}), deniedWith('sqs:CreateQueue'));
+  });
+
+  it('lets a key of another account in where the queue Policy allows, never to actions SQS keeps to the owner', () => {
+    const policy = JSON.stringify({
+      Statement: [{ Effect: 'Allow', Principal: { AWS: '111122223333' }, Action: 'sqs:*', Resource: '*' }],
+    });
+    const sending = auth.authorize(PARTNER, 'SendMessageBatch', {});
+    sending.require(queue('shared', policy));
+    assert.equal(sending.allows(queue('private')), false);
+    assert.throws(() => sending.require(queue('private')), deniedWith(':private'));
+    for (const action of ['SetQueueAttributes', 'DeleteQueue', 'ListQueues', 'StartMessageMoveTask'])
+      assert.throws(() => auth.authorize(PARTNER, action, {}), deniedWith(`sqs:${action}`));
   });
 });

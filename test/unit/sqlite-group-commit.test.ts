@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
 import { newMessage as message } from '../helpers/new-message.ts';
 
 /**

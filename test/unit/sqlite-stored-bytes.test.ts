@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
 import { newMessage } from '../helpers/new-message.ts';
 
 /**
@@ -29,7 +29,8 @@ describe('SQLite stored bytes', () => {
         newReceiptToken: () => `token${i}`,
         maxInFlight: 120_000,
       });
-      assert.ok(await store.deleteMessage(queue.id, sent!.seq, `token${i}`));
+      const receipt = { seq: sent!.seq, receiveCount: 1, receiptToken: `token${i}` };
+      assert.equal(await store.deleteMessage(queue.id, receipt, { rule: 'latest', now: 2 }), 'deleted');
     }
     const walBytes = statSync(join(dir, 'sluice.db-wal')).size;
     assert.ok(walBytes > 4_000_000, `the WAL holds ${walBytes} bytes`);

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type Database from 'better-sqlite3';
-import { StoreUnavailableError } from '../../src/store/contract.ts';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { StoreUnavailableError } from '../../packages/server/src/store/contract.ts';
+import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
 
 /**
  * SQLite's own read-only error (SQLITE_READONLY, here from `PRAGMA query_only`, as a running server

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { readConfigFile } from '../../src/server/config-file.ts';
-import { isWebhookUrl } from '../../src/server/webhooks.ts';
+import { readConfigFile } from '../../packages/server/src/server/config-file.ts';
+import { isWebhookUrl } from '../../packages/server/src/server/webhooks.ts';
 
 test('an alarm webhook is an absolute http(s) URL', () => {
   for (const url of ['http://127.0.0.1:8080/hook', 'https://hooks.example/x?y=1'])

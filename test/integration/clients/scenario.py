@@ -392,12 +392,18 @@ class Scenario:
                                       MessageDeduplicationId='d1')
         equal(again['MessageId'], first['MessageId'], 'MessageId of a deduplicated send')
         equal(again['SequenceNumber'], first['SequenceNumber'], 'SequenceNumber of a deduplicated send')
-        batch = self.sqs.send_message_batch(QueueUrl=url, Entries=[
+        entries = [
             {'Id': 'b%d' % i, 'MessageBody': 'b%d' % i, 'MessageGroupId': 'g1', 'MessageDeduplicationId': 'db%d' % i}
             for i in range(3)
-        ] + [{'Id': 'bad', 'MessageBody': 'no group', 'MessageDeduplicationId': 'dbad'}])
+        ]
+        # An entry without a group fails the whole request (SQS); a malformed group fails its entry alone.
+        expect_error('SendMessageBatch(entry without group)', 'InvalidParameterValue', self.sqs.send_message_batch,
+                     QueueUrl=url, Entries=entries + [{'Id': 'bad', 'MessageBody': 'no group',
+                                                       'MessageDeduplicationId': 'dbad'}])
+        batch = self.sqs.send_message_batch(QueueUrl=url, Entries=entries + [
+            {'Id': 'bad', 'MessageBody': 'bad group', 'MessageGroupId': 'a b', 'MessageDeduplicationId': 'dbad'}])
         equal(sorted(e['Id'] for e in batch['Successful']), ['b0', 'b1', 'b2'], 'batch successes')
-        equal([e['Code'] for e in batch.get('Failed', [])], ['MissingParameter'], 'batch failure codes')
+        equal([e['Code'] for e in batch.get('Failed', [])], ['InvalidParameterValue'], 'batch failure codes')
         numbers = [int(first['SequenceNumber'])] + [int(e['SequenceNumber']) for e in sorted(batch['Successful'], key=lambda e: e['Id'])]
         equal(numbers, sorted(set(numbers)), 'sequence numbers strictly increasing')
         self.sqs.send_message(QueueUrl=url, MessageBody='other', MessageGroupId='g2', MessageDeduplicationId='d2')

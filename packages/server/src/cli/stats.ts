@@ -1,0 +1,116 @@
+import { parseArgs } from 'node:util';
+import { HISTORY_RANGES, type HistoryRange } from '../core/queue-history.ts';
+import { signRequest } from '../server/auth/sigv4.ts';
+import type { QueueSample } from '../store/contract.ts';
+import { DEFAULT_ENDPOINT, explainRefused, queueReference } from './endpoint.ts';
+import { integerFlag, UsageError } from './flags.ts';
+
+export const STATS_HELP = `sluice stats — a queue's recent history, one row per 10 s sample (newest last)
+
+Usage:
+  sluice stats QUEUE [--range 1h|24h] [--last N] [--endpoint URL] [--json]
+
+QUEUE is a queue's name, URL or ARN.
+
+Reads the server's built-in history (GET /api/history), kept for 24 h. Over --range 24h, samples are merged
+into 4-minute rows: counts are each row's last, sent/received/deleted/empty its sums.
+
+Options:
+  --range R        1h (default, every 10 s sample) or 24h (4-minute rows)
+  --last N         show only the newest N rows, 1-10000 (default 30)
+  --endpoint URL   the Sluice server (default: the queue URL's server, else http://127.0.0.1:9324)
+  --json           print the rows as JSON instead of a table
+  -h, --help       this text
+
+With AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set (and AWS_REGION, default us-east-1), the requests are
+signed with that key, as a server with credentials requires.
+
+Exit status: 0 on success, 1 when no server answers at the endpoint or it has no such queue, 2 on a usage
+error.`;
+
+const COLUMNS: Array<{ title: string; value: (s: QueueSample) => string }> = [
+  { title: 'time (UTC)', value: (s) => new Date(s.at).toISOString().slice(0, 19).replace('T', ' ') },
+  { title: 'visible', value: (s) => String(s.visible) },
+  { title: 'in flight', value: (s) => String(s.notVisible) },
+  { title: 'delayed', value: (s) => String(s.delayed) },
+  { title: 'oldest s', value: (s) => String(s.oldestAgeSeconds) },
+  { title: 'sent', value: (s) => String(s.sent) },
+  { title: 'received', value: (s) => String(s.received) },
+  { title: 'deleted', value: (s) => String(s.deleted) },
+  { title: 'empty rcv', value: (s) => String(s.emptyReceives) },
+];
+
+/** The samples as a right-aligned text table. */
+export function statsTable(samples: readonly QueueSample[]): string {
+  const cells = [COLUMNS.map((c) => c.title), ...samples.map((s) => COLUMNS.map((c) => c.value(s)))];
+  const widths = COLUMNS.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
+  return cells.map((row) => row.map((cell, i) => cell.padStart(widths[i]!)).join('  ')).join('\n');
+}
+
+/** Runs `sluice stats`; returns the exit status. Writes the table (or JSON) to `out`. */
+export async function stats(args: string[], out: (text: string) => void): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      range: { type: 'string' },
+      last: { type: 'string' },
+      endpoint: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    out(`${STATS_HELP}\n`);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError('give exactly one queue (name, URL or ARN)');
+  const given = positionals[0]!;
+  const reference = queueReference(given);
+  const range = values.range ?? '1h';
+  if (!(range in HISTORY_RANGES)) throw new UsageError('--range must be 1h or 24h');
+  const last = integerFlag('last', values.last, 1, 10_000) ?? 30;
+  // A queue URL names its server.
+  const endpoint = (
+    values.endpoint ?? (reference.url === undefined ? DEFAULT_ENDPOINT : new URL(reference.url).origin)
+  ).replace(/\/+$/, '');
+  try {
+    const { queues, accountId } = await getJson<{
+      queues: Array<{ name: string; arn: string }>;
+      accountId: string;
+    }>(`${endpoint}/api/overview?queue=${encodeURIComponent(reference.name)}`);
+    const queue = queues.find((q) => q.name === reference.name);
+    const sameAccount = reference.accountId === undefined || reference.accountId === accountId;
+    if (!queue || !sameAccount || (reference.arn !== undefined && reference.arn !== queue.arn))
+      throw new Error(`no queue named "${given}" at ${endpoint}`);
+    const history = await getJson<{ samples: QueueSample[] }>(
+      `${endpoint}/api/history?queue=${encodeURIComponent(queue.name)}&range=${range as HistoryRange}`,
+    );
+    const rows = history.samples.slice(-last);
+    if (values.json) out(`${JSON.stringify(rows, null, 2)}\n`);
+    else if (rows.length === 0) out(`${queue.name}: no samples yet (the server takes one every 10 s)\n`);
+    else out(`${statsTable(rows)}\n`);
+    return 0;
+  } catch (error) {
+    throw explainRefused(error, endpoint);
+  }
+}
+
+async function getJson<T>(url: string): Promise<T> {
+  const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_DEFAULT_REGION } = process.env;
+  const headers =
+    AWS_ACCESS_KEY_ID && AWS_SECRET_ACCESS_KEY
+      ? signRequest(
+          { method: 'GET', url: new URL(url), body: '' },
+          { accessKeyId: AWS_ACCESS_KEY_ID, secretAccessKey: AWS_SECRET_ACCESS_KEY },
+          AWS_REGION ?? AWS_DEFAULT_REGION ?? 'us-east-1',
+          Date.now(),
+        )
+      : {};
+  // fetch sets Host itself, from the URL signed.
+  const { host: _host, ...sent } = headers;
+  const response = await fetch(url, { headers: sent });
+  if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
+  return (await response.json()) as T;
+}

@@ -1,0 +1,203 @@
+import { type PeriodicJob, repeatEvery } from 'sluice-client/clock';
+import { parseRedrivePolicy } from './redrive-policy.ts';
+import type { SqsService } from './sqs-service.ts';
+
+/**
+ * DLQ alarms. Every queue that some RedrivePolicy targets is watched, without anyone asking: a DLQ that fills
+ * silently for days is the failure this exists to make impossible, so alarms are on by default and can only
+ * be silenced per queue, by name.
+ */
+export interface AlarmSettings {
+  /** The alarm is raised when a DLQ has more visible messages than this. */
+  threshold: number;
+  /** How often DLQs are checked. */
+  periodSeconds: number;
+  /** Per-queue overrides, by queue name. */
+  queues: Record<string, { threshold?: number; silenced?: boolean }>;
+}
+
+export const ALARM_DEFAULTS: AlarmSettings = { threshold: 0, periodSeconds: 10, queues: {} };
+
+/** Warn when the DLQ's next message to expire (by retention) does so within this long. */
+export const EXPIRY_WARNING_MS = 24 * 60 * 60 * 1000;
+const HISTORY_LENGTH = 50;
+/** The store's cluster-state document holding the watches, so every node answers with the holder's states. */
+export const ALARM_STATE_DOCUMENT = 'dlq-alarms';
+
+export type AlarmEvent = 'raised' | 'growing' | 'expiring' | 'resolved';
+
+export interface AlarmNotification {
+  event: AlarmEvent;
+  queue: string;
+  queueArn: string;
+  /** The queues whose RedrivePolicy names this DLQ. */
+  sourceQueues: string[];
+  visible: number;
+  threshold: number;
+  /** Epoch ms at which the DLQ's next message expires by retention, if it has one. */
+  nextExpiryAt: number | undefined;
+  /** Epoch ms. */
+  at: number;
+  message: string;
+}
+
+export interface AlarmState {
+  queue: string;
+  state: 'OK' | 'ALARM';
+  silenced: boolean;
+  visible: number;
+  threshold: number;
+  /** When the current alarm was raised. */
+  since: number | undefined;
+  history: AlarmNotification[];
+}
+
+interface Watch extends AlarmState {
+  /** The visible count last notified; the alarm speaks again at each doubling. */
+  notifiedCount: number;
+  expiryNotified: boolean;
+}
+
+export class DlqAlarms {
+  private readonly watches = new Map<string, Watch>();
+  /** Whether the watches were read back from the store (where the previous holder left them). */
+  private resumed = false;
+  private job: PeriodicJob | undefined;
+
+  constructor(
+    private readonly service: SqsService,
+    private readonly settings: AlarmSettings,
+    private readonly notify: (notification: AlarmNotification) => void,
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {
+    if (!(settings.periodSeconds > 0))
+      throw new Error('the alarm period must be a positive number of seconds');
+  }
+
+  start(): void {
+    this.resumed = false;
+    this.job = repeatEvery(
+      this.service.clock,
+      0,
+      this.settings.periodSeconds * 1000,
+      () => this.check(),
+      this.onError,
+    );
+  }
+
+  async stop(): Promise<void> {
+    await this.job?.stop();
+  }
+
+  /** The watched DLQs, by name, as this node's checks left them (only the lease holder checks). */
+  states(): AlarmState[] {
+    return publicStates([...this.watches.values()]);
+  }
+
+  /** The watched DLQs, by name, as the cluster's lease holder last checked them: what any node answers. */
+  async clusterStates(): Promise<AlarmState[]> {
+    return publicStates(await this.storedWatches());
+  }
+
+  private async storedWatches(): Promise<Watch[]> {
+    const stored = await this.service.store.clusterState(ALARM_STATE_DOCUMENT);
+    return stored === undefined ? [] : (JSON.parse(stored) as Watch[]);
+  }
+
+  /** Looks at every DLQ once, raising, repeating and resolving alarms. */
+  async check(): Promise<void> {
+    if (!this.resumed) {
+      // A node taking the lease over goes on from the previous holder's states, so it does not raise again.
+      for (const watch of await this.storedWatches()) this.watches.set(watch.queue, watch);
+      this.resumed = true;
+    }
+    const now = this.service.clock.now();
+    const sources = new Map<string, string[]>();
+    for await (const queue of this.service.allQueues()) {
+      const policy = queue.attributes.RedrivePolicy;
+      if (!policy) continue;
+      const target = parseRedrivePolicy(policy).deadLetterTargetArn;
+      sources.set(target, [...(sources.get(target) ?? []), queue.name]);
+    }
+    const watched = new Set<string>();
+    for (const [arn, sourceQueues] of sources) {
+      const queue = await this.service.queueByArn(arn);
+      if (!queue) continue;
+      watched.add(queue.name);
+      const own = this.settings.queues[queue.name] ?? {};
+      const threshold = own.threshold ?? this.settings.threshold;
+      const { visible } = await this.service.store.countMessages(queue.id, now);
+      const nextExpiryAt = await this.service.store.nextExpiryAt(queue.id, now);
+      let watch = this.watches.get(queue.name);
+      if (!watch) {
+        watch = {
+          queue: queue.name,
+          state: 'OK',
+          silenced: false,
+          visible,
+          threshold,
+          since: undefined,
+          history: [],
+          notifiedCount: 0,
+          expiryNotified: false,
+        };
+        this.watches.set(queue.name, watch);
+      }
+      Object.assign(watch, { silenced: own.silenced === true, visible, threshold });
+      const say = (event: AlarmEvent, message: string) => {
+        const notification: AlarmNotification = {
+          event,
+          queue: queue.name,
+          queueArn: arn,
+          sourceQueues,
+          visible,
+          threshold,
+          nextExpiryAt,
+          at: now,
+          message,
+        };
+        watch.history = [...watch.history, notification].slice(-HISTORY_LENGTH);
+        if (!watch.silenced) this.notify(notification);
+      };
+      const from = sourceQueues.join(', ');
+      if (visible > threshold) {
+        if (watch.state === 'OK') {
+          Object.assign(watch, { state: 'ALARM', since: now, notifiedCount: visible, expiryNotified: false });
+          say(
+            'raised',
+            `dead-letter queue ${queue.name} holds ${visible} messages (threshold ${threshold}), from ${from}`,
+          );
+        } else if (visible >= 2 * watch.notifiedCount) {
+          watch.notifiedCount = visible;
+          say('growing', `dead-letter queue ${queue.name} keeps growing: ${visible} messages, from ${from}`);
+        }
+        if (!watch.expiryNotified && nextExpiryAt !== undefined && nextExpiryAt - now <= EXPIRY_WARNING_MS) {
+          watch.expiryNotified = true;
+          const hours = Math.max(0, (nextExpiryAt - now) / 3_600_000).toFixed(1);
+          say(
+            'expiring',
+            `dead-letter queue ${queue.name}: its oldest message expires by retention in ${hours} h and is then lost`,
+          );
+        }
+      } else if (watch.state === 'ALARM') {
+        Object.assign(watch, { state: 'OK', since: undefined, notifiedCount: 0, expiryNotified: false });
+        say(
+          'resolved',
+          `dead-letter queue ${queue.name} is back to ${visible} messages (threshold ${threshold})`,
+        );
+      }
+    }
+    // A queue that is no longer any queue's DLQ is no longer watched.
+    for (const name of this.watches.keys()) if (!watched.has(name)) this.watches.delete(name);
+    await this.service.store.saveClusterState(
+      ALARM_STATE_DOCUMENT,
+      JSON.stringify([...this.watches.values()]),
+    );
+  }
+}
+
+function publicStates(watches: readonly Watch[]): AlarmState[] {
+  return watches
+    .map(({ notifiedCount: _n, expiryNotified: _e, ...state }) => ({ ...state, history: [...state.history] }))
+    .sort((a, b) => a.queue.localeCompare(b.queue));
+}

@@ -1,0 +1,108 @@
+import { createHash } from 'node:crypto';
+import { errors } from './errors.ts';
+import type { Input } from './input.ts';
+import type { QueueAttributes } from './queue-attributes.ts';
+
+/** SQS remembers a deduplication id, and a ReceiveRequestAttemptId, for 5 minutes. */
+export const DEDUPLICATION_WINDOW_MS = 5 * 60 * 1000;
+export const RECEIVE_ATTEMPT_WINDOW_MS = 5 * 60 * 1000;
+
+/** Group, deduplication and receive-attempt ids: 1-128 alphanumeric or punctuation characters (SQS). */
+const FIFO_TOKEN = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
+
+function checkToken(name: string, value: unknown): string {
+  if (typeof value !== 'string' || !FIFO_TOKEN.test(value)) {
+    throw errors.invalidParameter(
+      name,
+      value,
+      `${name} can only include alphanumeric and punctuation characters. 1 to 128 in length.`,
+    );
+  }
+  return value;
+}
+
+/**
+ * The message group of a send. Required on FIFO queues; optional on standard queues, where it names the
+ * tenant of a fair queue.
+ */
+export function messageGroupIdOf(input: Input, fifo: boolean): string | undefined {
+  const given = input.MessageGroupId;
+  if (given === undefined || given === null) {
+    if (fifo) throw errors.missingParameter('MessageGroupId');
+    return undefined;
+  }
+  return checkToken('MessageGroupId', given);
+}
+
+export interface Deduplication {
+  /** The group id under DeduplicationScope=messageGroup, '' under the queue-wide scope. */
+  scope: string;
+  id: string;
+}
+
+/** The deduplication key of a FIFO send: the given id, or the body's SHA-256 with content-based dedup. */
+export function deduplicationOf(
+  input: Input,
+  attributes: QueueAttributes,
+  groupId: string,
+  body: string,
+): Deduplication {
+  const given = input.MessageDeduplicationId;
+  let id: string;
+  if (given !== undefined && given !== null) {
+    id = checkToken('MessageDeduplicationId', given);
+  } else if (attributes.ContentBasedDeduplication === 'true') {
+    id = createHash('sha256').update(body).digest('hex');
+  } else {
+    throw errors.invalidParameterValue(NO_DEDUPLICATION);
+  }
+  return { scope: attributes.DeduplicationScope === 'messageGroup' ? groupId : '', id };
+}
+
+const NO_DEDUPLICATION =
+  'The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly';
+
+/**
+ * SendMessageBatch on a FIFO queue: an entry without a group, or without a deduplication id on a queue
+ * without content-based deduplication, fails the whole request before any entry is sent (SQS). Ids that
+ * are given but malformed fail only their entry.
+ */
+export function checkFifoBatch(entries: readonly Input[], attributes: QueueAttributes): void {
+  const absent = (value: unknown) => value === undefined || value === null;
+  if (entries.some((entry) => absent(entry.MessageGroupId))) {
+    throw errors.invalidParameterValue('The request must contain the parameter MessageGroupId.');
+  }
+  if (
+    attributes.ContentBasedDeduplication !== 'true' &&
+    entries.some((entry) => absent(entry.MessageDeduplicationId))
+  ) {
+    throw errors.invalidParameterValue(NO_DEDUPLICATION);
+  }
+}
+
+export function receiveRequestAttemptIdOf(input: Input): string | undefined {
+  const given = input.ReceiveRequestAttemptId;
+  if (given === undefined || given === null) return undefined;
+  return checkToken('ReceiveRequestAttemptId', given);
+}
+
+/**
+ * SQS's sequence numbers are large, increasing, non-consecutive decimal strings. The store's message seq
+ * increases with every accepted message, so an offset keeps the same order in the same 20-digit shape.
+ */
+export function sequenceNumberOf(seq: number): string {
+  return (10n ** 19n + BigInt(seq)).toString();
+}
+
+/** High-throughput FIFO (per-group throughput) requires per-group deduplication, as SQS enforces. */
+export function checkFifoThroughputSettings(attributes: QueueAttributes): void {
+  if (
+    attributes.FifoThroughputLimit === 'perMessageGroupId' &&
+    attributes.DeduplicationScope !== 'messageGroup'
+  ) {
+    throw errors.invalidAttributeValue(
+      'FifoThroughputLimit',
+      'The perMessageGroupId throughput limit requires DeduplicationScope messageGroup.',
+    );
+  }
+}

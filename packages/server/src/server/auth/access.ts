@@ -1,0 +1,118 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Clock } from 'sluice-client/clock';
+import { errors } from '../../core/errors.ts';
+import type { AccessedQueue, QueueAccess } from '../../core/queue-reference.ts';
+import { evaluateQueuePolicy, globRegExp } from './queue-policy.ts';
+import { type RequestToVerify, type SigningCredential, verifySigV4 } from './sigv4.ts';
+
+/** One access key the server accepts (config file `credentials`, or `--credentials ID:SECRET`). */
+export interface AccessKey extends SigningCredential {
+  /** Queue name patterns (`*` any run, `?` one character) this key may touch; all when absent. */
+  readonly queues?: readonly string[];
+  /** Actions (`SendMessage`, `sqs:Receive*`, `*`) this key may call; all when absent. */
+  readonly actions?: readonly string[];
+  /**
+   * The 12-digit account the key belongs to; the server's own account when absent. A key of another
+   * account reaches a queue only where the queue's Policy allows it.
+   */
+  readonly accountId?: string;
+}
+
+/** Condition keys a request states about itself (headers `x-amz-source-arn`, `x-amz-source-account`). */
+export type PolicyContext = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The actions SQS keeps to the queue's owner: a queue Policy cannot open them to another account, however
+ * it is written ("Cross-account permissions don't apply to this action", SQS Developer Guide).
+ */
+const OWNER_ONLY_ACTIONS: ReadonlySet<string> = new Set([
+  'AddPermission',
+  'CancelMessageMoveTask',
+  'CreateQueue',
+  'DeleteQueue',
+  'ListMessageMoveTasks',
+  'ListQueues',
+  'ListQueueTags',
+  'RemovePermission',
+  'SetQueueAttributes',
+  'StartMessageMoveTask',
+  'TagQueue',
+  'UntagQueue',
+]);
+
+export interface Authenticator {
+  /** The key that signed the request, or SQS's authentication error. */
+  authenticate(request: RequestToVerify): AccessKey;
+  /**
+   * What `key` may do in one request of `action`. Throws AccessDenied at once when it may not call the
+   * action at all (its `actions` list; for a key of another account, an action SQS keeps to the owner);
+   * otherwise returns the check the core applies to every queue the action touches: the key's `queues`
+   * list and, for a key of another account, the queue's Policy.
+   */
+  authorize(key: AccessKey, action: string, context: PolicyContext): QueueAccess;
+  /** The key with this id and secret (the console's sign-in form), or undefined. */
+  verifySecret(accessKeyId: string, secretAccessKey: string): AccessKey | undefined;
+}
+
+export function createAuthenticator(options: {
+  keys: readonly AccessKey[];
+  region: string;
+  accountId: string;
+  clock: Clock;
+}): Authenticator {
+  const byId = new Map(options.keys.map((key) => [key.accessKeyId, key]));
+  const queuePatterns = new Map(
+    options.keys.map((key) => [key, key.queues?.map((queue) => globRegExp(queue, true))]),
+  );
+  const actionPatterns = new Map(
+    options.keys.map((key) => [
+      key,
+      key.actions?.map((action) => globRegExp(action.replace(/^sqs:/i, ''), true)),
+    ]),
+  );
+  const mayCall = (key: AccessKey, action: string) =>
+    actionPatterns.get(key)?.some((pattern) => pattern.test(action)) ?? true;
+  const mayUse = (key: AccessKey, queue: string) =>
+    queuePatterns.get(key)?.some((pattern) => pattern.test(queue)) ?? true;
+  const denied = (key: AccessKey, action: string, resource: string) =>
+    errors.accessDenied(
+      `User: ${key.accessKeyId} is not authorized to perform: sqs:${action} on resource: ${resource}`,
+    );
+  return {
+    authenticate: (request) =>
+      verifySigV4(request, {
+        lookup: (id) => byId.get(id),
+        region: options.region,
+        now: options.clock.now(),
+      }),
+    authorize(key, action, context) {
+      const account = key.accountId ?? options.accountId;
+      const owner = account === options.accountId;
+      if (!mayCall(key, action) || (!owner && OWNER_ONLY_ACTIONS.has(action)))
+        throw denied(key, action, `arn:aws:sqs:${options.region}:${options.accountId}:*`);
+      const allows = (queue: AccessedQueue, as: string) =>
+        (as === action || mayCall(key, as)) &&
+        mayUse(key, queue.name) &&
+        // Another account reaches a queue only where the queue's own Policy lets it in.
+        (owner ||
+          evaluateQueuePolicy(queue.policy, { action: as, account, resource: queue.arn, context }) ===
+            'allow');
+      return {
+        require(queue, as = action) {
+          if (!allows(queue, as)) throw denied(key, as, queue.arn);
+        },
+        allows: (queue) => allows(queue, action),
+      };
+    },
+    verifySecret(accessKeyId, secretAccessKey) {
+      const key = byId.get(accessKeyId);
+      return key && sameSecret(key.secretAccessKey, secretAccessKey) ? key : undefined;
+    },
+  };
+}
+
+/** Compared as digests, so the time taken says nothing about the secret, not even its length. */
+export function sameSecret(expected: string, given: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+  return timingSafeEqual(digest(expected), digest(given));
+}

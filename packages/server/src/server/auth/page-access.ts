@@ -1,0 +1,226 @@
+import type { IncomingMessage } from 'node:http';
+import type { Clock } from 'sluice-client/clock';
+import { errors, SqsError } from '../../core/errors.ts';
+import type { AccessedQueue, QueueAccess } from '../../core/queue-reference.ts';
+import { renderJsonError } from '../../protocol/json.ts';
+import { loginPage } from '../console-api.ts';
+import type { Page } from '../http-server.ts';
+import { type AccessKey, type Authenticator, sameSecret } from './access.ts';
+import { ConsoleSessions, LoginThrottle, SESSION_COOKIE, SESSION_TTL_MS } from './console-sessions.ts';
+
+/** Who reads a page: which queues it may see, and the key it signed in with (none when pages are open). */
+export interface PageViewer {
+  readonly accessKeyId?: string;
+  mayRead(queue: string): Promise<boolean>;
+}
+
+/** Pages without credentials configured: everyone sees every queue. */
+export const ANYONE: PageViewer = { mayRead: async () => true };
+
+const LOGIN_PATH = '/console/login';
+const LOGOUT_PATH = '/console/logout';
+
+/**
+ * Who may read the pages served beside the SQS API (the console, /api/*, /alarms, /metrics), the console's
+ * sign-in, and the SQS requests its session cookie authenticates. With credentials configured, a page needs
+ * a session (signed in with a key's id and secret) or a SigV4 signature; /metrics also takes the metrics
+ * bearer token. A session or signature sees the queues its key may read (GetQueueAttributes).
+ */
+export interface PageAccess {
+  /** Whether a POST to `path` is the console's sign-in or sign-out form. */
+  isForm(path: string): boolean;
+  /** Answers the sign-in or sign-out form; `origin` is the server's own, as the browser names it. */
+  submitForm(path: string, request: IncomingMessage, body: string, origin: string): Page;
+  /** The viewer of a GET page, or the answer refusing it. */
+  admit(path: string, request: IncomingMessage): PageViewer | Page;
+  /**
+   * The key of an SQS request authenticated by the console's session cookie: undefined when it carries a
+   * signature or no cookie (SigV4 then decides). A cookie is accepted only from the server's own origin.
+   */
+  sessionCaller(request: IncomingMessage, origin: string): AccessKey | undefined;
+}
+
+export interface PageAccessOptions {
+  /** The access keys' checks; undefined when no credentials are configured. */
+  auth: Authenticator | undefined;
+  /** `--metrics-token`: a scraper's `Authorization: Bearer` for /metrics. */
+  metricsToken: string | undefined;
+  /** The server's own account: only a key of it without limits may read /metrics. */
+  accountId: string;
+  clock: Clock;
+  /** Serving HTTPS: the cookie is marked Secure. */
+  tls: boolean;
+  /** The queue a page names, as the access check sees it (its ARN and Policy, for keys of other accounts). */
+  describeQueue: (name: string) => Promise<AccessedQueue>;
+}
+
+export function createPageAccess(options: PageAccessOptions): PageAccess {
+  const { auth, metricsToken } = options;
+  const sessions = new ConsoleSessions(options.clock);
+  const throttle = new LoginThrottle(options.clock);
+
+  const viewerOf = (checks: Authenticator, key: AccessKey): PageViewer => ({
+    accessKeyId: key.accessKeyId,
+    async mayRead(queue) {
+      let access: QueueAccess;
+      try {
+        access = checks.authorize(key, 'GetQueueAttributes', {});
+      } catch (error) {
+        if (error instanceof SqsError) return false;
+        throw error;
+      }
+      return access.allows(await options.describeQueue(queue));
+    },
+  });
+  const mayReadMetrics = (key: AccessKey) =>
+    unlimited(key.queues) &&
+    unlimited(key.actions) &&
+    (key.accountId ?? options.accountId) === options.accountId;
+  const sessionKey = (request: IncomingMessage) => {
+    const token = sessionToken(request);
+    return token === undefined ? undefined : sessions.keyOf(token);
+  };
+  const cookie = (value: string, maxAgeSeconds: number) =>
+    `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${options.tls ? '; Secure' : ''}`;
+
+  return {
+    isForm: (path) => auth !== undefined && (path === LOGIN_PATH || path === LOGOUT_PATH),
+
+    submitForm(path, request, body, origin) {
+      // Only the console's own page may sign in or out (no signing a victim's browser into another key).
+      if (!sameOrigin(request, origin)) return loginPage(403, 'Sign in from the console’s own page.');
+      if (path === LOGOUT_PATH) {
+        const token = sessionToken(request);
+        if (token) sessions.end(token);
+        return redirectToConsole(cookie('', 0));
+      }
+      const address = request.socket.remoteAddress ?? 'unknown';
+      const waitMs = throttle.retryAfterMs(address);
+      if (waitMs > 0) {
+        const seconds = Math.ceil(waitMs / 1000);
+        const page = loginPage(429, `Too many failed sign-ins: try again in ${seconds} s.`);
+        return { ...page, headers: { ...page.headers, 'retry-after': String(seconds) } };
+      }
+      const form = new URLSearchParams(body);
+      const key = auth?.verifySecret(form.get('accessKeyId') ?? '', form.get('secretAccessKey') ?? '');
+      if (!key) {
+        throttle.failed(address);
+        return loginPage(401, 'Wrong access key id or secret.');
+      }
+      throttle.succeeded(address);
+      const session = sessions.start(key);
+      return redirectToConsole(cookie(session.token, SESSION_TTL_MS / 1000));
+    },
+
+    admit(path, request) {
+      const isMetrics = path === '/metrics';
+      const bearer = bearerToken(request);
+      if (isMetrics && metricsToken !== undefined && bearer !== undefined) {
+        return sameSecret(metricsToken, bearer)
+          ? ANYONE
+          : refusal(errors.accessDenied('The bearer token is not the server’s metrics token.'), 403);
+      }
+      if (!auth) return isMetrics && metricsToken !== undefined ? metricsRefusal() : ANYONE;
+      let key: AccessKey | undefined;
+      try {
+        key = isSigned(request)
+          ? auth.authenticate({
+              method: request.method ?? 'GET',
+              target: request.url ?? '/',
+              rawHeaders: request.rawHeaders,
+              body: '',
+            })
+          : sessionKey(request);
+      } catch (error) {
+        if (error instanceof SqsError) return refusal(error, error.spec.status);
+        throw error;
+      }
+      if (!key) {
+        if (path === '/console' || path.startsWith('/console/')) return loginPage(401, '');
+        return isMetrics && metricsToken !== undefined
+          ? metricsRefusal()
+          : refusal(errors.missingAuthenticationToken(), 401);
+      }
+      if (isMetrics && !mayReadMetrics(key))
+        return refusal(
+          errors.accessDenied(
+            `User: ${key.accessKeyId} may not read /metrics: it names every queue; use a key without queue or action limits, or the metrics token.`,
+          ),
+          403,
+        );
+      return viewerOf(auth, key);
+    },
+
+    sessionCaller(request, origin) {
+      if (!auth || isSigned(request)) return undefined;
+      const token = sessionToken(request);
+      if (token === undefined) return undefined;
+      if (!sameOrigin(request, origin))
+        throw errors.accessDenied(
+          'A request signed in by the console’s session cookie must come from the console’s own origin (Sec-Fetch-Site: same-origin, or Origin: the server’s address).',
+        );
+      const key = sessions.keyOf(token);
+      if (!key) throw errors.sessionEnded();
+      return key;
+    },
+  };
+}
+
+/** Absent, or with a wildcard that allows everything. */
+function unlimited(patterns: readonly string[] | undefined): boolean {
+  return patterns === undefined || patterns.some((pattern) => pattern === '*' || pattern === 'sqs:*');
+}
+
+/** SigV4 in the Authorization header or in the query string (presigned). */
+function isSigned(request: IncomingMessage): boolean {
+  return (
+    request.headers.authorization?.startsWith('AWS4-') === true ||
+    (request.url ?? '').includes('X-Amz-Signature=')
+  );
+}
+
+function bearerToken(request: IncomingMessage): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+  return match?.[1];
+}
+
+function sessionToken(request: IncomingMessage): string | undefined {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const [name, value] = part.trim().split('=', 2);
+    if (name === SESSION_COOKIE && value) return value;
+  }
+  return undefined;
+}
+
+/**
+ * A browser names where a request comes from: `Sec-Fetch-Site` (every current browser) and, on a POST,
+ * `Origin`. Either must say the server's own page sent it; a request with neither (not a browser) is refused
+ * too, since only the console's page holds a session cookie.
+ */
+function sameOrigin(request: IncomingMessage, origin: string): boolean {
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined) return site === 'same-origin';
+  return request.headers.origin === origin;
+}
+
+function refusal(error: SqsError, status: number): Page {
+  const rendered = renderJsonError(error);
+  const { 'content-type': contentType, ...headers } = rendered.headers;
+  return { status, contentType: contentType ?? 'application/json', body: rendered.body, headers };
+}
+
+/** 401 naming the scheme a scraper should use. */
+function metricsRefusal(): Page {
+  const page = refusal(errors.missingAuthenticationToken(), 401);
+  return { ...page, headers: { ...page.headers, 'www-authenticate': 'Bearer realm="sluice metrics"' } };
+}
+
+/** 303: the browser loads the console with GET, whatever the form's method was. */
+function redirectToConsole(setCookie: string): Page {
+  return {
+    status: 303,
+    contentType: 'text/plain; charset=utf-8',
+    body: '',
+    headers: { location: '/console', 'set-cookie': setCookie, 'cache-control': 'no-store' },
+  };
+}

@@ -1,0 +1,274 @@
+import { readFileSync } from 'node:fs';
+import type { AlarmSettings } from '../core/dlq-alarms.ts';
+import { SqsError } from '../core/errors.ts';
+import type { MoveTaskSettings } from '../core/move-tasks.ts';
+import { attributeCatalog, JSON_POLICY_ATTRIBUTES, type QueueAttributes } from '../core/queue-attributes.ts';
+import type { RequestContext, SqsService } from '../core/sqs-service.ts';
+import type { AccessKey } from './auth/access.ts';
+import { isWebhookUrl } from './webhooks.ts';
+
+/**
+ * `--config FILE`: queues to create, or bring up to date, at start (like ElasticMQ's configuration), the
+ * move-task defaults ("redrive"), the DLQ alarms ("alarms") and access keys ("credentials"). Every key is
+ * described in docs/guide/config-file.md; a key not known here is an error, not ignored.
+ */
+export interface ConfigFile {
+  queues?: ConfigQueue[];
+  redrive?: Partial<MoveTaskSettings>;
+  alarms?: Partial<AlarmSettings> & { webhooks?: string[] };
+  credentials?: AccessKey[];
+  metricsToken?: string;
+}
+
+export const METRICS_TOKEN_RULE = 'must be 16 to 256 visible ASCII characters, without spaces';
+
+/** Long enough not to be guessed, and what an Authorization header can carry as it is. */
+export function isMetricsToken(value: unknown): value is string {
+  return typeof value === 'string' && /^[\x21-\x7e]{16,256}$/.test(value);
+}
+
+export interface ConfigQueue {
+  name: string;
+  /** As SQS takes them, strings (the file may write numbers, booleans, and the JSON policies as objects). */
+  attributes?: QueueAttributes;
+  tags?: Record<string, string>;
+}
+
+// The keys each section may hold. Typed by the settings they fill, so that a new setting does not compile
+// until it is listed here, and a key the server would not read (a typo) is refused instead of ignored.
+const FILE_KEYS: Record<keyof ConfigFile, true> = {
+  queues: true,
+  redrive: true,
+  alarms: true,
+  credentials: true,
+  metricsToken: true,
+};
+const QUEUE_KEYS: Record<keyof ConfigQueue, true> = { name: true, attributes: true, tags: true };
+const REDRIVE_KEYS: Record<keyof MoveTaskSettings, true> = { defaultRate: true, backlogLimit: true };
+const ALARM_KEYS: Record<keyof NonNullable<ConfigFile['alarms']>, true> = {
+  threshold: true,
+  periodSeconds: true,
+  queues: true,
+  webhooks: true,
+};
+const ALARM_QUEUE_KEYS: Record<keyof AlarmSettings['queues'][string], true> = {
+  threshold: true,
+  silenced: true,
+};
+const CREDENTIAL_KEYS: Record<keyof AccessKey, true> = {
+  accessKeyId: true,
+  secretAccessKey: true,
+  queues: true,
+  actions: true,
+  accountId: true,
+};
+const ATTRIBUTE_KEYS: Record<string, true> = Object.fromEntries(
+  attributeCatalog().settable.map(({ name }) => [name, true]),
+);
+
+/** AWS access key ids are letters and digits; `:` must stay free for `--credentials ID:SECRET`. */
+export const ACCESS_KEY_ID = /^[A-Za-z0-9_]{1,128}$/;
+
+/** Checks one file's sections, naming the file and the key in every complaint. */
+class ConfigReader {
+  constructor(private readonly path: string) {}
+
+  fail(message: string): never {
+    throw new Error(`config file ${this.path}: ${message}`);
+  }
+
+  /** `value` as an object none of whose keys is outside `known`. */
+  object(value: unknown, where: string, known: Record<string, true>): Record<string, unknown> {
+    const object = this.anyObject(value, where);
+    for (const key of Object.keys(object)) {
+      if (!Object.hasOwn(known, key))
+        this.fail(`unknown key "${where}.${key}" (known: ${Object.keys(known).join(', ')})`);
+    }
+    return object;
+  }
+
+  anyObject(value: unknown, where: string): Record<string, unknown> {
+    if (!value || typeof value !== 'object' || Array.isArray(value))
+      this.fail(`"${where}" must be an object`);
+    return value as Record<string, unknown>;
+  }
+
+  /** The non-negative numbers among `keys` of a section (absent ones stay absent). */
+  numbers<K extends string>(section: Record<string, unknown>, where: string, keys: readonly K[]) {
+    const result: Partial<Record<K, number>> = {};
+    for (const key of keys) {
+      const field = section[key];
+      if (field === undefined) continue;
+      if (typeof field !== 'number' || !(field >= 0))
+        this.fail(`"${where}.${key}" must be a non-negative number`);
+      result[key] = field;
+    }
+    return result;
+  }
+
+  queue(value: unknown, index: number): ConfigQueue {
+    const where = `queues[${index}]`;
+    if (!value || typeof value !== 'object' || typeof (value as { name?: unknown }).name !== 'string')
+      this.fail(`${where} needs a "name"`);
+    const { name, attributes, tags } = this.object(value, where, QUEUE_KEYS);
+    const queue: ConfigQueue = { name: name as string };
+    if (attributes !== undefined) {
+      const given = this.object(attributes, `${where}.attributes`, ATTRIBUTE_KEYS);
+      queue.attributes = {};
+      for (const [key, field] of Object.entries(given))
+        queue.attributes[key] = this.attributeValue(`${where}.attributes.${key}`, key, field);
+    }
+    if (tags !== undefined) {
+      queue.tags = {};
+      for (const [key, field] of Object.entries(this.anyObject(tags, `${where}.tags`))) {
+        if (typeof field !== 'string') this.fail(`"${where}.tags.${key}" must be a string`);
+        queue.tags[key] = field;
+      }
+    }
+    return queue;
+  }
+
+  /** SQS's string for an attribute; a policy written as a JSON object is sent as its JSON text. */
+  private attributeValue(where: string, name: string, value: unknown): string {
+    if (typeof value === 'string') return value;
+    if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+    const policy = (JSON_POLICY_ATTRIBUTES as readonly string[]).includes(name);
+    if (policy && value && typeof value === 'object' && !Array.isArray(value)) return JSON.stringify(value);
+    this.fail(`"${where}" must be a string or a number${policy ? ', or a JSON object' : ''}`);
+  }
+
+  alarms(value: unknown): NonNullable<ConfigFile['alarms']> {
+    const section = this.object(value, 'alarms', ALARM_KEYS);
+    const alarms: NonNullable<ConfigFile['alarms']> = this.numbers(section, 'alarms', [
+      'threshold',
+      'periodSeconds',
+    ]);
+    const { webhooks, queues } = section;
+    if (webhooks !== undefined) {
+      if (!Array.isArray(webhooks) || !webhooks.every(isWebhookUrl))
+        this.fail('"alarms.webhooks" must be a list of http(s) URLs');
+      alarms.webhooks = webhooks;
+    }
+    if (queues !== undefined) {
+      alarms.queues = {};
+      for (const [name, own] of Object.entries(this.anyObject(queues, 'alarms.queues'))) {
+        const where = `alarms.queues.${name}`;
+        const settings = this.object(own, where, ALARM_QUEUE_KEYS);
+        if (settings.silenced !== undefined && typeof settings.silenced !== 'boolean')
+          this.fail(`"${where}.silenced" must be true or false`);
+        alarms.queues[name] = {
+          ...this.numbers(settings, where, ['threshold']),
+          ...(settings.silenced !== undefined && { silenced: settings.silenced as boolean }),
+        };
+      }
+    }
+    return alarms;
+  }
+
+  credentials(value: unknown): AccessKey[] {
+    if (!Array.isArray(value)) this.fail('"credentials" must be a list');
+    const stringList = (list: unknown) =>
+      list === undefined || (Array.isArray(list) && list.every((item) => typeof item === 'string'));
+    return value.map((key, index) => {
+      const where = `credentials[${index}]`;
+      const { accessKeyId, secretAccessKey, queues, actions, accountId } = this.object(
+        key,
+        where,
+        CREDENTIAL_KEYS,
+      );
+      if (typeof accessKeyId !== 'string' || !ACCESS_KEY_ID.test(accessKeyId))
+        this.fail(`${where}: "accessKeyId" must be 1-128 letters, digits or underscores`);
+      if (typeof secretAccessKey !== 'string' || secretAccessKey === '')
+        this.fail(`${where}: "secretAccessKey" must be a non-empty string`);
+      if (!stringList(queues) || !stringList(actions))
+        this.fail(`${where}: "queues" and "actions" must be lists of strings`);
+      if (accountId !== undefined && (typeof accountId !== 'string' || !/^\d{12}$/.test(accountId)))
+        this.fail(`${where}: "accountId" must be 12 digits`);
+      return key as AccessKey;
+    });
+  }
+}
+
+/** Reads and checks a config file: any key it does not know is an error naming the key and the file. */
+export function readConfigFile(path: string): ConfigFile {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`cannot read config file ${path}: ${(error as Error).message}`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new Error(`config file ${path} must hold a JSON object`);
+  }
+  const reader: ConfigReader = new ConfigReader(path);
+  for (const key of Object.keys(parsed)) {
+    if (!Object.hasOwn(FILE_KEYS, key))
+      reader.fail(`unknown key "${key}" (known: ${Object.keys(FILE_KEYS).join(', ')})`);
+  }
+  const { queues, redrive, alarms, credentials, metricsToken } = parsed as Record<string, unknown>;
+  const config: ConfigFile = {};
+  if (queues !== undefined) {
+    if (!Array.isArray(queues)) reader.fail('"queues" must be a list');
+    config.queues = queues.map((queue, index) => reader.queue(queue, index));
+  }
+  if (redrive !== undefined)
+    config.redrive = reader.numbers(reader.object(redrive, 'redrive', REDRIVE_KEYS), 'redrive', [
+      'defaultRate',
+      'backlogLimit',
+    ]);
+  if (alarms !== undefined) config.alarms = reader.alarms(alarms);
+  if (credentials !== undefined) config.credentials = reader.credentials(credentials);
+  if (metricsToken !== undefined) {
+    if (!isMetricsToken(metricsToken)) reader.fail(`"metricsToken" ${METRICS_TOKEN_RULE}`);
+    config.metricsToken = metricsToken;
+  }
+  return config;
+}
+
+/**
+ * Creates or updates the configured queues through the same actions a client would call: every queue first,
+ * then the redrive policies, so that a policy may name a dead-letter queue listed after its source.
+ */
+export async function applyConfig(
+  service: SqsService,
+  config: ConfigFile,
+  context: RequestContext,
+): Promise<void> {
+  const queues = config.queues ?? [];
+  for (const queue of queues) {
+    const { RedrivePolicy: _later, ...attributes } = queue.attributes ?? {};
+    const tags = queue.tags ?? {};
+    await configuring(queue.name, async () => {
+      const existing = await service.store.getQueue(queue.name);
+      if (!existing) {
+        await service.CreateQueue({ QueueName: queue.name, Attributes: attributes, tags }, context);
+        return;
+      }
+      const QueueUrl = service.queueUrl(context, queue.name);
+      const { FifoQueue: _createOnly, ...settable } = attributes;
+      if (Object.keys(settable).length > 0)
+        await service.SetQueueAttributes({ QueueUrl, Attributes: settable });
+      if (Object.keys(tags).length > 0) await service.TagQueue({ QueueUrl, Tags: tags });
+    });
+  }
+  for (const { name, attributes } of queues) {
+    const RedrivePolicy = attributes?.RedrivePolicy;
+    if (RedrivePolicy === undefined) continue;
+    await configuring(name, () =>
+      service.SetQueueAttributes({
+        QueueUrl: service.queueUrl(context, name),
+        Attributes: { RedrivePolicy },
+      }),
+    );
+  }
+}
+
+/** Runs one queue's step, an SQS error becoming a start-up error that names the queue. */
+async function configuring(queue: string, step: () => Promise<unknown>): Promise<void> {
+  try {
+    await step();
+  } catch (error) {
+    if (error instanceof SqsError) throw new Error(`config: queue ${queue}: ${error.code}: ${error.message}`);
+    throw error;
+  }
+}

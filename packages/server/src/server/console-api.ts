@@ -1,0 +1,209 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { AlarmState } from '../core/dlq-alarms.ts';
+import { attributeCatalog } from '../core/queue-attributes.ts';
+import {
+  ageSeconds,
+  bucketSamples,
+  HISTORY_RANGES,
+  type HistoryRange,
+  queueHistory,
+  samplesSince,
+} from '../core/queue-history.ts';
+import { parseRedrivePolicy } from '../core/redrive-policy.ts';
+import type { SqsService } from '../core/sqs-service.ts';
+import type { QueueRecord } from '../store/contract.ts';
+import type { PageViewer } from './auth/page-access.ts';
+import type { Page } from './http-server.ts';
+
+/** Points in each queue's sparkline on the overview: one per minute of the last hour. */
+const SPARKLINE_BUCKET_MS = 60_000;
+
+export interface QueueOverview {
+  name: string;
+  arn: string;
+  fifo: boolean;
+  visible: number;
+  notVisible: number;
+  delayed: number;
+  oldestAgeSeconds: number;
+  /** Name of the queue its RedrivePolicy sends to. */
+  deadLetterQueue: string | undefined;
+  /** Names of the queues whose RedrivePolicy sends here. */
+  deadLetterSources: string[];
+  alarm: { state: 'OK' | 'ALARM'; silenced: boolean; since: number | undefined } | undefined;
+  /** Visible messages, one point per minute of the last hour, oldest first. */
+  sparkline: number[];
+}
+
+/**
+ * Most queues the overview describes in one answer. Each costs about 600 bytes of JSON (counts plus an hour of
+ * sparkline), so 250 keep the answer well under the console's 200 KiB budget; the console narrows the list with
+ * a name filter, which is applied here, before any count is read.
+ */
+export const OVERVIEW_LIMIT = 250;
+
+export interface OverviewQuery {
+  /** Only queues whose name contains this text (case-insensitive). */
+  nameContains?: string;
+  /** Only the queue of exactly this name (a queue page). */
+  name?: string;
+}
+
+export interface Overview {
+  queues: QueueOverview[];
+  /** How many queues matched the query; more than `queues.length` when the answer was cut at the limit. */
+  matching: number;
+}
+
+/**
+ * The queues matching `query` that `viewer` may read (at most OVERVIEW_LIMIT, by name) with counts, DLQ links,
+ * alarm and sparkline.
+ */
+export async function overview(
+  service: SqsService,
+  alarms: AlarmState[],
+  viewer: PageViewer,
+  query: OverviewQuery = {},
+): Promise<Overview> {
+  const now = service.clock.now();
+  const needle = query.nameContains?.toLowerCase();
+  const matches: QueueRecord[] = [];
+  // DLQ links are read from every readable queue's RedrivePolicy (in memory), so a DLQ names all its sources
+  // even when they fall outside the filter.
+  const sources = new Map<string, string[]>();
+  const deadLetterQueueOf = new Map<string, string>();
+  for await (const queue of service.allQueues()) {
+    if (!(await viewer.mayRead(queue.name))) continue;
+    const policy = queue.attributes.RedrivePolicy;
+    const deadLetterQueue = policy
+      ? parseRedrivePolicy(policy).deadLetterTargetArn.split(':').at(-1)
+      : undefined;
+    if (deadLetterQueue) {
+      deadLetterQueueOf.set(queue.name, deadLetterQueue);
+      sources.set(deadLetterQueue, [...(sources.get(deadLetterQueue) ?? []), queue.name]);
+    }
+    if (query.name !== undefined && queue.name !== query.name) continue;
+    if (needle && !queue.name.toLowerCase().includes(needle)) continue;
+    matches.push(queue);
+  }
+  matches.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const queues: QueueOverview[] = [];
+  for (const queue of matches.slice(0, OVERVIEW_LIMIT)) {
+    const counts = await service.store.countMessages(queue.id, now);
+    const alarm = alarms.find((a) => a.queue === queue.name);
+    const samples = await samplesSince(service, queue.name, now - HISTORY_RANGES['1h']);
+    queues.push({
+      name: queue.name,
+      arn: service.queueArn(queue.name),
+      fifo: queue.fifo,
+      visible: counts.visible,
+      notVisible: counts.notVisible,
+      delayed: counts.delayed,
+      oldestAgeSeconds: ageSeconds(counts.oldestSentAt, now),
+      deadLetterQueue: deadLetterQueueOf.get(queue.name),
+      deadLetterSources: sources.get(queue.name) ?? [],
+      alarm: alarm && { state: alarm.state, silenced: alarm.silenced, since: alarm.since },
+      sparkline: bucketSamples(samples, SPARKLINE_BUCKET_MS).map((s) => s.visible),
+    });
+  }
+  return { queues, matching: matches.length };
+}
+
+function json(value: unknown, status = 200): Page {
+  return { status, contentType: 'application/json', body: JSON.stringify(value) };
+}
+
+/**
+ * GET /api/overview?filter=TEXT|queue=NAME, /api/history?queue=NAME&range=1h|24h, and /api/attributes (which
+ * queue attributes exist and how they may be set, so the console's forms follow the server's one list).
+ * `signedInAs` is the viewer's key, when credentials are configured.
+ */
+export function consoleApi(
+  service: SqsService,
+  alarmStates: () => Promise<AlarmState[]>,
+): Record<string, (url: URL, viewer: PageViewer) => Promise<Page>> {
+  return {
+    '/api/overview': async (url, viewer) =>
+      json({
+        now: service.clock.now(),
+        accountId: service.accountId,
+        queueArnPrefix: service.queueArn(''),
+        limit: OVERVIEW_LIMIT,
+        signedInAs: viewer.accessKeyId,
+        ...(await overview(service, await alarmStates(), viewer, {
+          nameContains: url.searchParams.get('filter') ?? undefined,
+          name: url.searchParams.get('queue') ?? undefined,
+        })),
+      }),
+    '/api/attributes': async () => json(attributeCatalog()),
+    '/api/history': async (url, viewer) => {
+      const queue = url.searchParams.get('queue');
+      const range = url.searchParams.get('range') ?? '1h';
+      if (!queue) return json({ error: 'queue is required' }, 400);
+      if (!(await viewer.mayRead(queue)))
+        return json({ error: `${viewer.accessKeyId} may not read ${queue}` }, 403);
+      if (!(range in HISTORY_RANGES)) return json({ error: 'range must be 1h or 24h' }, 400);
+      const samples = await queueHistory(service, queue, range as HistoryRange);
+      return json({ queue, range, now: service.clock.now(), samples });
+    },
+  };
+}
+
+const FAVICON = { file: 'favicon.svg', contentType: 'image/svg+xml' };
+const CONSOLE_FILES: Record<string, { file: string; contentType: string }> = {
+  '/console': { file: 'index.html', contentType: 'text/html; charset=utf-8' },
+  '/console/': { file: 'index.html', contentType: 'text/html; charset=utf-8' },
+  // Where a refused sign-in leaves the browser: reloading it shows the console, or the form again.
+  '/console/login': { file: 'index.html', contentType: 'text/html; charset=utf-8' },
+  '/console/console.js': { file: 'console.js', contentType: 'text/javascript; charset=utf-8' },
+  '/console/console.css': { file: 'console.css', contentType: 'text/css; charset=utf-8' },
+  '/console/favicon.svg': FAVICON,
+  // Browsers ask for it on any page they show, /metrics too.
+  '/favicon.ico': FAVICON,
+};
+
+/**
+ * The console runs only its own files and talks only to its server: no inline script or style for an
+ * injected value to use, no framing (clickjacking of its purge and delete buttons), no type sniffing.
+ */
+const consoleHeaders = (styleSource: string) => ({
+  'content-security-policy':
+    `default-src 'none'; script-src 'self'; style-src ${styleSource}; img-src 'self'; connect-src 'self'; ` +
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+});
+const CONSOLE_HEADERS = consoleHeaders("'self'");
+
+/** The console's committed static files (src/console), read once at start: there is no build step. */
+export function consolePages(): Record<string, () => Page> {
+  const pages: Record<string, () => Page> = {};
+  for (const [path, { file, contentType }] of Object.entries(CONSOLE_FILES)) {
+    const body = readFileSync(new URL(`../../console/${file}`, import.meta.url));
+    pages[path] = () => ({ contentType, body, headers: CONSOLE_HEADERS });
+  }
+  return pages;
+}
+
+const LOGIN_PAGE = readFileSync(new URL('../../console/login.html', import.meta.url), 'utf8');
+/**
+ * The sign-in form carries its style inline (the console's stylesheet is a page behind the sign-in); the
+ * policy allows that one style by its hash, nothing else inline.
+ */
+const LOGIN_HEADERS = consoleHeaders(
+  `'sha256-${createHash('sha256')
+    .update(/<style>([\s\S]*?)<\/style>/.exec(LOGIN_PAGE)?.[1] ?? '')
+    .digest('base64')}'`,
+);
+
+/** The console's sign-in form (served in place of any console page until a session exists), with a message. */
+export function loginPage(status: number, message: string): Page {
+  const escaped = message.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const body = LOGIN_PAGE.replace(
+    '<!--message-->',
+    message === '' ? '' : `<p class="error" role="alert">${escaped}</p>`,
+  );
+  return { status, contentType: 'text/html; charset=utf-8', body, headers: LOGIN_HEADERS };
+}

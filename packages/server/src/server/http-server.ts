@@ -1,0 +1,332 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { dispatch } from '../core/actions.ts';
+import { errors, SqsError } from '../core/errors.ts';
+import type { Input } from '../core/input.ts';
+import type { RequestContext, SqsService } from '../core/sqs-service.ts';
+import {
+  decodeJsonRequest,
+  isJsonRequest,
+  JSON_CONTENT_TYPE,
+  renderJsonError,
+  renderJsonResponse,
+} from '../protocol/json.ts';
+import { checkJsonInput } from '../protocol/model.ts';
+import { checkQueryGet, decodeQueryRequest } from '../protocol/query.ts';
+import { renderQueryError, renderQueryResponse } from '../protocol/xml.ts';
+import { StoreUnavailableError } from '../store/contract.ts';
+import type { AccessKey, Authenticator } from './auth/access.ts';
+import { ANYONE, type PageAccess, type PageViewer } from './auth/page-access.ts';
+import type { BrowserGuard } from './browser-guard.ts';
+import type { Logger } from './logger.ts';
+import { LONG_POLL_CAP_DEFAULTS, type LongPollCaps, longPollGate } from './long-poll-gate.ts';
+
+export interface HttpServerOptions {
+  service: SqsService;
+  logger: Logger;
+  /** Largest request body accepted; form encoding can triple a 1 MiB message, so the default leaves room. */
+  maxRequestBytes?: number;
+  /** Read-only pages served on GET besides the SQS API (/metrics, /alarms, /api/*, /console), by path. */
+  pages?: Record<string, (url: URL, viewer: PageViewer) => Page | Promise<Page>>;
+  /** Who may read the pages, the console's sign-in, and its session cookie on SQS requests; all open without. */
+  pageAccess?: PageAccess;
+  /** Told of every SQS API request answered: its action, HTTP status and duration. */
+  observeRequest?: (action: string, status: number, seconds: number) => void;
+  /** With credentials configured: every SQS request must be signed by a known key allowed to make it. */
+  auth?: Authenticator;
+  /** Caps on concurrent long polls, per connection and in total. */
+  longPolls?: Partial<LongPollCaps>;
+  /** PEM certificate chain and private key: serve HTTPS instead of HTTP. */
+  tls?: { cert: string; key: string };
+  /** The Host check, the refusal of other origins' pages, and CORS for the allowed ones. */
+  browser?: BrowserGuard;
+}
+
+export interface Page {
+  /** Default 200. */
+  status?: number;
+  contentType: string;
+  body: string | Buffer;
+  /** Sent besides the content type: the console's security headers, Set-Cookie, Location, WWW-Authenticate… */
+  headers?: Readonly<Record<string, string>>;
+}
+
+export type SluiceHttpServer = Server | HttpsServer;
+
+type Protocol = 'json' | 'query';
+
+const XML_CONTENT_TYPE = 'text/xml';
+
+/**
+ * The HTTP front: reads a request, lets the matching protocol adapter decode it, runs the action in the
+ * core, and has the adapter render the result. Nothing here knows a queue rule.
+ */
+export function createHttpServer(options: HttpServerOptions): SluiceHttpServer {
+  const maxRequestBytes = options.maxRequestBytes ?? 5 * 1024 * 1024;
+  const admitLongPoll = longPollGate({ ...LONG_POLL_CAP_DEFAULTS, ...options.longPolls });
+  const listener = (request: IncomingMessage, response: ServerResponse) => {
+    handle(options, maxRequestBytes, admitLongPoll, request, response).catch((error: unknown) => {
+      options.logger.error({ err: error }, 'request handling failed');
+      if (!response.headersSent) response.writeHead(500).end();
+      else response.destroy();
+    });
+  };
+  const server = options.tls ? createHttpsServer(options.tls, listener) : createServer(listener);
+  // Long polls hold a response for up to 20 s; these bound only how long a client may take to send.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.keepAliveTimeout = 65_000;
+  return server;
+}
+
+async function handle(
+  options: HttpServerOptions,
+  maxRequestBytes: number,
+  admitLongPoll: ReturnType<typeof longPollGate>,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const requestId = randomUUID();
+  const started = process.hrtime.bigint();
+  // Parsed only when needed: a JSON POST (almost every SQS request) never looks at its URL.
+  let parsedUrl: URL | undefined;
+  const url = () => (parsedUrl ??= new URL(request.url ?? '/', 'http://localhost'));
+  const protocol: Protocol = isJsonRequest(request.headers) ? 'json' : 'query';
+  let action = 'unknown';
+  const cors = options.browser?.corsHeaders(request);
+  const reply = (status: number, headers: Record<string, string>, body: string | Buffer, api = true) => {
+    response.writeHead(status, {
+      ...headers,
+      ...cors,
+      'x-amzn-requestid': requestId,
+      'content-length': Buffer.byteLength(body),
+    });
+    response.end(body);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    if (api) options.observeRequest?.(action, status, seconds);
+    if (options.logger.isLevelEnabled('debug'))
+      options.logger.debug(
+        { requestId, action, protocol, path: url().pathname, status, ms: Math.round(seconds * 1e5) / 100 },
+        'request',
+      );
+  };
+  const fail = (error: SqsError) => {
+    if (protocol === 'json') {
+      const rendered = renderJsonError(error);
+      reply(rendered.status, rendered.headers, rendered.body);
+    } else {
+      const rendered = renderQueryError(error, requestId);
+      reply(rendered.status, { 'content-type': XML_CONTENT_TYPE }, rendered.body);
+    }
+  };
+
+  const wrongHost = options.browser?.hostRefusal(request);
+  if (wrongHost) {
+    fail(wrongHost);
+    return;
+  }
+  // HEAD as GET for health checkers that ask with it; Node leaves a HEAD response's body out.
+  if ((request.method === 'GET' || request.method === 'HEAD') && url().pathname === '/health') {
+    // Degraded is still 200: reads work, and on a full disk so do the receives and deletes that free it.
+    const condition = await options.service.store.condition?.();
+    const health = condition ? { status: 'degraded', reason: condition } : { status: 'ok' };
+    reply(200, { 'content-type': 'application/json' }, JSON.stringify(health), false);
+    return;
+  }
+  // A browser opening the server's address goes to the console (an SQS client's GET always has an Action).
+  if (request.method === 'GET' && request.url === '/' && request.headers.accept?.includes('text/html')) {
+    reply(303, { location: '/console' }, '', false);
+    return;
+  }
+  const answer = ({ status, contentType, body, headers }: Page) =>
+    reply(status ?? 200, { ...headers, 'content-type': contentType }, body, false);
+  const page = request.method === 'GET' ? options.pages?.[url().pathname] : undefined;
+  if (page) {
+    const viewer = options.pageAccess?.admit(url().pathname, request) ?? ANYONE;
+    answer('contentType' in viewer ? viewer : await page(url(), viewer));
+    return;
+  }
+  let body: string;
+  try {
+    body = await readBody(request, maxRequestBytes);
+  } catch (error) {
+    if (error instanceof SqsError) {
+      response.setHeader('connection', 'close');
+      fail(error);
+      return;
+    }
+    throw error;
+  }
+  if (request.method === 'POST' && options.pageAccess?.isForm(url().pathname)) {
+    answer(options.pageAccess.submitForm(url().pathname, request, body, baseUrlOf(request)));
+    return;
+  }
+  try {
+    const crossOrigin = options.browser?.crossOriginRefusal(request);
+    if (crossOrigin) throw crossOrigin;
+    if (request.method === 'OPTIONS' && cors) {
+      reply(204, {}, '', false);
+      return;
+    }
+    if (request.method === 'GET') checkGet(request, url(), protocol, options.auth !== undefined);
+    const caller: AccessKey | undefined =
+      options.pageAccess?.sessionCaller(request, baseUrlOf(request)) ??
+      options.auth?.authenticate({
+        method: request.method ?? 'GET',
+        target: request.url ?? '/',
+        rawHeaders: request.rawHeaders,
+        body,
+      });
+    let input: Input;
+    if (protocol === 'json') {
+      const decoded = decodeJsonRequest(String(request.headers['x-amz-target']), body);
+      action = decoded.action;
+      input = checkJsonInput(action, decoded.input);
+    } else {
+      if (request.method !== 'POST' && request.method !== 'GET') {
+        throw errors.unknownOperation(request.method ?? 'unknown');
+      }
+      const params = new URLSearchParams(url().search);
+      if (request.method === 'POST') {
+        rejectInvalidPercentEncoding(body);
+        for (const [key, value] of new URLSearchParams(body)) params.append(key, value);
+      }
+      const decoded = decodeQueryRequest(params, url().pathname);
+      action = decoded.action;
+      input = decoded.input;
+    }
+    // The action is checked now; each queue it touches is checked by the core as it resolves that queue.
+    const access = caller && options.auth?.authorize(caller, action, policyContextOf(request));
+    let signal: AbortSignal | undefined;
+    const context: RequestContext = {
+      baseUrl: baseUrlOf(request),
+      senderId: caller?.accessKeyId ?? senderIdOf(request) ?? options.service.accountId,
+      // Only long polls read it, so most requests never pay for an AbortController and a close listener.
+      get signal() {
+        signal ??= abortedOnClose(response);
+        return signal;
+      },
+      admitLongPoll: () => admitLongPoll(request.socket),
+      access,
+      traceHeader: request.headers['x-amzn-trace-id'] as string | undefined,
+    };
+    const output = await dispatch(options.service, action, input, context);
+    if (response.destroyed) return;
+    if (protocol === 'json') reply(200, { 'content-type': JSON_CONTENT_TYPE }, renderJsonResponse(output));
+    else reply(200, { 'content-type': XML_CONTENT_TYPE }, renderQueryResponse(action, output, requestId));
+  } catch (error) {
+    if (response.destroyed) return;
+    if (error instanceof SqsError) {
+      fail(error);
+      return;
+    }
+    // Disk full or read-only: a condition of the machine, not a bug; 503 tells SDKs to retry later.
+    if (error instanceof StoreUnavailableError) {
+      options.logger.warn(
+        { requestId, action, reason: error.reason, cause: String(error.cause) },
+        error.message,
+      );
+      fail(errors.unavailable(error.message));
+      return;
+    }
+    options.logger.error({ err: error, requestId, action }, 'unexpected error');
+    fail(errors.internal());
+  }
+}
+
+/**
+ * SQS takes a Query request by GET, signed; any web page can make a browser send a GET (an `<img>`, with
+ * neither Origin nor, in older browsers, Sec-Fetch-Site). Without credentials Sluice checks no signature,
+ * so there a GET must carry one in the Authorization header, which a page cannot add without a CORS
+ * preflight; with credentials the signature itself, header or presigned URL, is the proof.
+ */
+function checkGet(request: IncomingMessage, url: URL, protocol: Protocol, signaturesChecked: boolean): void {
+  // The JSON protocol is POST only; SQS answers a GET as one that names no operation.
+  if (protocol === 'json') throw errors.noOperation();
+  checkQueryGet(url.searchParams, url.pathname);
+  if (!signaturesChecked && request.headers.authorization === undefined) throw errors.unsignedGet();
+}
+
+/** A signal that aborts when the client goes away before its answer is written. */
+function abortedOnClose(response: ServerResponse): AbortSignal {
+  const abort = new AbortController();
+  if (response.destroyed) abort.abort();
+  else
+    response.once('close', () => {
+      if (!response.writableFinished) abort.abort();
+    });
+  return abort.signal;
+}
+
+/** Past this much, an oversized upload is cut off instead of drained to answer it. */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+
+function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let ended = false;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      // An oversized body is read to its end but not kept, so the client gets the 413 instead of a reset.
+      if (size <= maxBytes) chunks.push(chunk);
+      else if (size > DRAIN_LIMIT_BYTES) request.destroy();
+    });
+    request.once('end', () => {
+      ended = true;
+      if (size > maxBytes) {
+        reject(errors.requestTooLarge(maxBytes));
+        return;
+      }
+      // Invalid UTF-8 must not silently become U+FFFD inside a stored message.
+      try {
+        resolve(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
+      } catch {
+        reject(errors.malformed('The request body is not valid UTF-8.'));
+      }
+    });
+    request.once('error', reject);
+    // A body cut off (client gone, or destroyed above) settles too, so nothing waits on it forever.
+    request.once('close', () => {
+      if (!ended) reject(errors.requestTooLarge(maxBytes));
+    });
+  });
+}
+
+/**
+ * URLSearchParams turns percent-encoded bytes that are not UTF-8 into U+FFFD without a word; a message body
+ * must not change silently, so such a request is refused.
+ */
+function rejectInvalidPercentEncoding(body: string): void {
+  if (!body.includes('%')) return;
+  try {
+    decodeURIComponent(body.replace(/\+/g, ' '));
+  } catch {
+    throw errors.malformed('The request is not valid form-encoded UTF-8.');
+  }
+}
+
+function baseUrlOf(request: IncomingMessage): string {
+  const host = request.headers.host;
+  const address = request.socket.localAddress ?? '127.0.0.1';
+  const fallback = `${address.includes(':') ? `[${address}]` : address}:${request.socket.localPort}`;
+  const scheme = 'encrypted' in request.socket ? 'https' : 'http';
+  return `${scheme}://${host && /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? host : fallback}`;
+}
+
+/** The condition keys a caller states about the request's origin (caller-asserted; see README). */
+function policyContextOf(request: IncomingMessage): Record<string, string | undefined> {
+  const header = (name: string) => {
+    const value = request.headers[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  return { 'aws:SourceArn': header('x-amz-source-arn'), 'aws:SourceAccount': header('x-amz-source-account') };
+}
+
+/** SigV4 `Credential=<access key id>/...`; SQS reports the caller in SenderId. */
+function senderIdOf(request: IncomingMessage): string | undefined {
+  const authorization = request.headers.authorization;
+  const match = authorization ? /Credential=([A-Za-z0-9]+)\//.exec(authorization) : null;
+  return match?.[1];
+}

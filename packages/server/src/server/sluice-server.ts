@@ -1,0 +1,305 @@
+import type { AddressInfo } from 'node:net';
+import { type Clock, systemClock } from 'sluice-client/clock';
+import { ALARM_DEFAULTS, type AlarmSettings, type AlarmState, DlqAlarms } from '../core/dlq-alarms.ts';
+import type { CapacityLimits } from '../core/limits.ts';
+import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts';
+import { ActivityFlusher, QueueSampler } from '../core/queue-history.ts';
+import { startRetentionSweeper } from '../core/retention.ts';
+import { SqsService } from '../core/sqs-service.ts';
+import type { Store } from '../store/contract.ts';
+import { PostgresStore } from '../store/postgres/postgres-store.ts';
+import { DEFAULT_DISK_RESERVE_BYTES, type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { type AccessKey, createAuthenticator } from './auth/access.ts';
+import { createPageAccess } from './auth/page-access.ts';
+import { createBrowserGuard, isLoopback } from './browser-guard.ts';
+import { ClusterLease } from './cluster-lease.ts';
+import { applyConfig, readConfigFile } from './config-file.ts';
+import { consoleApi, consolePages } from './console-api.ts';
+import { createHttpServer } from './http-server.ts';
+import { createLogger, type Logger, type LogLevel } from './logger.ts';
+import type { LongPollCaps } from './long-poll-gate.ts';
+import { createServerMetrics } from './metrics.ts';
+import { webhookNotifier } from './webhooks.ts';
+
+/** How long a shutdown waits for requests under way before cutting their connections. */
+const SHUTDOWN_DRAIN_MS = 10_000;
+
+export interface SluiceOptions {
+  /** Default 9324 (ElasticMQ's, so existing local setups keep working). 0 picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1: a queue is not exposed to the network unless asked. */
+  host?: string;
+  /** Data directory of the SQLite store. Default ./sluice-data; `:memory:` keeps everything in memory. */
+  dataDir?: string;
+  durability?: Durability;
+  /** Bytes the SQLite store holds back in its data directory to recover from a full disk (default 64 MiB). */
+  diskReserveBytes?: number;
+  accountId?: string;
+  region?: string;
+  configFile?: string;
+  logLevel?: LogLevel;
+  maxRequestBytes?: number;
+  clock?: Clock;
+  /** Use this store instead of opening SQLite in dataDir (tests, other backends). */
+  store?: Store;
+  /**
+   * postgres://user[:password]@host[:port]/database: keep the queues in this PostgreSQL database instead of
+   * SQLite, shared with every other node started on it. The schema is created and migrated at start.
+   */
+  storeUrl?: string;
+  /** Connections this node opens to PostgreSQL at most, besides one for LISTEN (default 10). */
+  storeConnections?: number;
+  logger?: Logger;
+  /** Move tasks started without MaxNumberOfMessagesPerSecond (the config file's "redrive" can set these too). */
+  redrive?: Partial<MoveTaskSettings>;
+  /** DLQ alarms (the config file's "alarms" can set these too). */
+  alarms?: Partial<AlarmSettings> & { webhooks?: string[] };
+  /** Access keys; with any (here or in the config file), every request must be SigV4-signed by one. */
+  credentials?: AccessKey[];
+  /** Allow a non-loopback host without credentials (an open queue on the network). */
+  insecure?: boolean;
+  /** PEM certificate chain and key: serve HTTPS. */
+  tls?: { cert: string; key: string };
+  /** In-flight limits (SQS's by default) and caps on queues and stored bytes (none by default). */
+  limits?: Partial<CapacityLimits>;
+  /** Caps on concurrent long polls per connection and in total. */
+  longPolls?: Partial<LongPollCaps>;
+  /** Default true. false: no /metrics and no per-request counters or histograms (their cost is benched). */
+  metrics?: boolean;
+  /** Origins (`http(s)://host[:port]`) whose web pages may call the API, with CORS; by default none. */
+  corsOrigins?: string[];
+  /**
+   * Host header names accepted besides loopback names and addresses and the bound address. The Host check
+   * guards against DNS rebinding; it is off on a non-loopback host with credentials unless names are given.
+   */
+  allowedHosts?: string[];
+  /**
+   * `Authorization: Bearer TOKEN` opens /metrics (the config file's "metricsToken" can set it too). With it or
+   * with credentials, /metrics needs it or a key without limits; with neither, /metrics is open.
+   */
+  metricsToken?: string;
+}
+
+export interface RunningSluice {
+  /** http://host:port */
+  readonly endpoint: string;
+  readonly service: SqsService;
+  readonly alarms: DlqAlarms;
+  /** Takes the history samples; tests call sample() to take one now. */
+  readonly sampler: QueueSampler;
+  /** Whether this node runs the cluster jobs (retention, alarms, history, move tasks); always, on SQLite. */
+  readonly lease: ClusterLease;
+  /** Stops accepting requests, ends long polls, lets requests under way finish, closes the store. */
+  close(): Promise<void>;
+}
+
+/** True when a --store value names a PostgreSQL database. */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//.test(url);
+}
+
+async function openStore(options: SluiceOptions, dataDir: string): Promise<Store> {
+  if (options.storeUrl === undefined)
+    return new SqliteStore({
+      dataDir,
+      durability: options.durability ?? 'durable',
+      diskReserveBytes: options.diskReserveBytes ?? DEFAULT_DISK_RESERVE_BYTES,
+    });
+  if (!isPostgresUrl(options.storeUrl))
+    throw new Error(`--store must be a postgres:// URL, not ${JSON.stringify(options.storeUrl)}`);
+  return PostgresStore.open({ connectionString: options.storeUrl, maxConnections: options.storeConnections });
+}
+
+export { isLoopback };
+
+export async function startSluice(options: SluiceOptions = {}): Promise<RunningSluice> {
+  const logger = options.logger ?? createLogger(options.logLevel);
+  const dataDir = options.dataDir ?? './sluice-data';
+  const config = options.configFile ? readConfigFile(options.configFile) : {};
+  const clock = options.clock ?? systemClock;
+  const store = options.store ?? (await openStore(options, dataDir));
+  const service = new SqsService({
+    store,
+    clock,
+    limits: options.limits,
+    accountId: options.accountId,
+    region: options.region,
+    moveTasks: { ...MOVE_TASK_DEFAULTS, ...config.redrive, ...options.redrive },
+    moveTaskEvents: {
+      onChange: (task, event) =>
+        logger.info(
+          {
+            task: task.handle,
+            source: task.sourceArn,
+            status: task.status,
+            moved: task.moved,
+            reason: task.failureReason,
+          },
+          `move task ${event}`,
+        ),
+      onError: (error) => logger.error({ err: error }, 'move task step failed'),
+    },
+    warn: (details, message) => logger.warn(details, message),
+  });
+  const alarmSettings = { ...ALARM_DEFAULTS, ...config.alarms, ...options.alarms };
+  const webhooks = [...(config.alarms?.webhooks ?? []), ...(options.alarms?.webhooks ?? [])];
+  const deliver = webhookNotifier({ urls: webhooks, clock, logger });
+  const alarms = new DlqAlarms(
+    service,
+    alarmSettings,
+    (notification) => {
+      logger.warn({ alarm: notification }, `DLQ alarm ${notification.event}: ${notification.message}`);
+      deliver(notification);
+    },
+    (error) => logger.error({ err: error }, 'DLQ alarm check failed'),
+  );
+  const host = options.host ?? '127.0.0.1';
+  const sampler = new QueueSampler(service, (error) => logger.error({ err: error }, 'history sample failed'));
+  const metrics =
+    options.metrics === false
+      ? undefined
+      : createServerMetrics(service, () => alarms.clusterStates(), sampler.counts);
+  // Every node, holder or not, adds its activity to the store for the holder's history samples.
+  const activityFlusher = new ActivityFlusher(service, (error) =>
+    logger.error({ err: error }, 'activity flush failed'),
+  );
+  const keys = [...(config.credentials ?? []), ...(options.credentials ?? [])];
+  if (keys.length === 0 && !isLoopback(host)) {
+    if (!options.insecure) {
+      throw new Error(
+        `refusing to listen on ${host} without credentials: configure access keys (--credentials, or "credentials" in the config file), or pass --insecure to expose an open queue`,
+      );
+    }
+    logger.warn(
+      { host },
+      `listening on ${host} without credentials: anyone who can reach it can use every queue`,
+    );
+  }
+  const auth =
+    keys.length > 0
+      ? createAuthenticator({
+          keys,
+          region: service.region,
+          accountId: service.accountId,
+          clock,
+        })
+      : undefined;
+  const metricsToken = options.metricsToken ?? config.metricsToken;
+  // A page cannot sign requests, so where every request is signed and the server is reached by names it
+  // cannot know (a network host with credentials), the Host check adds nothing unless names are given.
+  const browser = createBrowserGuard({
+    corsOrigins: options.corsOrigins ?? [],
+    allowedHosts: options.allowedHosts ?? [],
+    boundHost: host,
+    checkHost: isLoopback(host) || keys.length === 0 || (options.allowedHosts ?? []).length > 0,
+  });
+  const server = createHttpServer({
+    service,
+    logger,
+    browser,
+    maxRequestBytes: options.maxRequestBytes,
+    observeRequest: metrics?.observeRequest,
+    tls: options.tls,
+    longPolls: options.longPolls,
+    auth,
+    pageAccess:
+      auth || metricsToken !== undefined
+        ? createPageAccess({
+            auth,
+            metricsToken,
+            accountId: service.accountId,
+            clock,
+            tls: options.tls !== undefined,
+            describeQueue: async (name) => ({
+              name,
+              arn: service.queueArn(name),
+              policy: (await store.getQueue(name))?.attributes.Policy,
+            }),
+          })
+        : undefined,
+    pages: {
+      ...(metrics && {
+        '/metrics': async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
+      }),
+      // Any node answers with the cluster's states, as the lease holder last checked them.
+      '/alarms': async (_url, viewer) => {
+        const readable: AlarmState[] = [];
+        for (const state of await alarms.clusterStates())
+          if (await viewer.mayRead(state.queue)) readable.push(state);
+        return { contentType: 'application/json', body: JSON.stringify({ alarms: readable }) };
+      },
+      ...consoleApi(service, () => alarms.clusterStates()),
+      ...consolePages(),
+    },
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 9324, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const endpoint = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  await applyConfig(service, config, { baseUrl: endpoint, senderId: service.accountId });
+  // Retention, DLQ alarms, history samples and move tasks run on one node of those sharing the store: the
+  // lease holder (with SQLite, this server, always). Another node's move tasks wait for the holder's tick.
+  await service.moveTasks.stop();
+  let sweeper: { stop(): void } | undefined;
+  // Where several nodes share the store, who runs the cluster jobs is news; a server alone always does.
+  const leaseNews = (message: string) =>
+    lease.shared ? logger.info({ holder: lease.holder }, message) : logger.debug(message);
+  const lease = new ClusterLease(
+    store,
+    clock,
+    {
+      async start() {
+        leaseNews('running the cluster jobs (lease taken)');
+        sweeper = startRetentionSweeper(service, (error) =>
+          logger.error({ err: error }, 'retention sweep failed'),
+        );
+        await service.moveTasks.resume();
+        alarms.start();
+        sampler.start();
+      },
+      async stop(reason) {
+        leaseNews(
+          reason === 'lost'
+            ? 'no longer running the cluster jobs (lease lost)'
+            : 'no longer running the cluster jobs (lease released: shutting down)',
+        );
+        sweeper?.stop();
+        await sampler.stop();
+        await alarms.stop();
+        await service.moveTasks.stop();
+      },
+      tick: () => service.moveTasks.resume(),
+    },
+    (error) => logger.error({ err: error }, 'cluster lease renewal failed'),
+  );
+  activityFlusher.start();
+  await lease.start();
+  let closing: Promise<void> | undefined;
+  return {
+    endpoint,
+    service,
+    alarms,
+    sampler,
+    lease,
+    close() {
+      closing ??= (async () => {
+        await lease.stop();
+        await activityFlusher.stop();
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        service.longPoll.closeAll();
+        // Keep-alive connections become idle as their last answers go out; close each as soon as it does,
+        // and cut whatever is left after the drain deadline.
+        const idleSweep = setInterval(() => server.closeIdleConnections(), 20);
+        const deadline = setTimeout(() => server.closeAllConnections(), SHUTDOWN_DRAIN_MS);
+        server.closeIdleConnections();
+        await closed;
+        clearInterval(idleSweep);
+        clearTimeout(deadline);
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}

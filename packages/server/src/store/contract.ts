@@ -1,0 +1,397 @@
+import type { MessageAttributes } from '../core/message-attributes.ts';
+import type { QueueAttributes } from '../core/queue-attributes.ts';
+
+/**
+ * The storage contract. The core decides every SQS rule and passes its decisions in (times, limits,
+ * targets); a store carries each operation out atomically and durably, so that what a caller was told
+ * succeeded is on disk. Every backend passes test/contract/store-contract.ts.
+ *
+ * All times are epoch milliseconds. A store never reads a clock: `now` always comes from the caller.
+ */
+/**
+ * The store cannot write now: its disk is full, its files are read-only, or the device failed. The write
+ * was not acknowledged (it may or may not have been applied if only the final fsync failed), and reads
+ * may still work; the server answers ServiceUnavailable and keeps running, so writes resume once the
+ * condition clears.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(
+    readonly reason: 'full' | 'read-only' | 'io',
+    options: { cause: unknown },
+  ) {
+    super(
+      reason === 'full'
+        ? 'The server cannot store more data: its disk is full.'
+        : reason === 'read-only'
+          ? 'The server cannot store data: its data directory is read-only.'
+          : 'The server cannot store data: its disk reported an I/O error.',
+      options,
+    );
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/** Why a store is degraded, as `/health` names it. */
+export type StoreCondition = 'disk full' | 'read-only' | 'disk I/O error' | 'store unreachable';
+
+export interface Store {
+  createQueue(queue: NewQueue): Promise<QueueRecord>;
+  getQueue(name: string): Promise<QueueRecord | undefined>;
+  /** Names in ascending order, after `afterName` when given, at most `limit`. */
+  listQueues(options: { prefix?: string; afterName?: string; limit: number }): Promise<QueueRecord[]>;
+  /** With `waitingDelayMs`, messages never received become visible that long after their send (FIFO delay). */
+  updateQueue(id: number, changes: QueueChanges): Promise<QueueRecord | undefined>;
+  /** Deletes the queue and its messages; remembers the name's deletion time. */
+  deleteQueue(id: number, now: number): Promise<void>;
+  /** When a queue of this name was last deleted, if the store still remembers. */
+  queueDeletedAt(name: string): Promise<number | undefined>;
+
+  /**
+   * Stores the messages, in order; resolves once they are durable, with each message's id and seq. A message
+   * whose `deduplication` key was stored in the same queue within its window is not stored again: its result
+   * is the original's (checked and recorded atomically with the insert). `onVisible` runs as soon as receivers
+   * can see the messages, which may be before they are durable; a receive it starts may share the commit.
+   */
+  sendMessages(queueId: number, messages: NewMessage[], onVisible?: () => void): Promise<SentMessage[]>;
+  /**
+   * Claims up to `max` messages visible at `now` (not expired), making each invisible until `visibleUntil`
+   * with one more receive. A message keeps its receipt token from its first receive on (drawn then with
+   * `newReceiptToken`), so every handle issued for it carries the same token. Which messages, by the
+   * queue's kind:
+   * - standard: oldest visibility first; once messages carry group ids (fair queues), tenants take turns,
+   *   least recently served first, so one tenant's backlog does not hold the others back;
+   * - FIFO: each group from its oldest message on, in seq order, stopping at the first message that is not
+   *   visible (in flight or delayed): an earlier message in flight holds back the later ones, not the ones
+   *   before it; groups whose oldest message became visible first go first.
+   * Messages already received `deadLetter.maxReceiveCount` times are moved to the dead-letter queue instead,
+   * in the same transaction. With `attempt` (FIFO), a receive with the same attempt id within the window
+   * returns the messages it claimed that were not received again since, made invisible until `visibleUntil`
+   * again, instead of claiming new ones.
+   */
+  receiveMessages(request: ReceiveRequest): Promise<ReceiveResult>;
+  /** Deletes the message if the receipt passes `check` (see ReceiptRule); says why not otherwise. */
+  deleteMessage(queueId: number, receipt: MessageReceipt, check: ReceiptCheck): Promise<DeleteOutcome>;
+  /**
+   * `deleteMessage` for several messages of one queue in one write (DeleteMessageBatch), in order. A message
+   * named by several receipts that pass is deleted once: the first of them is 'deleted', the others 'missing'.
+   */
+  deleteMessages(
+    queueId: number,
+    receipts: ReadonlyArray<MessageReceipt>,
+    check: ReceiptCheck,
+  ): Promise<DeleteOutcome[]>;
+  changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome>;
+  /**
+   * Deletes every message sent at or before `now`, and forgets the queue's FIFO deduplication ids (SQS), and
+   * records the purge time, unless the queue was purged less than `windowMs` ago: then it changes nothing and
+   * returns false (checked and set atomically).
+   */
+  purgeQueue(queueId: number, now: number, windowMs: number): Promise<boolean>;
+  countMessages(queueId: number, now: number): Promise<MessageCounts>;
+  /** The earliest time after `now` at which a message of the queue becomes visible, if any. */
+  nextVisibleAt(queueId: number, now: number): Promise<number | undefined>;
+  /** Deletes up to `limit` expired messages, and forgets expired deduplication and attempt ids; returns how many messages. */
+  deleteExpired(now: number, limit: number): Promise<number>;
+  /** When the queue's next message to expire does so (retention), if it has any. */
+  nextExpiryAt(queueId: number, now: number): Promise<number | undefined>;
+
+  /**
+   * Records a new move task, unless the source already has one RUNNING or CANCELLING (checked and recorded
+   * atomically): then returns undefined. `upToSeq` is the source's highest message seq at the start.
+   */
+  createMoveTask(task: NewMoveTask): Promise<MoveTaskRecord | undefined>;
+  /** The source's tasks, most recently started first. */
+  listMoveTasks(sourceArn: string, limit: number): Promise<MoveTaskRecord[]>;
+  /** Tasks RUNNING or CANCELLING, of every source (resumed at start). */
+  activeMoveTasks(): Promise<MoveTaskRecord[]>;
+  getMoveTask(handle: string): Promise<MoveTaskRecord | undefined>;
+  /** Sets a task's status (and its end time, when final); only a task still RUNNING or CANCELLING changes. */
+  setMoveTaskStatus(handle: string, change: MoveTaskChange): Promise<MoveTaskRecord | undefined>;
+  /**
+   * Moves up to `max` of the source's visible messages with seq up to the task's `upToSeq`, lowest seq first
+   * (on a FIFO source, only messages with no earlier message of their group in flight or delayed, as a
+   * receive takes them), each into the queue `route` names for its
+   * DeadLetterQueueSourceArn, as a new message: `newMessageId()`, receive count 0, sent at `now`. Each move
+   * deletes the source row and adds the destination row in one transaction with the task's moved count, so a
+   * message is in exactly one queue at every instant and a restarted task never moves one twice. Stops at
+   * the first message `route` has no destination for, and names its origin in `unroutable`.
+   */
+  moveMessages(request: MoveRequest): Promise<MoveOutcome>;
+  /** The seq of the queue's newest message, 0 if it has none. */
+  lastSeq(queueId: number): Promise<number>;
+
+  /** Adds one history sample per queue (the console's charts and `sluice stats`); not needed for delivery. */
+  recordQueueSamples(samples: QueueSample[]): Promise<void>;
+  /** The queue's samples taken at or after `since`, oldest first. */
+  queueSamples(queue: string, since: number): Promise<QueueSample[]>;
+  /** Forgets samples taken before `time`; returns how many. */
+  deleteQueueSamplesBefore(time: number): Promise<number>;
+  /**
+   * Adds what one node's clients did to each queue (at most one entry per queue) to the activity every node
+   * shares, so that the history, sampled by one node, counts the whole cluster's traffic.
+   */
+  addQueueActivity(activity: QueueActivityCounts[]): Promise<void>;
+  /**
+   * The activity added since the last take, per queue, reset to nothing in the same step: an add counts in
+   * exactly one take, this one or the next.
+   */
+  takeQueueActivity(): Promise<QueueActivityCounts[]>;
+  /**
+   * Replaces the named document of cluster state: what the lease holder computes for every node to read
+   * (the DLQ alarm states), and a new holder resumes from.
+   */
+  saveClusterState(name: string, value: string): Promise<void>;
+  /** The named document as last saved, if any. */
+  clusterState(name: string): Promise<string | undefined>;
+  /**
+   * Bytes the store's data takes, for `--max-stored-bytes`; optional, so a backend without a cheap answer
+   * can leave it out (the cap then cannot be set on it).
+   */
+  storedBytes?(): Promise<number>;
+  /**
+   * What keeps the store from working normally now, for `/health`; undefined when nothing does. Optional: a
+   * store that cannot tell leaves it out and is reported ok.
+   */
+  condition?(): Promise<StoreCondition | undefined>;
+  /**
+   * For stores shared by several servers (nodes): calls `wake` when another node may have made messages of
+   * the queue visible (a send, a visibility change to 0, a move), or with undefined when any queue may have,
+   * so this node's long polls try again. A single-process store leaves it out.
+   */
+  onRemoteWake?(wake: (queueId: number | undefined) => void): void;
+  /**
+   * For stores shared by several nodes: takes or renews the named lease for `holder` for `ttlMs`, unless
+   * another holder's lease has not expired (checked and set atomically); returns whether `holder` holds it.
+   * Expiry is measured on the database's clock, the one clock every node shares. A single-process store
+   * leaves it out: its one server always holds every lease.
+   */
+  claimLease?(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up at once if `holder` holds it (a clean shutdown), so another node takes over now. */
+  releaseLease?(name: string, holder: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface NewQueue {
+  name: string;
+  fifo: boolean;
+  attributes: QueueAttributes;
+  tags: Record<string, string>;
+  now: number;
+}
+
+export interface QueueRecord {
+  id: number;
+  name: string;
+  fifo: boolean;
+  attributes: QueueAttributes;
+  tags: Record<string, string>;
+  createdAt: number;
+  lastModifiedAt: number;
+}
+
+export interface QueueChanges {
+  attributes?: QueueAttributes;
+  tags?: Record<string, string>;
+  waitingDelayMs?: number;
+  now: number;
+}
+
+export interface NewMessage {
+  messageId: string;
+  body: string;
+  messageAttributes: MessageAttributes | undefined;
+  /** AWSTraceHeader and other message system attributes given on send. */
+  systemAttributes: MessageAttributes | undefined;
+  md5OfBody: string;
+  md5OfMessageAttributes: string | undefined;
+  md5OfSystemAttributes: string | undefined;
+  senderId: string;
+  sentAt: number;
+  visibleAt: number;
+  expiresAt: number;
+  /** FIFO group, or fair-queue tenant on a standard queue. */
+  groupId: string | undefined;
+  /** FIFO only: the key that makes a later send within `expiresAt` a duplicate of this one. */
+  deduplication: { scope: string; id: string; expiresAt: number } | undefined;
+}
+
+export interface SentMessage {
+  messageId: string;
+  seq: number;
+  /** The message was a duplicate: the id and seq are the original's. */
+  duplicate: boolean;
+}
+
+/** What a client's receipt handle names: a message, which of its receives issued the handle, its token. */
+export interface MessageReceipt {
+  seq: number;
+  receiveCount: number;
+  receiptToken: string;
+}
+
+/**
+ * Which receipt handles of a message that still exists a delete or a visibility change honours; the core
+ * chooses by the queue's kind.
+ * - `anyIssued`: every handle issued for the message, superseded or lapsed (SQS standard queues);
+ * - `latest`: only the latest receive's handle; a visibility change also needs the message in flight;
+ * - `inFlight`: the latest receive's handle while its visibility timeout lasts (SQS FIFO deletes).
+ * A receipt whose token is not the message's, or that names a receive the message has not had, was never
+ * issued: 'invalid' under every rule.
+ */
+export type ReceiptRule = 'anyIssued' | 'latest' | 'inFlight';
+
+export interface ReceiptCheck {
+  rule: ReceiptRule;
+  now: number;
+}
+
+/** 'stale': a later receive superseded the handle; 'expired': its visibility timeout lapsed. */
+export type DeleteOutcome = 'deleted' | 'missing' | 'invalid' | 'stale' | 'expired';
+
+export interface StoredMessage extends Omit<NewMessage, 'deduplication'> {
+  deduplicationId: string | undefined;
+  /** The store's own increasing id within the queue, used in receipt handles. */
+  seq: number;
+  receiveCount: number;
+  firstReceivedAt: number | undefined;
+  receiptToken: string | undefined;
+  /** When the receive that started the current delivery happened (the 12 h visibility limit counts from it). */
+  deliveryStartedAt: number | undefined;
+  deadLetterSourceArn: string | undefined;
+}
+
+export interface ReceiveRequest {
+  queueId: number;
+  now: number;
+  max: number;
+  visibleUntil: number;
+  /** Draws the receipt token of a message received for the first time (it keeps it from then on). */
+  newReceiptToken: () => string;
+  /** Refuse the receive (return overLimit) when at least this many messages are in flight. */
+  maxInFlight: number;
+  /** FIFO's ReceiveRequestAttemptId; what this receive claims is remembered for it until `expiresAt`. */
+  attempt?: { id: string; expiresAt: number };
+  deadLetter?: {
+    queueId: number;
+    maxReceiveCount: number;
+    sourceArn: string;
+    /** FIFO DLQs restart the retention clock; standard ones keep the original send time. */
+    resetSentAt: boolean;
+    /** The DLQ's retention period: the message expires that long after its (kept or restarted) send time. */
+    retentionMs: number;
+  };
+}
+
+export interface ReceiveResult {
+  messages: StoredMessage[];
+  overLimit: boolean;
+  movedToDeadLetter: number;
+}
+
+export interface ChangeVisibilityRequest extends ReceiptCheck {
+  queueId: number;
+  receipt: MessageReceipt;
+  visibleAt: number;
+  /** Refuse when the delivery would stay in flight beyond this long after its receive. */
+  maxDeliveryMs: number;
+}
+
+export type ChangeVisibilityOutcome =
+  | 'changed'
+  | 'notInFlight'
+  | 'stale'
+  | 'missing'
+  | 'invalid'
+  | 'beyondLimit';
+
+export type MoveTaskStatus = 'RUNNING' | 'COMPLETED' | 'CANCELLING' | 'CANCELLED' | 'FAILED';
+
+export interface NewMoveTask {
+  handle: string;
+  sourceArn: string;
+  sourceQueueId: number;
+  destinationArn: string | undefined;
+  /** As given to StartMessageMoveTask; without it the server's default rate and backlog pause apply. */
+  maxPerSecond: number | undefined;
+  toMove: number;
+  upToSeq: number;
+  startedAt: number;
+}
+
+export interface MoveTaskRecord extends NewMoveTask {
+  status: MoveTaskStatus;
+  moved: number;
+  failureReason: string | undefined;
+  endedAt: number | undefined;
+}
+
+export interface MoveTaskChange {
+  status: MoveTaskStatus;
+  failureReason?: string;
+  now: number;
+}
+
+export interface MoveDestination {
+  queueId: number;
+  fifo: boolean;
+  visibleAt: number;
+  expiresAt: number;
+}
+
+export interface MoveRequest {
+  handle: string;
+  now: number;
+  max: number;
+  /** Where a message goes, by the queue it was dead-lettered from (undefined when it was sent to the DLQ). */
+  route: (deadLetterSourceArn: string | undefined) => MoveDestination | undefined;
+  newMessageId: () => string;
+}
+
+export interface MoveOutcome {
+  moved: number;
+  /** Destination queue ids that received messages. */
+  destinations: number[];
+  /** Whether movable messages of the task may be left after this batch. */
+  more: boolean;
+  /** The batch stopped at a message `route` had no destination for; its DeadLetterQueueSourceArn. */
+  unroutable: { origin: string | undefined } | undefined;
+  task: MoveTaskRecord | undefined;
+}
+
+export interface MessageCounts {
+  visible: number;
+  notVisible: number;
+  delayed: number;
+  /** The send time of the oldest unexpired message, any state (CloudWatch's ApproximateAgeOfOldestMessage). */
+  oldestSentAt: number | undefined;
+}
+
+/** A queue's state at `at`, and what happened to it in the `periodMs` before. */
+export interface QueueSample {
+  queue: string;
+  at: number;
+  periodMs: number;
+  visible: number;
+  notVisible: number;
+  delayed: number;
+  /** Seconds; 0 when the queue was empty. */
+  oldestAgeSeconds: number;
+  sent: number;
+  received: number;
+  deleted: number;
+  emptyReceives: number;
+  sentBytes: number;
+}
+
+/** What clients did to a queue over some time: the history's and CloudWatch's activity counters. */
+export interface ActivityCounts {
+  sent: number;
+  received: number;
+  deleted: number;
+  emptyReceives: number;
+  sentBytes: number;
+}
+
+export interface QueueActivityCounts extends ActivityCounts {
+  queue: string;
+}

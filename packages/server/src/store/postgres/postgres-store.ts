@@ -1,0 +1,1340 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { NO_ACTIVITY } from '../activity-tally.ts';
+import type {
+  ActivityCounts,
+  ChangeVisibilityOutcome,
+  ChangeVisibilityRequest,
+  DeleteOutcome,
+  MessageCounts,
+  MessageReceipt,
+  MoveOutcome,
+  MoveRequest,
+  MoveTaskChange,
+  MoveTaskRecord,
+  NewMessage,
+  NewMoveTask,
+  NewQueue,
+  QueueActivityCounts,
+  QueueChanges,
+  QueueRecord,
+  QueueSample,
+  ReceiptCheck,
+  ReceiveRequest,
+  ReceiveResult,
+  SentMessage,
+  Store,
+  StoreCondition,
+  StoredMessage,
+} from '../contract.ts';
+import { type MessageState, receiptRefusal, visibilityChangeRefusal } from '../receipts.ts';
+import {
+  type MessageRow,
+  type MoveTaskRow,
+  type NewMessageRow,
+  newMessageRow,
+  type QueueRow,
+  type SampleRow,
+  sampleRow,
+  toMessage,
+  toMoveTask,
+  toQueue,
+  toSample,
+} from '../rows.ts';
+import { MIGRATIONS } from './schema.ts';
+
+export interface PostgresStoreOptions {
+  /** postgres://user[:password]@host[:port]/database, as libpq and every PostgreSQL tool take it. */
+  connectionString: string;
+  /** Connections this node keeps at most (each statement in flight holds one). Default 10. */
+  maxConnections?: number;
+  /**
+   * How often long polls try again without a wake from another node, in case a notification was lost
+   * (the listening connection dropped). Default 5000 ms.
+   */
+  fallbackWakeMs?: number;
+}
+
+/** How long `condition()` waits for the database to answer before calling it unreachable. */
+const HEALTH_TIMEOUT_MS = 3000;
+
+/** The channel on which nodes announce that a queue may have visible messages; payload "node:queueId". */
+const WAKE_CHANNEL = 'sluice_wake';
+
+/** The statement runner of a transaction or of the pool (a single statement is atomic on its own). */
+interface Db {
+  query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>>;
+}
+
+/** What one receive has claimed and moved so far, while it picks its messages. */
+interface ReceiveProgress {
+  request: ReceiveRequest;
+  claimed: StoredMessage[];
+  /** Rows looked at: a message claimed with a zero visibility timeout is still visible and must not be claimed twice. */
+  seen: Set<number>;
+  moved: number;
+}
+
+/** How many fair-queue tenants one receive looks at, least recently served first. */
+const TENANTS_PER_RECEIVE = 32;
+/** How many available FIFO groups one receive looks at. */
+const GROUPS_PER_RECEIVE = 32;
+/** pg_advisory_xact_lock key under which nodes starting together take turns to migrate. */
+const MIGRATION_LOCK = 7_405_931_001;
+/** Deadlocks (two transactions locking groups in opposite orders) and serialization failures: run again. */
+const RETRYABLE = new Set(['40P01', '40001']);
+const MAX_ATTEMPTS = 5;
+
+/** BIGINT (int8) columns hold epoch milliseconds and seqs, all well inside Number's exact range. */
+const types = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === pg.types.builtins.INT8
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+/**
+ * The PostgreSQL store: any number of Sluice nodes share one database. Every state change is one statement
+ * or one transaction; receives claim with FOR UPDATE SKIP LOCKED, so receivers on different nodes never
+ * wait for each other and never claim the same message; a FIFO group is held by a row lock on its
+ * fifo_groups row while a receive takes from it. Deduplication ids and receive attempt ids live in tables,
+ * so every node sees them.
+ */
+export class PostgresStore implements Store {
+  readonly pool: pg.Pool;
+  /** Whether each queue id is FIFO; a queue's kind never changes and ids are never reused. */
+  private readonly fifoById = new Map<number, boolean>();
+  private readonly ready: Promise<void>;
+  /** Tells this node's own notifications apart from other nodes'. */
+  private readonly nodeId = randomUUID();
+  private readonly connectionString: string;
+  private readonly fallbackWakeMs: number;
+  private listener: pg.Client | undefined;
+  private fallbackTimer: NodeJS.Timeout | undefined;
+  private wake: ((queueId: number | undefined) => void) | undefined;
+  private closed = false;
+  /** Statements and transactions under way, and who waits for there to be none (tests on a fake clock). */
+  private busy = 0;
+  private drained: Array<() => void> = [];
+  /** Single statements outside a transaction, counted in `busy`. */
+  private readonly direct: Db = { query: (config) => this.track(() => this.pool.query(config)) };
+
+  private constructor(options: PostgresStoreOptions) {
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.maxConnections ?? 10,
+      types,
+    });
+    // An idle connection that the server drops (restart, failover) must not crash the process.
+    this.pool.on('error', () => {});
+    this.connectionString = options.connectionString;
+    this.fallbackWakeMs = options.fallbackWakeMs ?? 5000;
+    this.ready = this.migrate();
+  }
+
+  onRemoteWake(wake: (queueId: number | undefined) => void): void {
+    this.wake = wake;
+    if (!this.listener) void this.listen();
+    this.fallbackTimer ??= setInterval(() => this.wake?.(undefined), this.fallbackWakeMs);
+    this.fallbackTimer.unref();
+  }
+
+  /**
+   * One connection LISTENs for the other nodes' wakes. When it drops it is opened again, and every queue
+   * is woken, as notifications sent meanwhile are lost.
+   */
+  private async listen(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.connectionString });
+    this.listener = client;
+    const reconnect = () => {
+      if (this.closed || this.listener !== client) return;
+      this.listener = undefined;
+      client.end().catch(() => {});
+      setTimeout(() => {
+        if (this.closed) return;
+        void this.listen().then(() => this.wake?.(undefined));
+      }, 500).unref();
+    };
+    client.on('error', reconnect);
+    client.on('end', reconnect);
+    client.on('notification', ({ payload }) => {
+      const [node, queue] = (payload ?? '').split(':');
+      if (node !== this.nodeId) this.wake?.(Number(queue));
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${WAKE_CHANNEL}`);
+      // Closed while connecting.
+      if (this.closed) await client.end();
+    } catch {
+      reconnect();
+    }
+  }
+
+  /** Tells the other nodes, when the transaction commits, that these queues may have visible messages. */
+  private async announce(db: Db, queueIds: Iterable<number>): Promise<void> {
+    for (const queueId of new Set(queueIds))
+      await run(db, 'SELECT pg_notify($1, $2)', [WAKE_CHANNEL, `${this.nodeId}:${queueId}`]);
+  }
+
+  /** Connects and runs the migrations this database lacks (one node at a time). */
+  static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    const store = new PostgresStore(options);
+    try {
+      await store.ready;
+    } catch (error) {
+      await store.pool.end();
+      throw error;
+    }
+    return store;
+  }
+
+  private async migrate(): Promise<void> {
+    await this.transaction(async (db) => {
+      await run(db, 'SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+      await run(
+        db,
+        `CREATE TABLE IF NOT EXISTS schema_migrations (
+           version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+      );
+      const { rows } = await run<{ version: number }>(
+        db,
+        'SELECT coalesce(max(version), 0) AS version FROM schema_migrations',
+      );
+      for (let version = rows[0]!.version; version < MIGRATIONS.length; version++) {
+        await db.query({ text: MIGRATIONS[version]! });
+        await run(db, 'INSERT INTO schema_migrations (version) VALUES ($1)', [version + 1]);
+      }
+    });
+  }
+
+  async createQueue(queue: NewQueue): Promise<QueueRecord> {
+    return this.transaction(async (db) => {
+      const { rows } = await run<QueueRow>(
+        db,
+        `INSERT INTO queues (name, fifo, attributes, tags, created_at, last_modified_at)
+         VALUES ($1, $2, $3, $4, $5, $5) RETURNING *`,
+        [queue.name, queue.fifo, JSON.stringify(queue.attributes), JSON.stringify(queue.tags), queue.now],
+      );
+      await run(db, 'DELETE FROM deleted_queues WHERE name = $1', [queue.name]);
+      return toQueue(rows[0]!);
+    });
+  }
+
+  async getQueue(name: string): Promise<QueueRecord | undefined> {
+    // Not cached: another node may change the queue at any time.
+    const { rows } = await run<QueueRow>(this.direct, 'SELECT * FROM queues WHERE name = $1', [name]);
+    return rows[0] && toQueue(rows[0]);
+  }
+
+  async listQueues(options: { prefix?: string; afterName?: string; limit: number }): Promise<QueueRecord[]> {
+    const { rows } = await run<QueueRow>(
+      this.direct,
+      'SELECT * FROM queues WHERE starts_with(name, $1) AND name > $2 ORDER BY name LIMIT $3',
+      [options.prefix ?? '', options.afterName ?? '', options.limit],
+    );
+    return rows.map(toQueue);
+  }
+
+  async updateQueue(id: number, changes: QueueChanges): Promise<QueueRecord | undefined> {
+    return this.transaction(async (db) => {
+      const { rows } = await run<QueueRow>(
+        db,
+        `UPDATE queues SET attributes = coalesce($2, attributes), tags = coalesce($3, tags), last_modified_at = $4
+         WHERE id = $1 RETURNING *`,
+        [
+          id,
+          changes.attributes ? JSON.stringify(changes.attributes) : null,
+          changes.tags ? JSON.stringify(changes.tags) : null,
+          changes.now,
+        ],
+      );
+      if (!rows[0]) return undefined;
+      if (changes.waitingDelayMs !== undefined) {
+        await run(
+          db,
+          'UPDATE messages SET visible_at = sent_at + $1 WHERE queue_id = $2 AND receive_count = 0',
+          [changes.waitingDelayMs, id],
+        );
+        await this.rebuildGroups(db, id);
+        await this.announce(db, [id]);
+      }
+      return toQueue(rows[0]);
+    });
+  }
+
+  async deleteQueue(id: number, now: number): Promise<void> {
+    await this.transaction(async (db) => {
+      const { rows } = await run<{ name: string }>(db, 'DELETE FROM queues WHERE id = $1 RETURNING name', [
+        id,
+      ]);
+      if (!rows[0]) return;
+      await run(db, 'DELETE FROM messages WHERE queue_id = $1', [id]);
+      for (const table of ['fifo_groups', 'fifo_deduplication', 'receive_attempts', 'fair_tenants'])
+        await run(db, `DELETE FROM ${table} WHERE queue_id = $1`, [id]);
+      await run(
+        db,
+        `INSERT INTO deleted_queues (name, deleted_at) VALUES ($1, $2)
+         ON CONFLICT (name) DO UPDATE SET deleted_at = excluded.deleted_at`,
+        [rows[0].name, now],
+      );
+    });
+    this.fifoById.delete(id);
+  }
+
+  async queueDeletedAt(name: string): Promise<number | undefined> {
+    const { rows } = await run<{ deleted_at: number }>(
+      this.direct,
+      'SELECT deleted_at FROM deleted_queues WHERE name = $1',
+      [name],
+    );
+    return rows[0]?.deleted_at;
+  }
+
+  async sendMessages(
+    queueId: number,
+    messages: NewMessage[],
+    onVisible?: () => void,
+  ): Promise<SentMessage[]> {
+    const fifo = await this.isFifo(queueId);
+    const sent = fifo
+      ? await this.transaction(async (db) => {
+          const results = await this.sendFifo(db, queueId, messages);
+          if (results.some((result) => !result.duplicate)) await this.announce(db, [queueId]);
+          return results;
+        })
+      : await this.sendStandard(queueId, messages);
+    onVisible?.();
+    return sent;
+  }
+
+  /**
+   * Standard queues: the batch, its tenants (fair queues: messages without a group in a queue with tenants
+   * are the tenant '') and the other nodes' wake, all in one statement.
+   */
+  private async sendStandard(queueId: number, messages: NewMessage[]): Promise<SentMessage[]> {
+    const tenants = [...new Set(messages.flatMap((message) => message.groupId ?? []))];
+    const seqs = await this.insertMessages(this.direct, queueId, messages, {
+      tenants: tenants.length > 0 ? [...tenants, ''] : [],
+      announce: true,
+    });
+    return messages.map((message, index) => ({
+      messageId: message.messageId,
+      seq: seqs[index]!,
+      duplicate: false,
+    }));
+  }
+
+  /** FIFO queues: message by message, each checked against the deduplication window and its group locked. */
+  private async sendFifo(db: Db, queueId: number, messages: NewMessage[]): Promise<SentMessage[]> {
+    const results: SentMessage[] = [];
+    for (const message of messages) {
+      const deduplication = message.deduplication;
+      if (deduplication) {
+        // Two nodes sending the same id at once: the second waits here and then finds the first's.
+        await run(db, 'SELECT pg_advisory_xact_lock($1, hashtext($2))', [
+          queueId,
+          `dedup\n${deduplication.scope}\n${deduplication.id}`,
+        ]);
+        const { rows } = await run<{ message_id: string; seq: number }>(
+          db,
+          `SELECT message_id, seq FROM fifo_deduplication
+           WHERE queue_id = $1 AND scope = $2 AND deduplication_id = $3 AND expires_at > $4`,
+          [queueId, deduplication.scope, deduplication.id, message.sentAt],
+        );
+        if (rows[0]) {
+          results.push({ messageId: rows[0].message_id, seq: rows[0].seq, duplicate: true });
+          continue;
+        }
+      }
+      // The group's row is locked before the message takes its seq, so that concurrent sends to one group
+      // commit in seq order and a receive never sees a later message of the group before an earlier one.
+      if (message.groupId !== undefined) {
+        await run(
+          db,
+          `INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES ($1, $2, $3)
+           ON CONFLICT (queue_id, group_id) DO UPDATE SET available_at = fifo_groups.available_at`,
+          [queueId, message.groupId, message.visibleAt],
+        );
+      }
+      const [seq] = await this.insertMessages(db, queueId, [message], { tenants: [], announce: false });
+      if (deduplication) {
+        await run(
+          db,
+          `INSERT INTO fifo_deduplication (queue_id, scope, deduplication_id, message_id, seq, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (queue_id, scope, deduplication_id)
+           DO UPDATE SET message_id = excluded.message_id, seq = excluded.seq, expires_at = excluded.expires_at`,
+          [queueId, deduplication.scope, deduplication.id, message.messageId, seq, deduplication.expiresAt],
+        );
+      }
+      results.push({ messageId: message.messageId, seq: seq!, duplicate: false });
+    }
+    return results;
+  }
+
+  /**
+   * Inserts the messages in one statement, in order, and returns their seqs in the same order. In the same
+   * statement: `tenants` become the queue's fair-queue tenants (the queue's messages without a group join the
+   * tenant '' when it is new), a message without a group is the tenant '' once the queue has tenants, and with
+   * `announce` the other nodes are told (at commit) that the queue has new messages.
+   */
+  private async insertMessages(
+    db: Db,
+    queueId: number,
+    messages: NewMessage[],
+    options: { tenants: string[]; announce: boolean },
+  ): Promise<number[]> {
+    const rows = messages.map(newMessageRow);
+    const column = <T>(pick: (row: NewMessageRow) => T) => rows.map(pick);
+    const inserted = await run<{ seq: number }>(
+      db,
+      `WITH added AS (
+         INSERT INTO fair_tenants (queue_id, tenant, served_at) SELECT $1, unnest($15::text[]), 0
+         ON CONFLICT DO NOTHING RETURNING tenant),
+       joined AS (
+         UPDATE messages SET group_id = '' WHERE queue_id = $1 AND group_id IS NULL
+           AND EXISTS (SELECT 1 FROM added WHERE tenant = '')),
+       fair AS (
+         SELECT cardinality($15::text[]) > 0 OR EXISTS (SELECT 1 FROM fair_tenants WHERE queue_id = $1) AS yes),
+       announced AS (SELECT CASE WHEN $18::boolean THEN pg_notify($16, $17) END AS n)
+       INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
+         md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at,
+         group_id, deduplication_id)
+       SELECT $1, message_id, body, message_attributes, system_attributes, md5_of_body, md5_of_message_attributes,
+         md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at,
+         CASE WHEN m.group_id IS NULL AND fair.yes THEN '' ELSE m.group_id END, deduplication_id
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+         $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::text[], $14::text[])
+         WITH ORDINALITY AS m(message_id, body, message_attributes, system_attributes, md5_of_body,
+           md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at,
+           group_id, deduplication_id, position)
+         CROSS JOIN fair CROSS JOIN announced
+       ORDER BY position
+       RETURNING seq`,
+      [
+        queueId,
+        column((r) => r.message_id),
+        column((r) => r.body),
+        column((r) => r.message_attributes),
+        column((r) => r.system_attributes),
+        column((r) => r.md5_of_body),
+        column((r) => r.md5_of_message_attributes),
+        column((r) => r.md5_of_system_attributes),
+        column((r) => r.sender_id),
+        column((r) => r.sent_at),
+        column((r) => r.visible_at),
+        column((r) => r.expires_at),
+        column((r) => r.group_id),
+        column((r) => r.deduplication_id),
+        options.tenants,
+        WAKE_CHANNEL,
+        `${this.nodeId}:${queueId}`,
+        options.announce,
+      ],
+    );
+    // Seqs come from one sequence in insertion order, which ORDER BY position makes the batch's order.
+    return inserted.rows.map((row) => row.seq).sort((a, b) => a - b);
+  }
+
+  async receiveMessages(request: ReceiveRequest): Promise<ReceiveResult> {
+    const fifo = await this.isFifo(request.queueId);
+    const deadLetterFifo = request.deadLetter ? await this.isFifo(request.deadLetter.queueId) : false;
+    return this.transaction(async (db) => {
+      if (await this.inFlightAtLeast(db, request.queueId, request.now, request.maxInFlight))
+        return { messages: [], overLimit: true, movedToDeadLetter: 0 };
+      if (fifo && request.attempt) {
+        await run(db, 'SELECT pg_advisory_xact_lock($1, hashtext($2))', [
+          request.queueId,
+          `attempt\n${request.attempt.id}`,
+        ]);
+        const repeated = await this.repeatAttempt(db, request);
+        if (repeated) return { messages: repeated, overLimit: false, movedToDeadLetter: 0 };
+      }
+      const progress: ReceiveProgress = { request, claimed: [], seen: new Set(), moved: 0 };
+      if (fifo) await this.claimFromGroups(db, progress, deadLetterFifo);
+      else await this.claimByTenant(db, progress, deadLetterFifo);
+      await this.writeClaims(db, request, progress.claimed);
+      if (fifo && request.attempt && progress.claimed.length > 0) {
+        const claims = progress.claimed.map((message) => [message.seq, message.receiveCount]);
+        await run(
+          db,
+          `INSERT INTO receive_attempts (queue_id, attempt_id, claims, expires_at) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (queue_id, attempt_id) DO UPDATE SET claims = excluded.claims, expires_at = excluded.expires_at`,
+          [request.queueId, request.attempt.id, JSON.stringify(claims), request.attempt.expiresAt],
+        );
+      }
+      if (progress.moved > 0 && request.deadLetter) await this.announce(db, [request.deadLetter.queueId]);
+      return { messages: progress.claimed, overLimit: false, movedToDeadLetter: progress.moved };
+    });
+  }
+
+  /**
+   * Claims rows in the order `candidates` gives them until `target` messages are claimed. Dead-letter moves do
+   * not count towards it: after a pass that moved some, look again so the receive still returns the live
+   * messages behind them.
+   */
+  private async claimInOrder(
+    db: Db,
+    progress: ReceiveProgress,
+    target: number,
+    deadLetterFifo: boolean,
+    candidates: (limit: number) => Promise<MessageRow[]>,
+  ): Promise<void> {
+    for (let movedInPass = 1; movedInPass > 0 && progress.claimed.length < target; ) {
+      movedInPass = 0;
+      for (const row of await candidates(target - progress.claimed.length + progress.seen.size)) {
+        if (progress.seen.has(row.seq) || progress.claimed.length >= target) continue;
+        if ((await this.claimOrMove(db, progress, row, deadLetterFifo)) === 'moved') movedInPass++;
+      }
+    }
+  }
+
+  /** The one place a receive takes a message: it is claimed, or moved to the dead-letter queue. */
+  private async claimOrMove(
+    db: Db,
+    progress: ReceiveProgress,
+    row: MessageRow,
+    deadLetterFifo: boolean,
+  ): Promise<'claimed' | 'moved'> {
+    const { request } = progress;
+    progress.seen.add(row.seq);
+    const deadLetter = request.deadLetter;
+    if (deadLetter && row.receive_count >= deadLetter.maxReceiveCount) {
+      if (row.group_id !== null && deadLetterFifo) await this.lockGroup(db, deadLetter.queueId, row.group_id);
+      await run(
+        db,
+        `UPDATE messages SET queue_id = $2, visible_at = $3, receipt_token = NULL, delivery_started_at = NULL,
+           dead_letter_source_arn = $4,
+           sent_at = CASE WHEN $5 THEN $3 ELSE sent_at END,
+           expires_at = CASE WHEN $5 THEN $3 ELSE sent_at END + $6
+         WHERE seq = $1`,
+        [
+          row.seq,
+          deadLetter.queueId,
+          request.now,
+          deadLetter.sourceArn,
+          deadLetter.resetSentAt,
+          deadLetter.retentionMs,
+        ],
+      );
+      if (row.group_id !== null) {
+        if (deadLetterFifo) await this.refreshGroup(db, deadLetter.queueId, row.group_id);
+        else await this.noteTenants(db, deadLetter.queueId, [row.group_id]);
+      }
+      progress.moved++;
+      return 'moved';
+    }
+    const claim = {
+      visible_at: request.visibleUntil,
+      receive_count: row.receive_count + 1,
+      first_received_at: row.first_received_at ?? request.now,
+      receipt_token: row.receipt_token ?? request.newReceiptToken(),
+      delivery_started_at: request.now,
+    };
+    // Written with the receive's other claims in one statement (writeClaims); the row is locked meanwhile.
+    progress.claimed.push(toMessage({ ...row, ...claim }));
+    return 'claimed';
+  }
+
+  /**
+   * Records the receive's claims, all in one statement. Until then nothing in the transaction reads the claimed
+   * rows again: a receive looks at each row once (`seen`), and a FIFO group's row is set from the claims.
+   */
+  private async writeClaims(db: Db, request: ReceiveRequest, claimed: StoredMessage[]): Promise<void> {
+    if (claimed.length === 0) return;
+    await run(
+      db,
+      `UPDATE messages m SET visible_at = $1, delivery_started_at = $2, receive_count = c.receive_count,
+         first_received_at = c.first_received_at, receipt_token = c.receipt_token
+       FROM unnest($3::bigint[], $4::integer[], $5::bigint[], $6::text[])
+         AS c(seq, receive_count, first_received_at, receipt_token)
+       WHERE m.seq = c.seq`,
+      [
+        request.visibleUntil,
+        request.now,
+        claimed.map((message) => message.seq),
+        claimed.map((message) => message.receiveCount),
+        claimed.map((message) => message.firstReceivedAt),
+        claimed.map((message) => message.receiptToken),
+      ],
+    );
+  }
+
+  /**
+   * Standard queues. Without tenants, oldest visibility first. With tenants (fair queues), the least recently
+   * served tenants take turns, each up to an equal share of what is left to claim. Rows another receiver
+   * holds are skipped, not waited for.
+   */
+  private async claimByTenant(db: Db, progress: ReceiveProgress, deadLetterFifo: boolean): Promise<void> {
+    const { request } = progress;
+    const oldest = async (limit: number) =>
+      (
+        await run<MessageRow>(
+          db,
+          `SELECT * FROM messages WHERE queue_id = $1 AND visible_at <= $2 AND expires_at > $2
+           ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED`,
+          [request.queueId, request.now, limit],
+        )
+      ).rows;
+    const tenants = (
+      await run<{ tenant: string }>(
+        db,
+        'SELECT tenant FROM fair_tenants WHERE queue_id = $1 ORDER BY served_at, tenant LIMIT $2',
+        [request.queueId, TENANTS_PER_RECEIVE],
+      )
+    ).rows.map((row) => row.tenant);
+    if (tenants.length === 1 && tenants[0] === '') await this.forgetTenant(db, request.queueId, '');
+    if (tenants.length <= 1) {
+      await this.claimInOrder(db, progress, request.max, deadLetterFifo, oldest);
+      return;
+    }
+    let turn = tenants;
+    while (turn.length > 0 && progress.claimed.length < request.max) {
+      const share = Math.ceil((request.max - progress.claimed.length) / turn.length);
+      const again: string[] = [];
+      for (const tenant of turn) {
+        if (progress.claimed.length >= request.max) break;
+        const before = progress.claimed.length;
+        const target = Math.min(request.max, before + share);
+        await this.claimInOrder(db, progress, target, deadLetterFifo, async (limit) => {
+          const { rows } = await run<MessageRow>(
+            db,
+            `SELECT * FROM messages WHERE queue_id = $1 AND group_id = $2 AND visible_at <= $3 AND expires_at > $3
+             ORDER BY visible_at, seq LIMIT $4 FOR UPDATE SKIP LOCKED`,
+            [request.queueId, tenant, request.now, limit],
+          );
+          return rows;
+        });
+        await run(
+          db,
+          "UPDATE fair_tenants SET served_at = nextval('fair_tenant_turns') WHERE queue_id = $1 AND tenant = $2",
+          [request.queueId, tenant],
+        );
+        const got = progress.claimed.length - before;
+        if (got === share) again.push(tenant);
+        else if (got === 0) {
+          const { rowCount } = await run(
+            db,
+            'SELECT 1 FROM messages WHERE queue_id = $1 AND group_id = $2 LIMIT 1',
+            [request.queueId, tenant],
+          );
+          if (rowCount === 0) await this.forgetTenant(db, request.queueId, tenant);
+        }
+      }
+      turn = again;
+    }
+  }
+
+  /**
+   * FIFO queues: groups whose oldest message is visible, the one visible longest first; from each, its
+   * messages in order from the oldest, up to the first one that is not visible. A group another receiver
+   * holds is skipped.
+   */
+  private async claimFromGroups(db: Db, progress: ReceiveProgress, deadLetterFifo: boolean): Promise<void> {
+    const { request } = progress;
+    const { rows: groups } = await run<{ group_id: string }>(
+      db,
+      `SELECT group_id FROM fifo_groups WHERE queue_id = $1 AND available_at <= $2
+       ORDER BY available_at, group_id LIMIT $3 FOR UPDATE SKIP LOCKED`,
+      [request.queueId, request.now, GROUPS_PER_RECEIVE],
+    );
+    for (const { group_id: groupId } of groups) {
+      if (progress.claimed.length >= request.max) break;
+      const { rows } = await run<MessageRow>(
+        db,
+        'SELECT * FROM messages WHERE queue_id = $1 AND group_id = $2 ORDER BY seq LIMIT $3',
+        [request.queueId, groupId, request.max - progress.claimed.length + 1],
+      );
+      let claimedHere = 0;
+      for (const row of rows) {
+        if (progress.claimed.length >= request.max) break;
+        // Expired but not yet swept: gone for receivers, and not in the group's way.
+        if (row.expires_at <= request.now) continue;
+        if (row.visible_at > request.now) break;
+        if ((await this.claimOrMove(db, progress, row, deadLetterFifo)) === 'claimed') claimedHere++;
+      }
+      // The group's oldest message is in flight now (or expired, and swept soon).
+      if (claimedHere > 0)
+        await run(db, 'UPDATE fifo_groups SET available_at = $1 WHERE queue_id = $2 AND group_id = $3', [
+          request.visibleUntil,
+          request.queueId,
+          groupId,
+        ]);
+      else await this.refreshGroup(db, request.queueId, groupId);
+    }
+  }
+
+  /** A retried FIFO receive: the messages its first attempt claimed that were not received again since. */
+  private async repeatAttempt(db: Db, request: ReceiveRequest): Promise<StoredMessage[] | undefined> {
+    const { rows: records } = await run<{ claims: string }>(
+      db,
+      'SELECT claims FROM receive_attempts WHERE queue_id = $1 AND attempt_id = $2 AND expires_at > $3',
+      [request.queueId, request.attempt!.id, request.now],
+    );
+    if (!records[0]) return undefined;
+    const claims = JSON.parse(records[0].claims) as Array<[number, number]>;
+    const { rows } = await run<MessageRow>(
+      db,
+      `UPDATE messages m SET visible_at = $2
+       FROM unnest($3::bigint[], $4::integer[]) AS c(seq, receive_count)
+       WHERE m.seq = c.seq AND m.queue_id = $1 AND m.receive_count = c.receive_count
+       RETURNING m.*`,
+      [
+        request.queueId,
+        request.visibleUntil,
+        claims.map(([seq]) => seq),
+        claims.map(([, receiveCount]) => receiveCount),
+      ],
+    );
+    if (rows.length === 0) return undefined;
+    rows.sort((a, b) => a.seq - b.seq);
+    for (const groupId of new Set(rows.map((row) => row.group_id)))
+      if (groupId !== null) await this.refreshGroup(db, request.queueId, groupId);
+    return rows.map(toMessage);
+  }
+
+  private async isFifo(queueId: number): Promise<boolean> {
+    let fifo = this.fifoById.get(queueId);
+    if (fifo === undefined) {
+      const { rows } = await run<{ fifo: boolean }>(this.direct, 'SELECT fifo FROM queues WHERE id = $1', [
+        queueId,
+      ]);
+      fifo = rows[0]?.fifo === true;
+      if (rows[0]) this.fifoById.set(queueId, fifo);
+    }
+    return fifo;
+  }
+
+  private async hasTenants(db: Db, queueId: number): Promise<boolean> {
+    const { rowCount } = await run(db, 'SELECT 1 FROM fair_tenants WHERE queue_id = $1 LIMIT 1', [queueId]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  /**
+   * A fair queue's tenants, and '' for its messages without a group, once any message names a tenant; the
+   * queue's messages without a group join the tenant '' then. One statement.
+   */
+  private async noteTenants(db: Db, queueId: number, tenants: string[]): Promise<void> {
+    await run(
+      db,
+      `WITH added AS (
+         INSERT INTO fair_tenants (queue_id, tenant, served_at) SELECT $1, unnest($2::text[]), 0
+         ON CONFLICT DO NOTHING RETURNING tenant)
+       UPDATE messages SET group_id = '' WHERE queue_id = $1 AND group_id IS NULL
+         AND EXISTS (SELECT 1 FROM added WHERE tenant = '')`,
+      [queueId, [...tenants, '']],
+    );
+  }
+
+  private async forgetTenant(db: Db, queueId: number, tenant: string): Promise<void> {
+    await run(db, 'DELETE FROM fair_tenants WHERE queue_id = $1 AND tenant = $2', [queueId, tenant]);
+  }
+
+  /** Waits for the FIFO group's row lock (held by a receive taking from it); a group without a row locks nothing. */
+  private async lockGroup(db: Db, queueId: number, groupId: string): Promise<void> {
+    await run(db, 'SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND group_id = $2 FOR UPDATE', [
+      queueId,
+      groupId,
+    ]);
+  }
+
+  /**
+   * Recomputes when a FIFO group can next be received from: when its oldest message is visible (SQS: the first
+   * message in flight holds back the ones after it, not the ones before); an empty group loses its row. Locks
+   * the row first, so a send to the group committing meanwhile is seen.
+   */
+  private async refreshGroup(db: Db, queueId: number, groupId: string): Promise<void> {
+    await this.lockGroup(db, queueId, groupId);
+    const { rows } = await run<{ visible_at: number }>(
+      db,
+      'SELECT visible_at FROM messages WHERE queue_id = $1 AND group_id = $2 ORDER BY seq LIMIT 1',
+      [queueId, groupId],
+    );
+    if (!rows[0]) {
+      await run(db, 'DELETE FROM fifo_groups WHERE queue_id = $1 AND group_id = $2', [queueId, groupId]);
+      return;
+    }
+    await run(
+      db,
+      `INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES ($1, $2, $3)
+       ON CONFLICT (queue_id, group_id) DO UPDATE SET available_at = excluded.available_at`,
+      [queueId, groupId, rows[0].visible_at],
+    );
+  }
+
+  /** After a change to many of a FIFO queue's messages at once (purge, new delay). */
+  private async rebuildGroups(db: Db, queueId: number): Promise<void> {
+    if (!(await this.isFifo(queueId))) return;
+    await run(db, 'DELETE FROM fifo_groups WHERE queue_id = $1', [queueId]);
+    await run(
+      db,
+      `INSERT INTO fifo_groups (queue_id, group_id, available_at)
+       SELECT DISTINCT ON (group_id) queue_id, group_id, visible_at FROM messages
+       WHERE queue_id = $1 AND group_id IS NOT NULL ORDER BY group_id, seq`,
+      [queueId],
+    );
+  }
+
+  /** Counting invisible index entries first bounds the in-flight count from above without reading rows. */
+  private async inFlightAtLeast(db: Db, queueId: number, now: number, limit: number): Promise<boolean> {
+    const count = async (condition: string) =>
+      (
+        await run<{ n: number }>(
+          db,
+          `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = $1 AND visible_at > $2 ${condition}
+           LIMIT $3) AS invisible`,
+          [queueId, now, limit],
+        )
+      ).rows[0]!.n;
+    return (await count('')) >= limit && (await count('AND receive_count > 0')) >= limit;
+  }
+
+  async deleteMessage(queueId: number, receipt: MessageReceipt, check: ReceiptCheck): Promise<DeleteOutcome> {
+    return (await this.deleteMessages(queueId, [receipt], check))[0]!;
+  }
+
+  async deleteMessages(
+    queueId: number,
+    receipts: ReadonlyArray<MessageReceipt>,
+    check: ReceiptCheck,
+  ): Promise<DeleteOutcome[]> {
+    if (receipts.length === 0) return [];
+    const seqs = receipts.map((receipt) => receipt.seq);
+    // One statement for every receipt, with the receipt rules of receipts.ts (receiptRefusal) in SQL; a message
+    // several receipts pass for is deleted once.
+    const remove = (db: Db) =>
+      run<MessageState & { seq: number }>(
+        db,
+        `DELETE FROM messages m USING unnest($2::bigint[], $3::integer[], $4::text[]) AS r(seq, receive_count, token)
+         WHERE m.queue_id = $1 AND m.seq = r.seq AND m.receipt_token = r.token
+           AND CASE $5::text
+             WHEN 'anyIssued' THEN m.receive_count >= r.receive_count
+             WHEN 'latest' THEN m.receive_count = r.receive_count
+             ELSE m.receive_count = r.receive_count AND m.visible_at > $6 END
+         RETURNING m.seq, m.receipt_token, m.receive_count, m.visible_at, m.delivery_started_at, m.group_id`,
+        [
+          queueId,
+          seqs,
+          receipts.map((receipt) => receipt.receiveCount),
+          receipts.map((receipt) => receipt.receiptToken),
+          check.rule,
+          check.now,
+        ],
+      );
+    // Only a refused receipt reads its message again, to tell why.
+    const outcome = async (db: Db, deletedRows: ReadonlyArray<MessageState & { seq: number }>) => {
+      const deleted = new Map(deletedRows.map((row) => [row.seq, row]));
+      const refused = seqs.filter((seq) => !deleted.has(seq));
+      const { rows: left } =
+        refused.length === 0
+          ? { rows: [] }
+          : await run<MessageState & { seq: number }>(
+              db,
+              `SELECT seq, receipt_token, receive_count, visible_at, delivery_started_at, group_id FROM messages
+               WHERE queue_id = $1 AND seq = ANY($2::bigint[])`,
+              [queueId, refused],
+            );
+      const remaining = new Map(left.map((row) => [row.seq, row]));
+      return receipts.map((receipt): DeleteOutcome => {
+        const row = deleted.get(receipt.seq) ?? remaining.get(receipt.seq);
+        const refusal = row && receiptRefusal(row, receipt, check);
+        if (!row || refusal) return refusal ?? 'missing';
+        // The first receipt that passes for a deleted message deleted it; any later one finds it gone.
+        return deleted.delete(receipt.seq) ? 'deleted' : 'missing';
+      });
+    };
+    if (!(await this.isFifo(queueId))) return outcome(this.direct, (await remove(this.direct)).rows);
+    return this.transaction(async (db) => {
+      const { rows: groups } = await run<{ group_id: string }>(
+        db,
+        `SELECT DISTINCT group_id FROM messages WHERE queue_id = $1 AND seq = ANY($2::bigint[])
+         AND group_id IS NOT NULL ORDER BY group_id`,
+        [queueId, seqs],
+      );
+      // Groups first, then messages, each group in name order: the lock order every writer keeps.
+      for (const { group_id } of groups) await this.lockGroup(db, queueId, group_id);
+      const { rows } = await remove(db);
+      const touched = new Set(rows.flatMap((row) => (row.group_id === null ? [] : [row.group_id])));
+      for (const groupId of [...touched].sort()) await this.refreshGroup(db, queueId, groupId);
+      return outcome(db, rows);
+    });
+  }
+
+  /** A FIFO message's group, read before taking the group's lock (locks go group first, then messages). */
+  private async groupOf(db: Db, queueId: number, seq: number): Promise<string | undefined> {
+    const { rows } = await run<{ group_id: string | null }>(
+      db,
+      'SELECT group_id FROM messages WHERE seq = $1 AND queue_id = $2',
+      [seq, queueId],
+    );
+    return rows[0]?.group_id ?? undefined;
+  }
+
+  async changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome> {
+    const fifo = await this.isFifo(request.queueId);
+    const { seq } = request.receipt;
+    return this.transaction(async (db) => {
+      if (fifo) {
+        const groupId = await this.groupOf(db, request.queueId, seq);
+        if (groupId !== undefined) await this.lockGroup(db, request.queueId, groupId);
+      }
+      const { rows } = await run<MessageState>(
+        db,
+        `SELECT receipt_token, receive_count, visible_at, delivery_started_at, group_id FROM messages
+         WHERE seq = $1 AND queue_id = $2 FOR UPDATE`,
+        [seq, request.queueId],
+      );
+      const row = rows[0];
+      if (!row) return 'missing';
+      const refusal = visibilityChangeRefusal(row, request);
+      if (refusal) return refusal;
+      await run(db, 'UPDATE messages SET visible_at = $1 WHERE seq = $2', [request.visibleAt, seq]);
+      if (request.visibleAt <= request.now) await this.announce(db, [request.queueId]);
+      if (row.group_id !== null && fifo) await this.refreshGroup(db, request.queueId, row.group_id);
+      return 'changed';
+    });
+  }
+
+  async purgeQueue(queueId: number, now: number, windowMs: number): Promise<boolean> {
+    return this.transaction(async (db) => {
+      const { rowCount } = await run(
+        db,
+        `UPDATE queues SET last_purged_at = $2
+         WHERE id = $1 AND (last_purged_at IS NULL OR $2 - last_purged_at >= $3)`,
+        [queueId, now, windowMs],
+      );
+      if (rowCount === 0) return false;
+      await run(db, 'DELETE FROM messages WHERE queue_id = $1 AND sent_at <= $2', [queueId, now]);
+      await run(db, 'DELETE FROM fifo_deduplication WHERE queue_id = $1', [queueId]);
+      await this.rebuildGroups(db, queueId);
+      return true;
+    });
+  }
+
+  async countMessages(queueId: number, now: number): Promise<MessageCounts> {
+    const { rows } = await run<{
+      visible: number;
+      not_visible: number;
+      delayed: number;
+      oldest_sent_at: number | null;
+    }>(
+      this.direct,
+      `SELECT
+         count(*) FILTER (WHERE visible_at <= $2) AS visible,
+         count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0) AS not_visible,
+         count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0) AS delayed,
+         min(sent_at) AS oldest_sent_at
+       FROM messages WHERE queue_id = $1 AND expires_at > $2`,
+      [queueId, now],
+    );
+    const row = rows[0]!;
+    return {
+      visible: row.visible,
+      notVisible: row.not_visible,
+      delayed: row.delayed,
+      oldestSentAt: row.oldest_sent_at ?? undefined,
+    };
+  }
+
+  async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {
+    const { rows } = await run<{ at: number | null }>(
+      this.direct,
+      'SELECT min(visible_at) AS at FROM messages WHERE queue_id = $1 AND visible_at > $2',
+      [queueId, now],
+    );
+    return rows[0]?.at ?? undefined;
+  }
+
+  async deleteExpired(now: number, limit: number): Promise<number> {
+    return this.transaction(async (db) => {
+      const { rows } = await run<{ queue_id: number; group_id: string | null }>(
+        db,
+        `DELETE FROM messages WHERE seq IN
+           (SELECT seq FROM messages WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING queue_id, group_id`,
+        [now, limit],
+      );
+      const groups = new Map<string, { queueId: number; groupId: string }>();
+      for (const row of rows) {
+        if (row.group_id !== null && (await this.isFifo(row.queue_id)))
+          groups.set(JSON.stringify([row.queue_id, row.group_id]), {
+            queueId: row.queue_id,
+            groupId: row.group_id,
+          });
+      }
+      for (const { queueId, groupId } of groups.values()) await this.refreshGroup(db, queueId, groupId);
+      await run(db, 'DELETE FROM fifo_deduplication WHERE expires_at <= $1', [now]);
+      await run(db, 'DELETE FROM receive_attempts WHERE expires_at <= $1', [now]);
+      return rows.length;
+    });
+  }
+
+  async nextExpiryAt(queueId: number, now: number): Promise<number | undefined> {
+    const { rows } = await run<{ at: number | null }>(
+      this.direct,
+      'SELECT min(expires_at) AS at FROM messages WHERE queue_id = $1 AND expires_at > $2',
+      [queueId, now],
+    );
+    return rows[0]?.at ?? undefined;
+  }
+
+  async createMoveTask(task: NewMoveTask): Promise<MoveTaskRecord | undefined> {
+    // The partial unique index allows one active task per source; a second insert does nothing.
+    const { rows } = await run<MoveTaskRow>(
+      this.direct,
+      `INSERT INTO move_tasks (handle, source_arn, source_queue_id, destination_arn, max_per_second, status,
+         to_move, up_to_seq, started_at)
+       VALUES ($1, $2, $3, $4, $5, 'RUNNING', $6, $7, $8)
+       ON CONFLICT DO NOTHING RETURNING *`,
+      [
+        task.handle,
+        task.sourceArn,
+        task.sourceQueueId,
+        task.destinationArn ?? null,
+        task.maxPerSecond ?? null,
+        task.toMove,
+        task.upToSeq,
+        task.startedAt,
+      ],
+    );
+    return rows[0] && toMoveTask(rows[0]);
+  }
+
+  async listMoveTasks(sourceArn: string, limit: number): Promise<MoveTaskRecord[]> {
+    const { rows } = await run<MoveTaskRow>(
+      this.direct,
+      'SELECT * FROM move_tasks WHERE source_arn = $1 ORDER BY started_at DESC, handle DESC LIMIT $2',
+      [sourceArn, limit],
+    );
+    return rows.map(toMoveTask);
+  }
+
+  async activeMoveTasks(): Promise<MoveTaskRecord[]> {
+    const { rows } = await run<MoveTaskRow>(
+      this.direct,
+      "SELECT * FROM move_tasks WHERE status IN ('RUNNING', 'CANCELLING') ORDER BY started_at",
+    );
+    return rows.map(toMoveTask);
+  }
+
+  async getMoveTask(handle: string): Promise<MoveTaskRecord | undefined> {
+    const { rows } = await run<MoveTaskRow>(this.direct, 'SELECT * FROM move_tasks WHERE handle = $1', [
+      handle,
+    ]);
+    return rows[0] && toMoveTask(rows[0]);
+  }
+
+  async setMoveTaskStatus(handle: string, change: MoveTaskChange): Promise<MoveTaskRecord | undefined> {
+    const { rows } = await run<MoveTaskRow>(
+      this.direct,
+      `UPDATE move_tasks SET status = $2, failure_reason = $3,
+         ended_at = CASE WHEN $2 IN ('RUNNING', 'CANCELLING') THEN NULL ELSE $4::bigint END
+       WHERE handle = $1 AND status IN ('RUNNING', 'CANCELLING') RETURNING *`,
+      [handle, change.status, change.failureReason ?? null, change.now],
+    );
+    return rows[0] && toMoveTask(rows[0]);
+  }
+
+  async moveMessages(request: MoveRequest): Promise<MoveOutcome> {
+    return this.transaction(async (db) => {
+      // The task's row lock: two runners of one task (a node taking over) move one batch at a time.
+      const { rows: tasks } = await run<MoveTaskRow>(
+        db,
+        'SELECT * FROM move_tasks WHERE handle = $1 FOR UPDATE',
+        [request.handle],
+      );
+      const task = tasks[0];
+      const outcome: MoveOutcome = {
+        moved: 0,
+        destinations: [],
+        more: false,
+        unroutable: undefined,
+        task: task && toMoveTask(task),
+      };
+      if (task?.status !== 'RUNNING') return outcome;
+      const sourceId = task.source_queue_id;
+      const sourceFifo = await this.isFifo(sourceId);
+      const { rows: candidates } = await run<MessageRow>(
+        db,
+        `SELECT * FROM messages m WHERE queue_id = $1 AND seq <= $2 AND visible_at <= $3 AND expires_at > $3
+         ${
+           sourceFifo
+             ? `AND NOT EXISTS (SELECT 1 FROM messages e WHERE e.queue_id = m.queue_id AND e.group_id = m.group_id
+                  AND e.seq < m.seq AND e.visible_at > $3)`
+             : ''
+         }
+         ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED`,
+        [sourceId, task.up_to_seq, request.now, request.max + 1],
+      );
+      const destinations = new Set<number>();
+      for (const row of candidates.slice(0, request.max)) {
+        const origin = row.dead_letter_source_arn ?? undefined;
+        const destination = request.route(origin);
+        if (!destination) {
+          outcome.unroutable = { origin };
+          break;
+        }
+        // '' is a fair queue's tenant for messages without a group: not a group to carry over.
+        const groupId = row.group_id || null;
+        if (groupId !== null && destination.fifo) await this.lockGroup(db, destination.queueId, groupId);
+        const fair = !destination.fifo && (await this.hasTenants(db, destination.queueId));
+        await run(
+          db,
+          `INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
+             md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at,
+             group_id, deduplication_id)
+           SELECT $2, $3, body, message_attributes, system_attributes, md5_of_body, md5_of_message_attributes,
+             md5_of_system_attributes, sender_id, $4, $5, $6, $7, deduplication_id
+           FROM messages WHERE seq = $1`,
+          [
+            row.seq,
+            destination.queueId,
+            request.newMessageId(),
+            request.now,
+            destination.visibleAt,
+            destination.expiresAt,
+            groupId ?? (fair ? '' : null),
+          ],
+        );
+        await run(db, 'DELETE FROM messages WHERE seq = $1', [row.seq]);
+        if (row.group_id !== null && sourceFifo) await this.refreshGroup(db, sourceId, row.group_id);
+        if (groupId !== null) {
+          if (destination.fifo)
+            await run(
+              db,
+              `INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES ($1, $2, $3)
+               ON CONFLICT DO NOTHING`,
+              [destination.queueId, groupId, destination.visibleAt],
+            );
+          else await this.noteTenants(db, destination.queueId, [groupId]);
+        }
+        destinations.add(destination.queueId);
+        outcome.moved++;
+      }
+      const { rows: updated } = await run<MoveTaskRow>(
+        db,
+        'UPDATE move_tasks SET moved = moved + $1 WHERE handle = $2 RETURNING *',
+        [outcome.moved, request.handle],
+      );
+      outcome.task = toMoveTask(updated[0]!);
+      outcome.destinations = [...destinations];
+      await this.announce(db, destinations);
+      outcome.more = outcome.unroutable !== undefined || candidates.length > request.max;
+      return outcome;
+    });
+  }
+
+  async lastSeq(queueId: number): Promise<number> {
+    const { rows } = await run<{ seq: number }>(
+      this.direct,
+      'SELECT coalesce(max(seq), 0) AS seq FROM messages WHERE queue_id = $1',
+      [queueId],
+    );
+    return rows[0]!.seq;
+  }
+
+  async recordQueueSamples(samples: QueueSample[]): Promise<void> {
+    if (samples.length === 0) return;
+    const columns = Object.keys(sampleRow(samples[0]!)) as Array<keyof SampleRow>;
+    const rows = samples.map(sampleRow);
+    // One statement for the whole set: a column array each, unnested into rows.
+    await run(
+      this.direct,
+      `INSERT INTO queue_samples (${columns.join(', ')})
+       SELECT * FROM unnest($1::text[], ${columns
+         .slice(1)
+         .map((_, index) => `$${index + 2}::bigint[]`)
+         .join(', ')})
+       ON CONFLICT (queue, at) DO UPDATE SET ${columns
+         .slice(2)
+         .map((column) => `${column} = excluded.${column}`)
+         .join(', ')}`,
+      columns.map((column) => rows.map((row) => row[column])),
+    );
+  }
+
+  async queueSamples(queue: string, since: number): Promise<QueueSample[]> {
+    const { rows } = await run<SampleRow>(
+      this.direct,
+      'SELECT * FROM queue_samples WHERE queue = $1 AND at >= $2 ORDER BY at',
+      [queue, since],
+    );
+    return rows.map(toSample);
+  }
+
+  async deleteQueueSamplesBefore(time: number): Promise<number> {
+    const { rowCount } = await run(this.direct, 'DELETE FROM queue_samples WHERE at < $1', [time]);
+    return rowCount ?? 0;
+  }
+
+  async addQueueActivity(activity: QueueActivityCounts[]): Promise<void> {
+    if (activity.length === 0) return;
+    const columns = ACTIVITY_COLUMNS.map(([, key]) => activity.map((counts) => counts[key]));
+    // One statement for every queue; a concurrent take either sees the whole add or none of it.
+    await run(
+      this.direct,
+      `INSERT INTO queue_activity (queue, ${ACTIVITY_COLUMNS.map(([column]) => column).join(', ')})
+       SELECT * FROM unnest($1::text[], ${ACTIVITY_COLUMNS.map((_, index) => `$${index + 2}::bigint[]`).join(', ')})
+       ON CONFLICT (queue) DO UPDATE SET ${ACTIVITY_COLUMNS.map(
+         ([column]) => `${column} = queue_activity.${column} + excluded.${column}`,
+       ).join(', ')}`,
+      [activity.map((counts) => counts.queue), ...columns],
+    );
+  }
+
+  async takeQueueActivity(): Promise<QueueActivityCounts[]> {
+    const { rows } = await run<Record<string, number> & { queue: string }>(
+      this.direct,
+      'DELETE FROM queue_activity RETURNING *',
+    );
+    return rows.map((row) => {
+      const counts: QueueActivityCounts = { queue: row.queue, ...NO_ACTIVITY };
+      for (const [column, key] of ACTIVITY_COLUMNS) counts[key] = row[column]!;
+      return counts;
+    });
+  }
+
+  async saveClusterState(name: string, value: string): Promise<void> {
+    await run(
+      this.direct,
+      `INSERT INTO cluster_state (name, value) VALUES ($1, $2)
+       ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+      [name, value],
+    );
+  }
+
+  async clusterState(name: string): Promise<string | undefined> {
+    const { rows } = await run<{ value: string }>(
+      this.direct,
+      'SELECT value FROM cluster_state WHERE name = $1',
+      [name],
+    );
+    return rows[0]?.value;
+  }
+
+  async claimLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    const { rowCount } = await run(
+      this.direct,
+      `WITH now AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms)
+       INSERT INTO leases (name, holder, expires_at) SELECT $1, $2, ms + $3 FROM now
+       ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+         WHERE leases.holder = excluded.holder OR leases.expires_at <= (SELECT ms FROM now)
+       RETURNING holder`,
+      [name, holder, ttlMs],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    await run(this.direct, 'DELETE FROM leases WHERE name = $1 AND holder = $2', [name, holder]);
+  }
+
+  /**
+   * The bytes of the messages' bodies and attributes. PostgreSQL compresses large values and keeps the space
+   * of deleted rows for reuse, so its file sizes tell neither what is stored nor when a purge made room. A
+   * scan of the messages table (lengths come from the row headers, values are not read); the service reads
+   * it at most once a second, and only with --max-stored-bytes.
+   */
+  async storedBytes(): Promise<number> {
+    const { rows } = await run<{ bytes: number }>(
+      this.direct,
+      `SELECT coalesce(sum(octet_length(body) + coalesce(octet_length(message_attributes), 0)), 0)::bigint AS bytes
+       FROM messages`,
+    );
+    return rows[0]!.bytes;
+  }
+
+  /** Unreachable when a trivial query gets no answer within HEALTH_TIMEOUT_MS (refused, or no reply). */
+  async condition(): Promise<StoreCondition | undefined> {
+    const answered = this.pool.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+    const late = sleep(HEALTH_TIMEOUT_MS, false, { ref: false });
+    return (await Promise.race([answered, late])) ? undefined : 'store unreachable';
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.fallbackTimer);
+    this.wake = undefined;
+    await this.listener?.end().catch(() => {});
+    await this.pool.end();
+  }
+
+  /** Resolves when no statement is under way; true when it had to wait for some. */
+  async idle(): Promise<boolean> {
+    if (this.busy === 0) return false;
+    while (this.busy > 0) await new Promise<void>((resolve) => this.drained.push(resolve));
+    return true;
+  }
+
+  private async track<T>(work: () => Promise<T>): Promise<T> {
+    this.busy++;
+    try {
+      return await work();
+    } finally {
+      if (--this.busy === 0) for (const resolve of this.drained.splice(0)) resolve();
+    }
+  }
+
+  /** Runs `work` in one transaction on one connection; again from the start after a deadlock. */
+  private transaction<T>(work: (db: Db) => Promise<T>): Promise<T> {
+    return this.track(() => this.runTransaction(work));
+  }
+
+  private async runTransaction<T>(work: (db: Db) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const value = await work(client);
+        await client.query('COMMIT');
+        return value;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        if (attempt < MAX_ATTEMPTS && RETRYABLE.has((error as { code?: string }).code ?? '')) continue;
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+}
+
+/** queue_activity's columns and the counts they hold. */
+const ACTIVITY_COLUMNS: ReadonlyArray<readonly [string, keyof ActivityCounts]> = [
+  ['sent', 'sent'],
+  ['received', 'received'],
+  ['deleted', 'deleted'],
+  ['empty_receives', 'emptyReceives'],
+  ['sent_bytes', 'sentBytes'],
+];
+
+/**
+ * Runs one statement as a named prepared statement: each connection parses and plans it once. The name is
+ * derived from the text, so the same text always shares one name.
+ */
+function run<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  db: Db,
+  text: string,
+  values: unknown[] = [],
+): Promise<pg.QueryResult<R>> {
+  return db.query<R>({ name: statementName(text), text, values });
+}
+
+const statementNames = new Map<string, string>();
+
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `sluice_${statementNames.size + 1}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}

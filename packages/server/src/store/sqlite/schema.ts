@@ -1,0 +1,149 @@
+/**
+ * Numbered migrations, applied in order at start; PRAGMA user_version records the last applied.
+ * Never edit a released migration: add the next one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  /* 1: queues, messages, recently deleted queue names */ `
+  CREATE TABLE queues (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    name            TEXT NOT NULL UNIQUE,
+    fifo            INTEGER NOT NULL,
+    attributes      TEXT NOT NULL,  -- JSON object of attribute name -> string value
+    tags            TEXT NOT NULL,  -- JSON object of tag key -> value
+    created_at      INTEGER NOT NULL,
+    last_modified_at INTEGER NOT NULL,
+    last_purged_at  INTEGER
+  );
+
+  CREATE TABLE messages (
+    seq                 INTEGER PRIMARY KEY AUTOINCREMENT,
+    queue_id            INTEGER NOT NULL,
+    message_id          TEXT NOT NULL,
+    body                TEXT NOT NULL,
+    message_attributes  TEXT,          -- JSON, binary values base64
+    system_attributes   TEXT,          -- JSON, e.g. AWSTraceHeader
+    md5_of_body         TEXT NOT NULL,
+    md5_of_message_attributes TEXT,
+    md5_of_system_attributes  TEXT,
+    sender_id           TEXT NOT NULL,
+    sent_at             INTEGER NOT NULL,
+    visible_at          INTEGER NOT NULL,
+    expires_at          INTEGER NOT NULL,
+    receive_count       INTEGER NOT NULL DEFAULT 0,
+    first_received_at   INTEGER,
+    receipt_token       TEXT,
+    delivery_started_at INTEGER,
+    dead_letter_source_arn TEXT
+  );
+  -- Receives take the queue's messages in visibility order; counts and next-visible look-ups use it too.
+  CREATE INDEX messages_by_visibility ON messages (queue_id, visible_at, seq);
+  -- Retention sweeping.
+  CREATE INDEX messages_by_expiry ON messages (expires_at);
+
+  CREATE TABLE deleted_queues (
+    name       TEXT PRIMARY KEY,
+    deleted_at INTEGER NOT NULL
+  );
+  `,
+  /* 2: FIFO groups and deduplication, receive attempts, fair-queue tenants */ `
+  ALTER TABLE messages ADD COLUMN group_id TEXT;
+  ALTER TABLE messages ADD COLUMN deduplication_id TEXT;
+  -- A FIFO group's messages in order, and a fair-queue tenant's in visibility order.
+  CREATE INDEX messages_by_group ON messages (queue_id, group_id, seq) WHERE group_id IS NOT NULL;
+  CREATE INDEX messages_by_tenant ON messages (queue_id, group_id, visible_at, seq) WHERE group_id IS NOT NULL;
+  -- Until when a group's received messages stay in flight.
+  CREATE INDEX messages_received_by_group ON messages (queue_id, group_id, visible_at)
+    WHERE group_id IS NOT NULL AND receive_count > 0;
+
+  -- One row per non-empty FIFO group: from when it can be received from, which is the later of its oldest
+  -- message's visibility and the end of its last received message's visibility.
+  CREATE TABLE fifo_groups (
+    queue_id     INTEGER NOT NULL,
+    group_id     TEXT NOT NULL,
+    available_at INTEGER NOT NULL,
+    PRIMARY KEY (queue_id, group_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX fifo_groups_by_availability ON fifo_groups (queue_id, available_at);
+
+  CREATE TABLE fifo_deduplication (
+    queue_id         INTEGER NOT NULL,
+    scope            TEXT NOT NULL,   -- the group id under DeduplicationScope=messageGroup, else ''
+    deduplication_id TEXT NOT NULL,
+    message_id       TEXT NOT NULL,
+    seq              INTEGER NOT NULL,
+    expires_at       INTEGER NOT NULL,
+    PRIMARY KEY (queue_id, scope, deduplication_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX fifo_deduplication_by_expiry ON fifo_deduplication (expires_at);
+
+  CREATE TABLE receive_attempts (
+    queue_id   INTEGER NOT NULL,
+    attempt_id TEXT NOT NULL,
+    claims     TEXT NOT NULL,   -- JSON [[seq, receipt token], ...]
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (queue_id, attempt_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX receive_attempts_by_expiry ON receive_attempts (expires_at);
+
+  -- Tenants of a fair (standard) queue, '' standing for messages without a group; least recently served first.
+  CREATE TABLE fair_tenants (
+    queue_id  INTEGER NOT NULL,
+    tenant    TEXT NOT NULL,
+    served_at INTEGER NOT NULL,
+    PRIMARY KEY (queue_id, tenant)
+  ) WITHOUT ROWID;
+  CREATE INDEX fair_tenants_by_service ON fair_tenants (queue_id, served_at);
+  `,
+  /* 3: message move tasks (DLQ redrive) */ `
+  CREATE TABLE move_tasks (
+    handle          TEXT PRIMARY KEY,
+    source_arn      TEXT NOT NULL,
+    source_queue_id INTEGER NOT NULL,
+    destination_arn TEXT,
+    max_per_second  INTEGER,
+    status          TEXT NOT NULL,
+    moved           INTEGER NOT NULL DEFAULT 0,
+    to_move         INTEGER NOT NULL,
+    up_to_seq       INTEGER NOT NULL,  -- the source's newest message when the task started
+    started_at      INTEGER NOT NULL,
+    ended_at        INTEGER,
+    failure_reason  TEXT
+  ) WITHOUT ROWID;
+  CREATE INDEX move_tasks_by_source ON move_tasks (source_arn, started_at);
+  -- At most one active task per source, enforced by the database.
+  CREATE UNIQUE INDEX move_tasks_one_active ON move_tasks (source_arn) WHERE status IN ('RUNNING', 'CANCELLING');
+  `,
+  /* 4: history samples of each queue, every 10 s for 24 h (console charts, sluice stats) */ `
+  CREATE TABLE queue_samples (
+    queue          TEXT NOT NULL,   -- by name, so a sample outlives nothing but stays readable after a delete
+    at             INTEGER NOT NULL,
+    period_ms      INTEGER NOT NULL,
+    visible        INTEGER NOT NULL,
+    not_visible    INTEGER NOT NULL,
+    delayed        INTEGER NOT NULL,
+    oldest_age_s   INTEGER NOT NULL,
+    sent           INTEGER NOT NULL,
+    received       INTEGER NOT NULL,
+    deleted        INTEGER NOT NULL,
+    empty_receives INTEGER NOT NULL,
+    sent_bytes     INTEGER NOT NULL,
+    PRIMARY KEY (queue, at)
+  ) WITHOUT ROWID;
+  CREATE INDEX queue_samples_by_time ON queue_samples (at);
+  `,
+  /* 5: documents the cluster jobs keep across restarts (DLQ alarm states) */ `
+  CREATE TABLE cluster_state (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
+  /* 6: a FIFO group is available once its oldest message is visible (the first message in flight holds back
+        the ones after it, not the ones before), so nothing reads the received messages by group any more */ `
+  DROP INDEX messages_received_by_group;
+  DELETE FROM fifo_groups;
+  INSERT INTO fifo_groups (queue_id, group_id, available_at)
+    SELECT m.queue_id, m.group_id, m.visible_at FROM messages m JOIN queues q ON q.id = m.queue_id
+    WHERE q.fifo = 1 AND m.group_id IS NOT NULL
+      AND m.seq = (SELECT min(seq) FROM messages h WHERE h.queue_id = m.queue_id AND h.group_id = m.group_id);
+  `,
+];

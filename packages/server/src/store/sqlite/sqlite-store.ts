@@ -1,0 +1,1322 @@
+import { accessSync, closeSync, constants, fdatasync, fsyncSync, mkdirSync, openSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { ActivityTally } from '../activity-tally.ts';
+import type {
+  ChangeVisibilityOutcome,
+  ChangeVisibilityRequest,
+  DeleteOutcome,
+  MessageCounts,
+  MessageReceipt,
+  MoveOutcome,
+  MoveRequest,
+  MoveTaskChange,
+  MoveTaskRecord,
+  NewMessage,
+  NewMoveTask,
+  NewQueue,
+  QueueActivityCounts,
+  QueueChanges,
+  QueueRecord,
+  QueueSample,
+  ReceiptCheck,
+  ReceiveRequest,
+  ReceiveResult,
+  SentMessage,
+  Store,
+  StoreCondition,
+  StoredMessage,
+} from '../contract.ts';
+import { StoreUnavailableError } from '../contract.ts';
+import { type MessageState, receiptRefusal, visibilityChangeRefusal } from '../receipts.ts';
+import {
+  type MessageRow,
+  type MoveTaskRow,
+  newMessageRow,
+  type QueueRow,
+  type SampleRow,
+  sampleRow,
+  toMessage,
+  toMoveTask,
+  toQueue,
+  toSample,
+} from '../rows.ts';
+import { DiskReserve, fileBytes } from './disk-reserve.ts';
+import { MIGRATIONS } from './schema.ts';
+
+/**
+ * How much a write may risk for speed (docs/guide/durability.md has the table, as measured):
+ * - `full`: every commit is fsynced (WAL, synchronous=FULL) before its requests are answered.
+ * - `durable` (default): commits that could lose an acknowledged message or queue change (sends, queue
+ *   changes, purges) are fsynced; commits of only receives, visibility changes, deletes and expiry are
+ *   written to the WAL but fsynced with the next durable commit or checkpoint. A power cut can undo those,
+ *   which at worst delivers a message again (at-least-once, as SQS) and never loses one; kill -9 undoes nothing.
+ * - `normal`: nothing fsynced before the answer (synchronous=NORMAL); survives kill -9, a power cut may lose
+ *   the last acknowledged sends.
+ * - `off`: no fsync at all (synchronous=OFF); survives kill -9, a power cut may corrupt recent data.
+ */
+export type Durability = 'full' | 'durable' | 'normal' | 'off';
+
+/**
+ * Whether losing a write in a power cut would lose something acknowledged (`durable`), or only cause a
+ * redelivery (`redeliverable`). `adds` is durable and adds data (sends, new queues): what fills a disk, so it
+ * is refused while the disk is full, and the room left goes to the writes that free space.
+ */
+type WriteKind = 'adds' | 'durable' | 'redeliverable';
+
+/** The reserve is the default's 64 MiB: twice the WAL's size at a checkpoint (8,192 pages of 4 KiB). */
+export const DEFAULT_DISK_RESERVE_BYTES = 64 * 1024 * 1024;
+/** Room the disk must have besides the reserve before sends resume after it was full, so they do not flap. */
+const ROOM_TO_RESUME_BYTES = 1024 * 1024;
+
+const CONDITIONS: Record<StoreUnavailableError['reason'], StoreCondition> = {
+  full: 'disk full',
+  'read-only': 'read-only',
+  io: 'disk I/O error',
+};
+
+export interface SqliteStoreOptions {
+  /** Data directory; the database is `sluice.db` inside it. `:memory:` for a throwaway store. */
+  dataDir: string;
+  durability?: Durability;
+  /**
+   * Bytes held back in the data directory (the file `sluice.reserve`) to recover from a full disk with. Default
+   * 0, none; `sluice serve` passes DEFAULT_DISK_RESERVE_BYTES unless `--disk-reserve-bytes` says otherwise.
+   */
+  diskReserveBytes?: number;
+}
+
+interface PendingWrite {
+  kind: WriteKind;
+  run: () => unknown;
+  /** Runs inside the transaction right after `run` succeeded; writes it queues join the same commit. */
+  onApplied: (() => void) | undefined;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** What one receive has claimed and moved so far, while it picks its messages. */
+interface ReceiveProgress {
+  request: ReceiveRequest;
+  claimed: StoredMessage[];
+  /** Rows looked at: a message claimed with a zero visibility timeout is still visible and must not be claimed twice. */
+  seen: Set<number>;
+  moved: number;
+}
+
+/** How many fair-queue tenants one receive looks at, least recently served first. */
+const TENANTS_PER_RECEIVE = 32;
+/** How many available FIFO groups one receive looks at. */
+const GROUPS_PER_RECEIVE = 32;
+
+/**
+ * The embedded SQLite store. better-sqlite3 is synchronous, so writes are queued and run together in one
+ * transaction per turn of the event loop (group commit), and no caller is answered before its write is
+ * committed.
+ *
+ * Commits run with synchronous=NORMAL, which keeps the database consistent across a power cut, and the
+ * fsync that makes a commit durable is done here, asynchronously on libuv's thread pool (fdatasync of the
+ * WAL file, which is what synchronous=FULL would do inside the commit). The event loop keeps serving
+ * requests while the disk syncs, and every commit made meanwhile shares the next fsync.
+ */
+export class SqliteStore implements Store {
+  private readonly db: Database.Database;
+  private pending: PendingWrite[] = [];
+  private flushScheduled = false;
+  private readonly statements;
+  /**
+   * Queue records by name. Every request looks its queue up, and this process is the database's only writer,
+   * so the cache is dropped exactly when a write changes a queue. Records handed out are never mutated.
+   */
+  private readonly queueCache = new Map<string, QueueRecord>();
+  private readonly durability: Durability;
+  private readonly dbFile: string | undefined;
+  private readonly walFile: string | undefined;
+  private walFd: number | undefined;
+  /** Writes committed but waiting for an fsync started after their commit. */
+  private awaitingSync: Array<{ done: () => void; fail: (error: unknown) => void }> = [];
+  private syncing: Promise<void> | undefined;
+  private readonly reserve: DiskReserve | undefined;
+  /**
+   * Why the last write failed for a reason of the machine, for `condition()`. A read-only or failing disk is
+   * forgotten at the next commit; a full disk once the reserve is taken back (`resumeAfterFullDisk`).
+   */
+  private unavailable: StoreUnavailableError['reason'] | undefined;
+  /** Whether each queue id is FIFO; a queue's kind never changes. */
+  private readonly fifoById = new Map<number, boolean>();
+  /** Increases with every fair-queue tenant turn; tenants with the lowest last turn are served first. */
+  private tenantTurn: number;
+  /**
+   * Queues seen to have no fair-queue tenant, so a receive or send on an ordinary queue skips the tenant
+   * query (one more SQLite statement per receive and per send batch). Only a query that found none adds a
+   * queue; noting a tenant removes it, and any rollback clears the set, so a stale entry never hides one.
+   */
+  private readonly queuesWithoutTenants = new Set<number>();
+  private readonly activity = new ActivityTally();
+  /**
+   * Per queue, a number the queue's in-flight count cannot exceed: the last count read, plus every message
+   * put in flight since. Only claims, and visibility changes through a lapsed handle, put a message in flight
+   * (dead-letter and move-task writes leave it visible or never received), and time only takes messages out,
+   * so while the bound is under the limit a receive skips the count. Any rollback clears it (a rolled-back claim would
+   * only have made it too high, but a rolled-back count is no longer a count).
+   */
+  private readonly inFlightBound = new Map<number, number>();
+
+  constructor(options: SqliteStoreOptions) {
+    const file = options.dataDir === ':memory:' ? ':memory:' : join(ensureDir(options.dataDir), 'sluice.db');
+    this.db = new Database(file);
+    // One server owns a data directory: the exclusive lock refuses a second one at start (instead of two
+    // processes interleaving claims), and skips the shared-memory index, which makes each commit cheaper.
+    this.db.pragma('locking_mode = EXCLUSIVE');
+    try {
+      this.db.pragma('journal_mode = WAL');
+    } catch (error) {
+      this.db.close();
+      if ((error as { code?: string }).code === 'SQLITE_BUSY') {
+        throw new Error(
+          `the data directory ${options.dataDir} is in use by another Sluice server (database is locked)`,
+        );
+      }
+      // SQLite says only "disk I/O error" when WAL mode cannot create its files; name the real cause.
+      if (file !== ':memory:' && !isWritable(options.dataDir)) {
+        throw new Error(
+          `the data directory ${options.dataDir} is not writable (read-only filesystem or permissions); Sluice must write there to open its database`,
+        );
+      }
+      throw error;
+    }
+    this.durability = options.durability ?? 'durable';
+    this.db.pragma(`synchronous = ${this.durability === 'off' ? 'OFF' : 'NORMAL'}`);
+    this.dbFile = file === ':memory:' ? undefined : file;
+    this.walFile = file === ':memory:' ? undefined : `${file}-wal`;
+    // In memory means nothing on disk, SQLite's temporary files (statement journals, big sorts) included.
+    if (file === ':memory:') this.db.pragma('temp_store = MEMORY');
+    // A 32 MiB page cache keeps the hot end of big queues in memory while RSS stays bounded; checkpoints every
+    // 8,192 pages (32 MiB of WAL) instead of 1,000 mean fewer of the fsyncs a checkpoint makes on the event loop.
+    this.db.pragma('cache_size = -32768');
+    this.db.pragma('wal_autocheckpoint = 8192');
+    migrate(this.db);
+    this.statements = prepareStatements(this.db);
+    this.tenantTurn = (this.statements.lastTenantTurn.get() as { turn: number }).turn;
+    if (file !== ':memory:') {
+      this.reserve = new DiskReserve(options.dataDir, options.diskReserveBytes ?? 0);
+      if (!this.resumeAfterFullDisk()) this.unavailable = 'full';
+    }
+  }
+
+  async createQueue(queue: NewQueue): Promise<QueueRecord> {
+    return this.write('adds', () => {
+      const row = this.statements.insertQueue.get({
+        name: queue.name,
+        fifo: queue.fifo ? 1 : 0,
+        attributes: JSON.stringify(queue.attributes),
+        tags: JSON.stringify(queue.tags),
+        now: queue.now,
+      }) as QueueRow;
+      this.statements.forgetDeletedQueue.run(queue.name);
+      this.queueCache.delete(queue.name);
+      return toQueue(row);
+    });
+  }
+
+  async getQueue(name: string): Promise<QueueRecord | undefined> {
+    const cached = this.queueCache.get(name);
+    if (cached) return cached;
+    const row = this.statements.queueByName.get(name) as QueueRow | undefined;
+    if (!row) return undefined;
+    const queue = toQueue(row);
+    this.queueCache.set(name, queue);
+    return queue;
+  }
+
+  async listQueues(options: { prefix?: string; afterName?: string; limit: number }): Promise<QueueRecord[]> {
+    const rows = this.statements.listQueues.all({
+      prefix: options.prefix ?? '',
+      after: options.afterName ?? '',
+      limit: options.limit,
+    }) as QueueRow[];
+    return rows.map(toQueue);
+  }
+
+  async updateQueue(id: number, changes: QueueChanges): Promise<QueueRecord | undefined> {
+    return this.write('durable', () => {
+      const current = this.statements.queueById.get(id) as QueueRow | undefined;
+      if (!current) return undefined;
+      const row = this.statements.updateQueue.get({
+        id,
+        attributes: changes.attributes ? JSON.stringify(changes.attributes) : current.attributes,
+        tags: changes.tags ? JSON.stringify(changes.tags) : current.tags,
+        now: changes.now,
+      }) as QueueRow;
+      if (changes.waitingDelayMs !== undefined) {
+        this.statements.redelayWaiting.run(changes.waitingDelayMs, id);
+        this.rebuildGroups(id);
+      }
+      this.queueCache.delete(current.name);
+      return toQueue(row);
+    });
+  }
+
+  async deleteQueue(id: number, now: number): Promise<void> {
+    await this.write('durable', () => {
+      const current = this.statements.queueById.get(id) as QueueRow | undefined;
+      if (!current) return;
+      this.statements.deleteQueueMessages.run(id);
+      for (const statement of this.statements.forgetQueueState) statement.run(id);
+      this.statements.deleteQueue.run(id);
+      this.fifoById.delete(id);
+      this.inFlightBound.delete(id);
+      this.statements.rememberDeletedQueue.run(current.name, now);
+      this.queueCache.delete(current.name);
+    });
+  }
+
+  async queueDeletedAt(name: string): Promise<number | undefined> {
+    const row = this.statements.deletedQueue.get(name) as { deleted_at: number } | undefined;
+    return row?.deleted_at;
+  }
+
+  async sendMessages(
+    queueId: number,
+    messages: NewMessage[],
+    onVisible?: () => void,
+  ): Promise<SentMessage[]> {
+    return this.write('adds', onVisible, () => {
+      const fifo = this.isFifo(queueId);
+      let fair = !fifo && this.hasTenants(queueId);
+      return messages.map((message) => {
+        const deduplication = message.deduplication;
+        if (deduplication) {
+          const original = this.statements.deduplicated.get(
+            queueId,
+            deduplication.scope,
+            deduplication.id,
+            message.sentAt,
+          ) as { message_id: string; seq: number } | undefined;
+          if (original) return { messageId: original.message_id, seq: original.seq, duplicate: true };
+        }
+        const seq = Number(
+          this.statements.insertMessage.run({
+            ...newMessageRow(message),
+            queue_id: queueId,
+            // In a fair queue, messages without a group are the tenant ''.
+            group_id: message.groupId ?? (fair ? '' : null),
+          }).lastInsertRowid,
+        );
+        if (deduplication) {
+          this.statements.rememberDeduplication.run(
+            queueId,
+            deduplication.scope,
+            deduplication.id,
+            message.messageId,
+            seq,
+            deduplication.expiresAt,
+          );
+        }
+        if (message.groupId !== undefined) {
+          // A FIFO group with messages already has its row, and its oldest message is not this one.
+          if (fifo) this.statements.insertGroupIfAbsent.run(queueId, message.groupId, message.visibleAt);
+          else {
+            this.noteTenant(queueId, message.groupId);
+            fair = true;
+          }
+        }
+        return { messageId: message.messageId, seq, duplicate: false };
+      });
+    });
+  }
+
+  async receiveMessages(request: ReceiveRequest): Promise<ReceiveResult> {
+    return this.write('redeliverable', () => {
+      if (this.inFlightAtLeast(request.queueId, request.now, request.maxInFlight))
+        return { messages: [], overLimit: true, movedToDeadLetter: 0 };
+      const fifo = this.isFifo(request.queueId);
+      if (fifo && request.attempt) {
+        const repeated = this.repeatAttempt(request);
+        if (repeated) return { messages: repeated, overLimit: false, movedToDeadLetter: 0 };
+      }
+      const progress: ReceiveProgress = { request, claimed: [], seen: new Set(), moved: 0 };
+      if (fifo) this.claimFromGroups(progress);
+      else this.claimByTenant(progress);
+      if (fifo && request.attempt && progress.claimed.length > 0) {
+        const claims = progress.claimed.map((message) => [message.seq, message.receiveCount]);
+        this.statements.rememberAttempt.run(
+          request.queueId,
+          request.attempt.id,
+          JSON.stringify(claims),
+          request.attempt.expiresAt,
+        );
+      }
+      return { messages: progress.claimed, overLimit: false, movedToDeadLetter: progress.moved };
+    });
+  }
+
+  /**
+   * Claims rows in the order `candidates` gives them until `target` messages are claimed. Dead-letter moves do
+   * not count towards it: after a pass that moved some, look again so the receive still returns the live
+   * messages behind them.
+   */
+  private claimInOrder(
+    progress: ReceiveProgress,
+    target: number,
+    candidates: (limit: number) => MessageRow[],
+  ) {
+    for (let movedInPass = 1; movedInPass > 0 && progress.claimed.length < target; ) {
+      movedInPass = 0;
+      for (const row of candidates(target - progress.claimed.length + progress.seen.size)) {
+        if (progress.seen.has(row.seq) || progress.claimed.length >= target) continue;
+        if (this.claimOrMove(progress, row) === 'moved') movedInPass++;
+      }
+    }
+  }
+
+  /** The one place a receive takes a message: it is claimed, or moved to the dead-letter queue. */
+  private claimOrMove(progress: ReceiveProgress, row: MessageRow): 'claimed' | 'moved' {
+    const { request } = progress;
+    progress.seen.add(row.seq);
+    const deadLetter = request.deadLetter;
+    if (deadLetter && row.receive_count >= deadLetter.maxReceiveCount) {
+      this.statements.moveToDeadLetter.run({
+        seq: row.seq,
+        queue_id: deadLetter.queueId,
+        now: request.now,
+        source_arn: deadLetter.sourceArn,
+        reset_sent_at: deadLetter.resetSentAt ? 1 : 0,
+        retention_ms: deadLetter.retentionMs,
+      });
+      if (row.group_id !== null) {
+        if (this.isFifo(deadLetter.queueId)) this.refreshGroup(deadLetter.queueId, row.group_id);
+        else this.noteTenant(deadLetter.queueId, row.group_id);
+      }
+      progress.moved++;
+      return 'moved';
+    }
+    const claim = {
+      visible_at: request.visibleUntil,
+      receive_count: row.receive_count + 1,
+      first_received_at: row.first_received_at ?? request.now,
+      receipt_token: row.receipt_token ?? request.newReceiptToken(),
+      delivery_started_at: request.now,
+    };
+    // The row is in hand already: write the claim without reading the row (and its body) back.
+    this.statements.claim.run({ seq: row.seq, ...claim });
+    this.notePutInFlight(request.queueId);
+    progress.claimed.push(toMessage({ ...row, ...claim }));
+    return 'claimed';
+  }
+
+  /**
+   * Standard queues. Without tenants, oldest visibility first. With tenants (fair queues), the least recently
+   * served tenants take turns, each up to an equal share of what is left to claim.
+   */
+  private claimByTenant(progress: ReceiveProgress): void {
+    const { request } = progress;
+    const oldest = (limit: number) =>
+      this.statements.selectVisible.all(request.queueId, request.now, request.now, limit) as MessageRow[];
+    if (!this.hasTenants(request.queueId)) {
+      this.claimInOrder(progress, request.max, oldest);
+      return;
+    }
+    const tenants = (
+      this.statements.leastRecentlyServedTenants.all(request.queueId, TENANTS_PER_RECEIVE) as Array<{
+        tenant: string;
+      }>
+    ).map((row) => row.tenant);
+    if (tenants.length === 1 && tenants[0] === '') this.statements.forgetTenant.run(request.queueId, '');
+    if (tenants.length <= 1) {
+      this.claimInOrder(progress, request.max, oldest);
+      return;
+    }
+    let turn = tenants;
+    while (turn.length > 0 && progress.claimed.length < request.max) {
+      const share = Math.ceil((request.max - progress.claimed.length) / turn.length);
+      const again: string[] = [];
+      for (const tenant of turn) {
+        if (progress.claimed.length >= request.max) break;
+        const before = progress.claimed.length;
+        const target = Math.min(request.max, before + share);
+        this.claimInOrder(
+          progress,
+          target,
+          (limit) =>
+            this.statements.selectVisibleOfTenant.all(
+              request.queueId,
+              tenant,
+              request.now,
+              request.now,
+              limit,
+            ) as MessageRow[],
+        );
+        this.statements.serveTenant.run(++this.tenantTurn, request.queueId, tenant);
+        const got = progress.claimed.length - before;
+        if (got === share) again.push(tenant);
+        else if (got === 0 && !this.statements.tenantHasMessages.get(request.queueId, tenant))
+          this.statements.forgetTenant.run(request.queueId, tenant);
+      }
+      turn = again;
+    }
+  }
+
+  /**
+   * FIFO queues: groups whose oldest message is visible, the one visible longest first; from each, its
+   * messages in order from the oldest, up to the first one that is not visible (a later message never
+   * overtakes an earlier one).
+   */
+  private claimFromGroups(progress: ReceiveProgress): void {
+    const { request } = progress;
+    const groups = this.statements.availableGroups.all(
+      request.queueId,
+      request.now,
+      GROUPS_PER_RECEIVE,
+    ) as Array<{
+      group_id: string;
+    }>;
+    for (const { group_id: groupId } of groups) {
+      if (progress.claimed.length >= request.max) break;
+      const rows = this.statements.groupInOrder.all(
+        request.queueId,
+        groupId,
+        request.max - progress.claimed.length + 1,
+      ) as MessageRow[];
+      let claimedHere = 0;
+      for (const row of rows) {
+        if (progress.claimed.length >= request.max) break;
+        // Expired but not yet swept: gone for receivers, and not in the group's way.
+        if (row.expires_at <= request.now) continue;
+        if (row.visible_at > request.now) break;
+        if (this.claimOrMove(progress, row) === 'claimed') claimedHere++;
+      }
+      // The group's oldest message is in flight now (or expired, and swept soon).
+      if (claimedHere > 0)
+        this.statements.setGroupAvailableAt.run(request.visibleUntil, request.queueId, groupId);
+      else this.refreshGroup(request.queueId, groupId);
+    }
+  }
+
+  /** A retried FIFO receive: the messages its first attempt claimed that were not received again since. */
+  private repeatAttempt(request: ReceiveRequest): StoredMessage[] | undefined {
+    const record = this.statements.attemptClaims.get(request.queueId, request.attempt!.id, request.now) as
+      | { claims: string }
+      | undefined;
+    if (!record) return undefined;
+    const rows = (JSON.parse(record.claims) as Array<[number, number]>)
+      .map(
+        ([seq, receiveCount]) =>
+          this.statements.messageAtReceive.get(seq, request.queueId, receiveCount) as MessageRow,
+      )
+      .filter((row) => row !== undefined);
+    if (rows.length === 0) return undefined;
+    const groups = new Set<string>();
+    for (const row of rows) {
+      this.statements.setVisibleAt.run(request.visibleUntil, row.seq);
+      this.notePutInFlight(request.queueId);
+      if (row.group_id !== null) groups.add(row.group_id);
+    }
+    for (const groupId of groups) this.refreshGroup(request.queueId, groupId);
+    return rows.map((row) => toMessage({ ...row, visible_at: request.visibleUntil }));
+  }
+
+  private isFifo(queueId: number): boolean {
+    let fifo = this.fifoById.get(queueId);
+    if (fifo === undefined) {
+      const row = this.statements.queueKind.get(queueId) as { fifo: number } | undefined;
+      fifo = row?.fifo === 1;
+      if (row) this.fifoById.set(queueId, fifo);
+    }
+    return fifo;
+  }
+
+  /** Whether the queue is a fair queue (some message named a tenant), answered from memory when it is not. */
+  private hasTenants(queueId: number): boolean {
+    if (this.queuesWithoutTenants.has(queueId)) return false;
+    if (this.statements.anyTenant.get(queueId) !== undefined) return true;
+    this.queuesWithoutTenants.add(queueId);
+    return false;
+  }
+
+  /**
+   * A fair queue's tenants, and '' for its messages without a group, once any message names a tenant; the
+   * queue's messages without a group join the tenant '' then.
+   */
+  private noteTenant(queueId: number, tenant: string): void {
+    this.queuesWithoutTenants.delete(queueId);
+    this.statements.insertTenant.run(queueId, tenant);
+    if (this.statements.insertTenant.run(queueId, '').changes > 0)
+      this.statements.joinTenantless.run(queueId);
+  }
+
+  /**
+   * Recomputes when a FIFO group can next be received from: when its oldest message is visible (SQS: the first
+   * message in flight holds back the ones after it, not the ones before); an empty group loses its row.
+   */
+  private refreshGroup(queueId: number, groupId: string): void {
+    const head = this.statements.groupHead.get(queueId, groupId) as { visible_at: number } | undefined;
+    if (!head) {
+      this.statements.forgetGroup.run(queueId, groupId);
+      return;
+    }
+    this.statements.upsertGroup.run(queueId, groupId, head.visible_at);
+  }
+
+  /** After a change to many of a FIFO queue's messages at once (purge, new delay). */
+  private rebuildGroups(queueId: number): void {
+    if (!this.isFifo(queueId)) return;
+    this.statements.forgetGroups.run(queueId);
+    this.statements.rebuildGroups.run(queueId);
+  }
+
+  /**
+   * In flight means invisible after a receive. Counting invisible index entries needs no row reads, and
+   * bounds the in-flight count from above; only when that bound reaches the limit are rows read to tell
+   * in-flight messages from delayed ones. Both counts are skipped while `inFlightBound` is under the limit.
+   */
+  private inFlightAtLeast(queueId: number, now: number, limit: number): boolean {
+    const bound = this.inFlightBound.get(queueId);
+    if (bound !== undefined && bound < limit) return false;
+    const count = (statement: Database.Statement) => (statement.get(queueId, now, limit) as { n: number }).n;
+    const invisible = count(this.statements.countInvisible);
+    const inFlight = invisible < limit ? invisible : count(this.statements.countInFlight);
+    // At the limit the count stopped early, so it bounds nothing: count again next time.
+    if (inFlight < limit) this.inFlightBound.set(queueId, inFlight);
+    else this.inFlightBound.delete(queueId);
+    return inFlight >= limit;
+  }
+
+  /** Called for every message a receive or a visibility change puts (or puts back) in flight. */
+  private notePutInFlight(queueId: number): void {
+    const bound = this.inFlightBound.get(queueId);
+    if (bound !== undefined) this.inFlightBound.set(queueId, bound + 1);
+  }
+
+  async deleteMessage(queueId: number, receipt: MessageReceipt, check: ReceiptCheck): Promise<DeleteOutcome> {
+    return this.write('redeliverable', () => this.deleteOne(queueId, receipt, check));
+  }
+
+  async deleteMessages(
+    queueId: number,
+    receipts: ReadonlyArray<MessageReceipt>,
+    check: ReceiptCheck,
+  ): Promise<DeleteOutcome[]> {
+    return this.write('redeliverable', () =>
+      receipts.map((receipt) => this.deleteOne(queueId, receipt, check)),
+    );
+  }
+
+  private deleteOne(queueId: number, receipt: MessageReceipt, check: ReceiptCheck): DeleteOutcome {
+    const deleted = this.statements.deleteMessage.get({
+      seq: receipt.seq,
+      queue_id: queueId,
+      token: receipt.receiptToken,
+      receive_count: receipt.receiveCount,
+      rule: check.rule,
+      now: check.now,
+    }) as { group_id: string | null } | undefined;
+    if (deleted) {
+      if (deleted.group_id !== null && this.isFifo(queueId)) this.refreshGroup(queueId, deleted.group_id);
+      return 'deleted';
+    }
+    const row = this.statements.messageStateBySeq.get(receipt.seq, queueId) as MessageState | undefined;
+    return row ? (receiptRefusal(row, receipt, check) ?? 'missing') : 'missing';
+  }
+
+  async changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome> {
+    return this.write('redeliverable', () => {
+      const { seq } = request.receipt;
+      const row = this.statements.messageStateBySeq.get(seq, request.queueId) as MessageState | undefined;
+      if (!row) return 'missing';
+      const refusal = visibilityChangeRefusal(row, request);
+      if (refusal) return refusal;
+      this.statements.setVisibleAt.run(request.visibleAt, seq);
+      // A lapsed handle (standard queues) can hide a message that was visible again.
+      if (row.visible_at <= request.now && request.visibleAt > request.now)
+        this.notePutInFlight(request.queueId);
+      if (row.group_id !== null && this.isFifo(request.queueId))
+        this.refreshGroup(request.queueId, row.group_id);
+      return 'changed';
+    });
+  }
+
+  async purgeQueue(queueId: number, now: number, windowMs: number): Promise<boolean> {
+    return this.write('durable', () => {
+      const row = this.statements.queueById.get(queueId) as QueueRow | undefined;
+      if (!row || (row.last_purged_at !== null && now - row.last_purged_at < windowMs)) return false;
+      this.statements.purgeMessages.run(queueId, now);
+      this.statements.forgetDeduplication.run(queueId);
+      this.rebuildGroups(queueId);
+      this.statements.setPurgedAt.run(now, queueId);
+      this.queueCache.delete(row.name);
+      return true;
+    });
+  }
+
+  async countMessages(queueId: number, now: number): Promise<MessageCounts> {
+    const row = this.statements.countMessages.get({ queue_id: queueId, now }) as {
+      visible: number | null;
+      not_visible: number | null;
+      delayed: number | null;
+      oldest_sent_at: number | null;
+    };
+    return {
+      visible: row.visible ?? 0,
+      notVisible: row.not_visible ?? 0,
+      delayed: row.delayed ?? 0,
+      oldestSentAt: row.oldest_sent_at ?? undefined,
+    };
+  }
+
+  async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {
+    const row = this.statements.nextVisibleAt.get(queueId, now) as { at: number | null };
+    return row.at ?? undefined;
+  }
+
+  async deleteExpired(now: number, limit: number): Promise<number> {
+    return this.write('redeliverable', () => {
+      const deleted = this.statements.deleteExpired.all(now, limit) as Array<{
+        queue_id: number;
+        group_id: string | null;
+      }>;
+      const groups = new Map<string, { queueId: number; groupId: string }>();
+      for (const row of deleted) {
+        if (row.group_id !== null && this.isFifo(row.queue_id))
+          groups.set(JSON.stringify([row.queue_id, row.group_id]), {
+            queueId: row.queue_id,
+            groupId: row.group_id,
+          });
+      }
+      for (const { queueId, groupId } of groups.values()) this.refreshGroup(queueId, groupId);
+      this.statements.forgetExpiredDeduplication.run(now);
+      this.statements.forgetExpiredAttempts.run(now);
+      return deleted.length;
+    });
+  }
+
+  async nextExpiryAt(queueId: number, now: number): Promise<number | undefined> {
+    const row = this.statements.nextExpiryAt.get(queueId, now) as { at: number | null };
+    return row.at ?? undefined;
+  }
+
+  async createMoveTask(task: NewMoveTask): Promise<MoveTaskRecord | undefined> {
+    return this.write('durable', () => {
+      const row = this.statements.insertMoveTask.get({
+        handle: task.handle,
+        source_arn: task.sourceArn,
+        source_queue_id: task.sourceQueueId,
+        destination_arn: task.destinationArn ?? null,
+        max_per_second: task.maxPerSecond ?? null,
+        to_move: task.toMove,
+        up_to_seq: task.upToSeq,
+        started_at: task.startedAt,
+      }) as MoveTaskRow | undefined;
+      return row && toMoveTask(row);
+    });
+  }
+
+  async listMoveTasks(sourceArn: string, limit: number): Promise<MoveTaskRecord[]> {
+    return (this.statements.moveTasksOfSource.all(sourceArn, limit) as MoveTaskRow[]).map(toMoveTask);
+  }
+
+  async activeMoveTasks(): Promise<MoveTaskRecord[]> {
+    return (this.statements.activeMoveTasks.all() as MoveTaskRow[]).map(toMoveTask);
+  }
+
+  async getMoveTask(handle: string): Promise<MoveTaskRecord | undefined> {
+    const row = this.statements.moveTaskByHandle.get(handle) as MoveTaskRow | undefined;
+    return row && toMoveTask(row);
+  }
+
+  async setMoveTaskStatus(handle: string, change: MoveTaskChange): Promise<MoveTaskRecord | undefined> {
+    return this.write('durable', () => {
+      const row = this.statements.setMoveTaskStatus.get({
+        handle,
+        status: change.status,
+        failure_reason: change.failureReason ?? null,
+        now: change.now,
+      }) as MoveTaskRow | undefined;
+      return row && toMoveTask(row);
+    });
+  }
+
+  async moveMessages(request: MoveRequest): Promise<MoveOutcome> {
+    return this.write('durable', () => {
+      const task = this.statements.moveTaskByHandle.get(request.handle) as MoveTaskRow | undefined;
+      const outcome: MoveOutcome = {
+        moved: 0,
+        destinations: [],
+        more: false,
+        unroutable: undefined,
+        task: task && toMoveTask(task),
+      };
+      if (task?.status !== 'RUNNING') return outcome;
+      const sourceId = task.source_queue_id;
+      const sourceFifo = this.isFifo(sourceId);
+      const candidates = (sourceFifo ? this.statements.movableOfFifo : this.statements.movable).all({
+        queue_id: sourceId,
+        up_to_seq: task.up_to_seq,
+        now: request.now,
+        limit: request.max + 1,
+      }) as MessageRow[];
+      const destinations = new Set<number>();
+      for (const row of candidates.slice(0, request.max)) {
+        const origin = row.dead_letter_source_arn ?? undefined;
+        const destination = request.route(origin);
+        if (!destination) {
+          outcome.unroutable = { origin };
+          break;
+        }
+        // '' is a fair queue's tenant for messages without a group: not a group to carry over.
+        const groupId = row.group_id || null;
+        const fair = !destination.fifo && this.hasTenants(destination.queueId);
+        this.statements.insertMoved.run({
+          seq: row.seq,
+          queue_id: destination.queueId,
+          message_id: request.newMessageId(),
+          now: request.now,
+          visible_at: destination.visibleAt,
+          expires_at: destination.expiresAt,
+          group_id: groupId ?? (fair ? '' : null),
+        });
+        this.statements.deleteBySeq.run(row.seq);
+        if (row.group_id !== null && sourceFifo) this.refreshGroup(sourceId, row.group_id);
+        if (groupId !== null) {
+          if (destination.fifo)
+            this.statements.insertGroupIfAbsent.run(destination.queueId, groupId, destination.visibleAt);
+          else this.noteTenant(destination.queueId, groupId);
+        }
+        destinations.add(destination.queueId);
+        outcome.moved++;
+      }
+      const updated = this.statements.addMoved.get(outcome.moved, request.handle) as MoveTaskRow;
+      outcome.task = toMoveTask(updated);
+      outcome.destinations = [...destinations];
+      outcome.more = outcome.unroutable !== undefined || candidates.length > request.max;
+      return outcome;
+    });
+  }
+
+  async lastSeq(queueId: number): Promise<number> {
+    return (this.statements.lastSeq.get(queueId) as { seq: number }).seq;
+  }
+
+  async recordQueueSamples(samples: QueueSample[]): Promise<void> {
+    // History waits while the disk is full: the room left is for the writes that free space.
+    if (samples.length === 0 || this.unavailable === 'full') return;
+    // History only: losing the last samples in a power cut loses no message.
+    await this.write('redeliverable', () => {
+      for (const sample of samples) this.statements.insertSample.run(sampleRow(sample));
+    });
+  }
+
+  async queueSamples(queue: string, since: number): Promise<QueueSample[]> {
+    return (this.statements.samplesOfQueue.all(queue, since) as SampleRow[]).map(toSample);
+  }
+
+  async deleteQueueSamplesBefore(time: number): Promise<number> {
+    return this.write('redeliverable', () => this.statements.deleteSamplesBefore.run(time).changes);
+  }
+
+  // One process shares nothing with other nodes: what nodes share waits in memory for this one.
+  async addQueueActivity(activity: QueueActivityCounts[]): Promise<void> {
+    for (const { queue, ...counts } of activity) this.activity.add(queue, counts);
+  }
+
+  async takeQueueActivity(): Promise<QueueActivityCounts[]> {
+    return this.activity.take();
+  }
+
+  // Kept in the database so that a restarted server goes on from its alarm states instead of announcing
+  // them again; a save lost in a power cut only repeats a notification, so it waits for the next fsync.
+  async saveClusterState(name: string, value: string): Promise<void> {
+    await this.write('redeliverable', () => this.statements.saveClusterState.run(name, value));
+  }
+
+  async clusterState(name: string): Promise<string | undefined> {
+    return (this.statements.clusterState.get(name) as { value: string } | undefined)?.value;
+  }
+
+  /**
+   * What the database's files take on disk, its WAL's included, less the free pages SQLite fills first: what
+   * a full disk is made of. The WAL keeps its size once grown (up to a checkpoint's 32 MiB, more under
+   * bursts); the reserve is not counted. In memory, the pages are what it takes. Constant time.
+   */
+  async storedBytes(): Promise<number> {
+    const free = this.db.pragma('freelist_count', { simple: true }) as number;
+    const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+    const taken =
+      this.dbFile === undefined || this.walFile === undefined
+        ? (this.db.pragma('page_count', { simple: true }) as number) * pageSize
+        : fileBytes(this.dbFile) + fileBytes(this.walFile);
+    return Math.max(0, taken - free * pageSize);
+  }
+
+  async condition(): Promise<StoreCondition | undefined> {
+    if (this.unavailable === 'full' && this.resumeAfterFullDisk()) this.unavailable = undefined;
+    return this.unavailable && CONDITIONS[this.unavailable];
+  }
+
+  /**
+   * Takes the reserve back if the disk has room for it and, besides it, for some sends (free disk and free
+   * pages together); otherwise releases what is left of it. Returns whether sends may resume.
+   */
+  private resumeAfterFullDisk(): boolean {
+    const reserve = this.reserve!;
+    const held = reserve.held();
+    const free = reserve.freeBytes();
+    const freePages = this.db.pragma('freelist_count', { simple: true }) as number;
+    const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+    const roomBesides = free + held - reserve.bytes + freePages * pageSize;
+    if (free + held >= reserve.bytes && roomBesides >= Math.max(reserve.bytes, ROOM_TO_RESUME_BYTES)) {
+      if (reserve.fill() >= reserve.bytes) return true;
+    }
+    reserve.release();
+    return false;
+  }
+
+  /**
+   * Notes why a write failed. Returns true when the disk just filled and a reserve was released for it: the
+   * writes that free space can then run again at once.
+   */
+  private noteUnavailable(error: unknown): boolean {
+    const failure = unavailableOrSelf(error);
+    if (!(failure instanceof StoreUnavailableError)) return false;
+    const newlyFull = failure.reason === 'full' && this.unavailable !== 'full';
+    this.unavailable = failure.reason;
+    if (!newlyFull || this.reserve === undefined) return false;
+    const released = this.reserve.held() > 0;
+    this.reserve.release();
+    return released;
+  }
+
+  async close(): Promise<void> {
+    // A full disk: take back what room there is before SQLite's closing checkpoint, which would otherwise
+    // fill it (a checkpoint that fails half way keeps the space it wrote) and leave none for the receives and
+    // deletes that make room after a restart.
+    if (this.unavailable === 'full') this.reserve?.fill();
+    if (this.pending.length > 0) this.flush();
+    while (this.syncing) await this.syncing;
+    if (this.walFd !== undefined) closeSync(this.walFd);
+    this.db.close();
+  }
+
+  /** Queues `run` for the next group commit; resolves with its result once the commit is done. */
+  private write<T>(kind: WriteKind, run: () => T): Promise<T>;
+  private write<T>(kind: WriteKind, onApplied: (() => void) | undefined, run: () => T): Promise<T>;
+  private write<T>(kind: WriteKind, ...rest: [() => T] | [(() => void) | undefined, () => T]): Promise<T> {
+    const [onApplied, run] = rest.length === 1 ? [undefined, rest[0]] : rest;
+    if (kind === 'adds' && this.unavailable === 'full') {
+      if (!this.resumeAfterFullDisk())
+        return Promise.reject(new StoreUnavailableError('full', { cause: 'the disk reserve is released' }));
+      this.unavailable = undefined;
+    }
+    return new Promise<T>((resolve, reject) => {
+      const fail = (error: unknown) => reject(unavailableOrSelf(error));
+      this.pending.push({ kind, run, onApplied, resolve: resolve as (value: unknown) => void, reject: fail });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    if (this.pending.length === 0) return;
+    const batch: PendingWrite[] = [];
+    let outcomes: WriteOutcome[] | undefined;
+    try {
+      const { begin, rollback, commit } = this.statements;
+      begin.run();
+      // First without savepoints: a savepoint copies every page its write changes to a statement journal (a
+      // temporary file past 64 KiB), which was a third of the store's disk writes under load. Writes rarely
+      // fail; when one does, the whole transaction is rolled back and the batch runs again isolated.
+      outcomes = this.applyBatch(batch, false);
+      if (outcomes === undefined) {
+        rollback.run();
+        this.forgetUncommittedState();
+        begin.run();
+        outcomes = this.applyBatch(batch, true)!;
+      }
+      commit.run();
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.forgetUncommittedState();
+      // A BEGIN that fails (read-only, full) leaves writes still pending; they fail with the batch, or
+      // they would wait for a flush that nothing schedules.
+      const failed = [...batch, ...this.pending.splice(0)];
+      if (this.noteUnavailable(error)) {
+        // The reserve was just released: what does not add data runs again in the room it gave back.
+        for (const write of failed) {
+          if (write.kind === 'adds') write.reject(error);
+          else this.pending.push(write);
+        }
+        this.flush();
+        return;
+      }
+      for (const write of failed) write.reject(error);
+      return;
+    }
+    if (this.unavailable !== 'full') this.unavailable = undefined;
+    batch.forEach((write, index) => {
+      const outcome = outcomes[index]!;
+      if (!outcome.ok) write.reject(outcome.error);
+      else if (this.needsSync(write.kind)) this.afterSync(() => write.resolve(outcome.value), write.reject);
+      else write.resolve(outcome.value);
+    });
+  }
+
+  /**
+   * Runs the writes of `batch`, then those still pending (moving them into `batch`), in the open transaction.
+   * Writes queued meanwhile (a long poll woken by a send of the batch) join it too, so a woken receiver is
+   * answered after one commit, not after the next turn of the event loop. `isolated` gives each write a
+   * savepoint, so a failing one rolls back alone and the others still commit; without it, the first failure
+   * returns undefined and the caller must roll the transaction back.
+   */
+  private applyBatch(batch: PendingWrite[], isolated: boolean): WriteOutcome[] | undefined {
+    const { savepoint, release, rollbackTo } = this.statements;
+    const outcomes: WriteOutcome[] = [];
+    for (let index = 0; index < batch.length || this.pending.length > 0; index++) {
+      if (index === batch.length) batch.push(this.pending.shift()!);
+      const write = batch[index]!;
+      if (isolated) savepoint.run();
+      try {
+        const value = write.run();
+        if (isolated) release.run();
+        outcomes.push({ ok: true, value });
+        write.onApplied?.();
+      } catch (error) {
+        if (!isolated) return undefined;
+        rollbackTo.run();
+        release.run();
+        this.forgetUncommittedState();
+        outcomes.push({ ok: false, error });
+      }
+    }
+    return outcomes;
+  }
+
+  /** Drops what memory learned inside a transaction that is being rolled back (in whole or to a savepoint). */
+  private forgetUncommittedState(): void {
+    this.queuesWithoutTenants.clear();
+    this.inFlightBound.clear();
+    this.queueCache.clear();
+    this.fifoById.clear();
+  }
+
+  private needsSync(kind: WriteKind): boolean {
+    if (this.walFile === undefined) return false;
+    return this.durability === 'full' || (this.durability === 'durable' && kind !== 'redeliverable');
+  }
+
+  /** Runs `done` once an fsync that started after this call has finished. */
+  private afterSync(done: () => void, fail: (error: unknown) => void): void {
+    this.awaitingSync.push({ done, fail });
+    this.syncing ??= this.syncLoop();
+  }
+
+  private async syncLoop(): Promise<void> {
+    while (this.awaitingSync.length > 0) {
+      const waiting = this.awaitingSync.splice(0);
+      try {
+        this.walFd ??= openSync(this.walFile!, 'r+');
+        await fdatasyncAsync(this.walFd);
+        for (const write of waiting) write.done();
+      } catch (error) {
+        for (const write of waiting) write.fail(error);
+      }
+    }
+    this.syncing = undefined;
+  }
+}
+
+/**
+ * SQLite's and the OS's "cannot write" errors (full disk, read-only files, failing device) become the
+ * store's StoreUnavailableError; any other error (a bug, a constraint) stays as it is.
+ */
+function unavailableOrSelf(error: unknown): unknown {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code !== 'string') return error;
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') {
+    return new StoreUnavailableError('full', { cause: error });
+  }
+  if (code.startsWith('SQLITE_READONLY') || code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
+    return new StoreUnavailableError('read-only', { cause: error });
+  }
+  if (code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN' || code === 'EIO') {
+    return new StoreUnavailableError('io', { cause: error });
+  }
+  return error;
+}
+
+const fdatasyncAsync = promisify(fdatasync);
+
+function isWritable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Makes the data directory, and fsyncs the parent of each directory it made: a directory's name is durable
+ * only once its parent is fsynced, and SQLite fsyncs only the data directory itself. Without this, a power
+ * cut soon after a first start could take the directory with every acknowledged send in it.
+ */
+function ensureDir(dir: string): string {
+  const firstMade = mkdirSync(dir, { recursive: true });
+  if (firstMade === undefined || process.platform === 'win32') return dir;
+  for (let made = resolve(dir); ; made = dirname(made)) {
+    const parent = openSync(dirname(made), 'r');
+    try {
+      fsyncSync(parent);
+    } finally {
+      closeSync(parent);
+    }
+    if (made === resolve(firstMade)) return dir;
+  }
+}
+
+function migrate(db: Database.Database): void {
+  const applied = db.pragma('user_version', { simple: true }) as number;
+  for (let version = applied; version < MIGRATIONS.length; version++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[version]!);
+      db.pragma(`user_version = ${version + 1}`);
+    })();
+  }
+}
+
+function prepareStatements(db: Database.Database) {
+  return {
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    savepoint: db.prepare('SAVEPOINT write'),
+    release: db.prepare('RELEASE write'),
+    rollbackTo: db.prepare('ROLLBACK TO write'),
+    rollback: db.prepare('ROLLBACK'),
+    commit: db.prepare('COMMIT'),
+    insertQueue: db.prepare(
+      `INSERT INTO queues (name, fifo, attributes, tags, created_at, last_modified_at)
+       VALUES (@name, @fifo, @attributes, @tags, @now, @now) RETURNING *`,
+    ),
+    queueByName: db.prepare('SELECT * FROM queues WHERE name = ?'),
+    queueById: db.prepare('SELECT * FROM queues WHERE id = ?'),
+    listQueues: db.prepare(
+      `SELECT * FROM queues WHERE substr(name, 1, length(@prefix)) = @prefix AND name > @after
+       ORDER BY name LIMIT @limit`,
+    ),
+    updateQueue: db.prepare(
+      `UPDATE queues SET attributes = @attributes, tags = @tags, last_modified_at = @now
+       WHERE id = @id RETURNING *`,
+    ),
+    deleteQueue: db.prepare('DELETE FROM queues WHERE id = ?'),
+    deleteQueueMessages: db.prepare('DELETE FROM messages WHERE queue_id = ?'),
+    rememberDeletedQueue: db.prepare(
+      'INSERT INTO deleted_queues (name, deleted_at) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET deleted_at = excluded.deleted_at',
+    ),
+    forgetDeletedQueue: db.prepare('DELETE FROM deleted_queues WHERE name = ?'),
+    deletedQueue: db.prepare('SELECT deleted_at FROM deleted_queues WHERE name = ?'),
+    insertMessage: db.prepare(
+      `INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
+         md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at, group_id,
+         deduplication_id)
+       VALUES (@queue_id, @message_id, @body, @message_attributes, @system_attributes, @md5_of_body,
+         @md5_of_message_attributes, @md5_of_system_attributes, @sender_id, @sent_at, @visible_at, @expires_at,
+         @group_id, @deduplication_id)`,
+    ),
+    countInvisible: db.prepare(
+      'SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = ? AND visible_at > ? LIMIT ?)',
+    ),
+    countInFlight: db.prepare(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = ? AND visible_at > ? AND receive_count > 0
+       LIMIT ?)`,
+    ),
+    selectVisible: db.prepare(
+      `SELECT * FROM messages WHERE queue_id = ? AND visible_at <= ? AND expires_at > ?
+       ORDER BY visible_at, seq LIMIT ?`,
+    ),
+    claim: db.prepare(
+      `UPDATE messages SET visible_at = @visible_at, receive_count = @receive_count,
+         first_received_at = @first_received_at, receipt_token = @receipt_token,
+         delivery_started_at = @delivery_started_at
+       WHERE seq = @seq`,
+    ),
+    moveToDeadLetter: db.prepare(
+      `UPDATE messages SET queue_id = @queue_id, visible_at = @now, receipt_token = NULL, delivery_started_at = NULL,
+         dead_letter_source_arn = @source_arn,
+         sent_at = CASE WHEN @reset_sent_at = 1 THEN @now ELSE sent_at END,
+         expires_at = CASE WHEN @reset_sent_at = 1 THEN @now ELSE sent_at END + @retention_ms
+       WHERE seq = @seq`,
+    ),
+    messageStateBySeq: db.prepare(
+      `SELECT receipt_token, receive_count, visible_at, delivery_started_at, group_id FROM messages
+       WHERE seq = ? AND queue_id = ?`,
+    ),
+    // The receipt rules of receipts.ts (receiptRefusal) in SQL, so that a delete that passes is one statement.
+    deleteMessage: db.prepare(
+      `DELETE FROM messages WHERE seq = @seq AND queue_id = @queue_id AND receipt_token = @token
+         AND CASE @rule
+           WHEN 'anyIssued' THEN receive_count >= @receive_count
+           WHEN 'latest' THEN receive_count = @receive_count
+           ELSE receive_count = @receive_count AND visible_at > @now END
+       RETURNING group_id`,
+    ),
+    setVisibleAt: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
+    purgeMessages: db.prepare('DELETE FROM messages WHERE queue_id = ? AND sent_at <= ?'),
+    setPurgedAt: db.prepare('UPDATE queues SET last_purged_at = ? WHERE id = ?'),
+    countMessages: db.prepare(
+      `SELECT
+         sum(CASE WHEN visible_at <= @now THEN 1 ELSE 0 END) AS visible,
+         sum(CASE WHEN visible_at > @now AND receive_count > 0 THEN 1 ELSE 0 END) AS not_visible,
+         sum(CASE WHEN visible_at > @now AND receive_count = 0 THEN 1 ELSE 0 END) AS delayed,
+         min(sent_at) AS oldest_sent_at
+       FROM messages WHERE queue_id = @queue_id AND expires_at > @now`,
+    ),
+    nextVisibleAt: db.prepare(
+      'SELECT min(visible_at) AS at FROM messages WHERE queue_id = ? AND visible_at > ?',
+    ),
+    deleteExpired: db.prepare(
+      `DELETE FROM messages WHERE seq IN (SELECT seq FROM messages WHERE expires_at <= ? LIMIT ?)
+       RETURNING queue_id, group_id`,
+    ),
+    queueKind: db.prepare('SELECT fifo FROM queues WHERE id = ?'),
+    nextExpiryAt: db.prepare(
+      'SELECT min(expires_at) AS at FROM messages WHERE queue_id = ? AND expires_at > ?',
+    ),
+    lastSeq: db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM messages WHERE queue_id = ?'),
+    // History samples.
+    insertSample: db.prepare(
+      `INSERT OR REPLACE INTO queue_samples (queue, at, period_ms, visible, not_visible, delayed, oldest_age_s,
+         sent, received, deleted, empty_receives, sent_bytes)
+       VALUES (@queue, @at, @period_ms, @visible, @not_visible, @delayed, @oldest_age_s,
+         @sent, @received, @deleted, @empty_receives, @sent_bytes)`,
+    ),
+    samplesOfQueue: db.prepare('SELECT * FROM queue_samples WHERE queue = ? AND at >= ? ORDER BY at'),
+    deleteSamplesBefore: db.prepare('DELETE FROM queue_samples WHERE at < ?'),
+    saveClusterState: db.prepare(
+      'INSERT INTO cluster_state (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
+    ),
+    clusterState: db.prepare('SELECT value FROM cluster_state WHERE name = ?'),
+    // Move tasks.
+    insertMoveTask: db.prepare(
+      `INSERT INTO move_tasks (handle, source_arn, source_queue_id, destination_arn, max_per_second, status,
+         to_move, up_to_seq, started_at)
+       VALUES (@handle, @source_arn, @source_queue_id, @destination_arn, @max_per_second, 'RUNNING', @to_move,
+         @up_to_seq, @started_at)
+       ON CONFLICT DO NOTHING RETURNING *`,
+    ),
+    moveTasksOfSource: db.prepare(
+      'SELECT * FROM move_tasks WHERE source_arn = ? ORDER BY started_at DESC, handle DESC LIMIT ?',
+    ),
+    activeMoveTasks: db.prepare(
+      "SELECT * FROM move_tasks WHERE status IN ('RUNNING', 'CANCELLING') ORDER BY started_at",
+    ),
+    moveTaskByHandle: db.prepare('SELECT * FROM move_tasks WHERE handle = ?'),
+    setMoveTaskStatus: db.prepare(
+      `UPDATE move_tasks SET status = @status, failure_reason = @failure_reason,
+         ended_at = CASE WHEN @status IN ('RUNNING', 'CANCELLING') THEN NULL ELSE @now END
+       WHERE handle = @handle AND status IN ('RUNNING', 'CANCELLING') RETURNING *`,
+    ),
+    addMoved: db.prepare('UPDATE move_tasks SET moved = moved + ? WHERE handle = ? RETURNING *'),
+    movable: db.prepare(
+      `SELECT * FROM messages WHERE queue_id = @queue_id AND seq <= @up_to_seq AND visible_at <= @now
+         AND expires_at > @now
+       ORDER BY seq LIMIT @limit`,
+    ),
+    movableOfFifo: db.prepare(
+      `SELECT * FROM messages m WHERE queue_id = @queue_id AND seq <= @up_to_seq AND visible_at <= @now
+         AND expires_at > @now
+         AND NOT EXISTS (SELECT 1 FROM messages e WHERE e.queue_id = m.queue_id AND e.group_id = m.group_id
+           AND e.seq < m.seq AND e.visible_at > @now)
+       ORDER BY seq LIMIT @limit`,
+    ),
+    insertMoved: db.prepare(
+      `INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
+         md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at, group_id,
+         deduplication_id)
+       SELECT @queue_id, @message_id, body, message_attributes, system_attributes, md5_of_body,
+         md5_of_message_attributes, md5_of_system_attributes, sender_id, @now, @visible_at, @expires_at, @group_id,
+         deduplication_id
+       FROM messages WHERE seq = @seq`,
+    ),
+    deleteBySeq: db.prepare('DELETE FROM messages WHERE seq = ?'),
+    forgetQueueState: [
+      db.prepare('DELETE FROM fifo_groups WHERE queue_id = ?'),
+      db.prepare('DELETE FROM fifo_deduplication WHERE queue_id = ?'),
+      db.prepare('DELETE FROM receive_attempts WHERE queue_id = ?'),
+      db.prepare('DELETE FROM fair_tenants WHERE queue_id = ?'),
+    ],
+    // FIFO deduplication and receive attempts.
+    deduplicated: db.prepare(
+      `SELECT message_id, seq FROM fifo_deduplication
+       WHERE queue_id = ? AND scope = ? AND deduplication_id = ? AND expires_at > ?`,
+    ),
+    rememberDeduplication: db.prepare(
+      `INSERT OR REPLACE INTO fifo_deduplication (queue_id, scope, deduplication_id, message_id, seq, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    ),
+    forgetExpiredDeduplication: db.prepare('DELETE FROM fifo_deduplication WHERE expires_at <= ?'),
+    forgetDeduplication: db.prepare('DELETE FROM fifo_deduplication WHERE queue_id = ?'),
+    attemptClaims: db.prepare(
+      'SELECT claims FROM receive_attempts WHERE queue_id = ? AND attempt_id = ? AND expires_at > ?',
+    ),
+    rememberAttempt: db.prepare(
+      'INSERT OR REPLACE INTO receive_attempts (queue_id, attempt_id, claims, expires_at) VALUES (?, ?, ?, ?)',
+    ),
+    forgetExpiredAttempts: db.prepare('DELETE FROM receive_attempts WHERE expires_at <= ?'),
+    messageAtReceive: db.prepare(
+      'SELECT * FROM messages WHERE seq = ? AND queue_id = ? AND receive_count = ?',
+    ),
+    // FIFO groups.
+    insertGroupIfAbsent: db.prepare(
+      'INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+    ),
+    upsertGroup: db.prepare(
+      `INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES (?, ?, ?)
+       ON CONFLICT DO UPDATE SET available_at = excluded.available_at`,
+    ),
+    setGroupAvailableAt: db.prepare(
+      'UPDATE fifo_groups SET available_at = ? WHERE queue_id = ? AND group_id = ?',
+    ),
+    forgetGroup: db.prepare('DELETE FROM fifo_groups WHERE queue_id = ? AND group_id = ?'),
+    forgetGroups: db.prepare('DELETE FROM fifo_groups WHERE queue_id = ?'),
+    availableGroups: db.prepare(
+      `SELECT group_id FROM fifo_groups WHERE queue_id = ? AND available_at <= ?
+       ORDER BY available_at, group_id LIMIT ?`,
+    ),
+    groupInOrder: db.prepare(
+      'SELECT * FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT ?',
+    ),
+    groupHead: db.prepare(
+      'SELECT visible_at FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1',
+    ),
+    rebuildGroups: db.prepare(
+      `INSERT INTO fifo_groups (queue_id, group_id, available_at)
+       SELECT queue_id, group_id, visible_at FROM messages m
+       WHERE queue_id = ? AND group_id IS NOT NULL
+         AND seq = (SELECT min(seq) FROM messages h WHERE h.queue_id = m.queue_id AND h.group_id = m.group_id)`,
+    ),
+    redelayWaiting: db.prepare(
+      'UPDATE messages SET visible_at = sent_at + ? WHERE queue_id = ? AND receive_count = 0',
+    ),
+    // Fair-queue tenants.
+    lastTenantTurn: db.prepare('SELECT coalesce(max(served_at), 0) AS turn FROM fair_tenants'),
+    insertTenant: db.prepare(
+      'INSERT INTO fair_tenants (queue_id, tenant, served_at) VALUES (?, ?, 0) ON CONFLICT DO NOTHING',
+    ),
+    anyTenant: db.prepare('SELECT 1 FROM fair_tenants WHERE queue_id = ? LIMIT 1'),
+    joinTenantless: db.prepare("UPDATE messages SET group_id = '' WHERE queue_id = ? AND group_id IS NULL"),
+    leastRecentlyServedTenants: db.prepare(
+      'SELECT tenant FROM fair_tenants WHERE queue_id = ? ORDER BY served_at, tenant LIMIT ?',
+    ),
+    serveTenant: db.prepare('UPDATE fair_tenants SET served_at = ? WHERE queue_id = ? AND tenant = ?'),
+    forgetTenant: db.prepare('DELETE FROM fair_tenants WHERE queue_id = ? AND tenant = ?'),
+    tenantHasMessages: db.prepare('SELECT 1 FROM messages WHERE queue_id = ? AND group_id = ? LIMIT 1'),
+    selectVisibleOfTenant: db.prepare(
+      `SELECT * FROM messages WHERE queue_id = ? AND group_id = ? AND visible_at <= ? AND expires_at > ?
+       ORDER BY visible_at, seq LIMIT ?`,
+    ),
+  };
+}

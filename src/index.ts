@@ -1,4 +1,0 @@
-/** Sluice embedded in a Node.js program: start a server in-process (tests, tools, a sidecar). */
-
-export { type Clock, FakeClock, systemClock } from './core/clock.ts';
-export { type RunningSluice, type SluiceOptions, startSluice } from './server/sluice-server.ts';
