@@ -105,7 +105,14 @@ describe('disk full', { skip: SKIP }, () => {
     return refused;
   };
 
-  const health = async () => (await fetch(`${server.endpoint}/health`)).json();
+  /** GET /health's body; HEAD answers with the same status (200, degraded or not). */
+  const health = async () => {
+    const head = await fetch(`${server.endpoint}/health`, { method: 'HEAD' });
+    const get = await fetch(`${server.endpoint}/health`);
+    assert.equal(head.status, get.status);
+    assert.equal(get.status, 200);
+    return get.json();
+  };
 
   /** Receives up to `count` acknowledged messages and deletes them; returns how many. */
   const receiveAndDelete = async (count: number): Promise<number> => {
