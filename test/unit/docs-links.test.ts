@@ -13,7 +13,6 @@ const ROOT = new URL('../..', import.meta.url).pathname;
  */
 const PENDING = new Set([
   'docs/guide/limits.md',
-  'docs/guide/durability.md',
   'docs/guide/install.md',
   'docs/guide/container.md',
 ]);

@@ -38,6 +38,9 @@ Options:
                         normal   written before the answer, fsynced at checkpoints; survives kill -9,
                                  a power cut may lose the last acknowledged sends
                         off      never fsynced; survives kill -9, a power cut may corrupt recent data
+  --disk-reserve-bytes N  space held back in the data directory (file sluice.reserve), released when
+                      the disk fills so receives and deletes still work, taken back when space
+                      returns; sends are refused meanwhile (default 67108864; 0 holds none)
   --config FILE       JSON file of queues (attributes, tags) to create or update at start
   --region NAME       region in queue ARNs (default us-east-1)
   --account ID        12-digit account id in queue URLs and ARNs (default 000000000000)
@@ -60,7 +63,8 @@ Options:
                       addresses and the bound address: a guard against DNS rebinding, needed when
                       clients reach a loopback or --insecure server by another name
   --max-queues N      refuse CreateQueue (OverLimit) once the server holds N queues (default: no cap)
-  --max-stored-bytes N  refuse sends (OverLimit) once the store takes N bytes (default: no cap)
+  --max-stored-bytes N  refuse sends (OverLimit) once the store takes N bytes on disk, its WAL
+                      included (default: no cap)
   --max-in-flight N   in-flight messages per standard queue (default 120000, SQS's)
   --max-in-flight-fifo N  in-flight messages per FIFO queue (default 20000, SQS's)
   --max-long-polls N  concurrent long polls on the server; past it, 503 (default 10000)
@@ -164,6 +168,8 @@ async function serve(args: string[]): Promise<void> {
   if (inMemory && values.store !== undefined) usage('serve', '--in-memory and --store do not go together');
   if (inMemory && values.durability !== undefined)
     usage('serve', '--durability has no meaning with --in-memory: nothing is written to disk');
+  if (inMemory && values['disk-reserve-bytes'] !== undefined)
+    usage('serve', '--disk-reserve-bytes has no meaning with --in-memory: nothing is written to disk');
   const dataDir = inMemory ? IN_MEMORY : (values.data ?? './sluice-data');
   const durability = oneOf('durability', values.durability, DURABILITY) ?? 'durable';
   let sluice: Awaited<ReturnType<typeof startSluice>>;
@@ -173,6 +179,7 @@ async function serve(args: string[]): Promise<void> {
       host: values.host ?? '127.0.0.1',
       dataDir,
       durability,
+      diskReserveBytes: integer('disk-reserve-bytes', values['disk-reserve-bytes'], 0, 2 ** 50),
       storeUrl: values.store,
       storeConnections: integer('store-connections', values['store-connections'], 1, 1000),
       configFile: values.config,
@@ -255,6 +262,7 @@ function parseServeArgs(args: string[]) {
       store: { type: 'string' },
       'store-connections': { type: 'string' },
       durability: { type: 'string' },
+      'disk-reserve-bytes': { type: 'string' },
       config: { type: 'string' },
       region: { type: 'string' },
       account: { type: 'string' },

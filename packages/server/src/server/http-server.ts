@@ -128,7 +128,10 @@ async function handle(
   }
   // HEAD as GET for health checkers that ask with it; Node leaves a HEAD response's body out.
   if ((request.method === 'GET' || request.method === 'HEAD') && url().pathname === '/health') {
-    reply(200, { 'content-type': 'application/json' }, '{"status":"ok"}', false);
+    // Degraded is still 200: reads work, and on a full disk so do the receives and deletes that free it.
+    const condition = await options.service.store.condition?.();
+    const health = condition ? { status: 'degraded', reason: condition } : { status: 'ok' };
+    reply(200, { 'content-type': 'application/json' }, JSON.stringify(health), false);
     return;
   }
   // A browser opening the server's address goes to the console (an SQS client's GET always has an Action).

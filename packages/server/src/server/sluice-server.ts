@@ -8,7 +8,7 @@ import { startRetentionSweeper } from '../core/retention.ts';
 import { SqsService } from '../core/sqs-service.ts';
 import type { Store } from '../store/contract.ts';
 import { PostgresStore } from '../store/postgres/postgres-store.ts';
-import { type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { DEFAULT_DISK_RESERVE_BYTES, type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { type AccessKey, createAuthenticator } from './auth/access.ts';
 import { createPageAccess } from './auth/page-access.ts';
 import { createBrowserGuard, isLoopback } from './browser-guard.ts';
@@ -32,6 +32,8 @@ export interface SluiceOptions {
   /** Data directory of the SQLite store. Default ./sluice-data; `:memory:` keeps everything in memory. */
   dataDir?: string;
   durability?: Durability;
+  /** Bytes the SQLite store holds back in its data directory to recover from a full disk (default 64 MiB). */
+  diskReserveBytes?: number;
   accountId?: string;
   region?: string;
   configFile?: string;
@@ -98,7 +100,11 @@ export function isPostgresUrl(url: string): boolean {
 
 async function openStore(options: SluiceOptions, dataDir: string): Promise<Store> {
   if (options.storeUrl === undefined)
-    return new SqliteStore({ dataDir, durability: options.durability ?? 'durable' });
+    return new SqliteStore({
+      dataDir,
+      durability: options.durability ?? 'durable',
+      diskReserveBytes: options.diskReserveBytes ?? DEFAULT_DISK_RESERVE_BYTES,
+    });
   if (!isPostgresUrl(options.storeUrl))
     throw new Error(`--store must be a postgres:// URL, not ${JSON.stringify(options.storeUrl)}`);
   return PostgresStore.open({ connectionString: options.storeUrl, maxConnections: options.storeConnections });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { NO_ACTIVITY } from '../activity-tally.ts';
 import type {
@@ -24,6 +25,7 @@ import type {
   ReceiveResult,
   SentMessage,
   Store,
+  StoreCondition,
   StoredMessage,
 } from '../contract.ts';
 import { type MessageState, receiptRefusal, visibilityChangeRefusal } from '../receipts.ts';
@@ -53,6 +55,9 @@ export interface PostgresStoreOptions {
    */
   fallbackWakeMs?: number;
 }
+
+/** How long `condition()` waits for the database to answer before calling it unreachable. */
+const HEALTH_TIMEOUT_MS = 3000;
 
 /** The channel on which nodes announce that a queue may have visible messages; payload "node:queueId". */
 const WAKE_CHANNEL = 'sluice_wake';
@@ -1239,6 +1244,16 @@ export class PostgresStore implements Store {
        FROM messages`,
     );
     return rows[0]!.bytes;
+  }
+
+  /** Unreachable when a trivial query gets no answer within HEALTH_TIMEOUT_MS (refused, or no reply). */
+  async condition(): Promise<StoreCondition | undefined> {
+    const answered = this.pool.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+    const late = sleep(HEALTH_TIMEOUT_MS, false, { ref: false });
+    return (await Promise.race([answered, late])) ? undefined : 'store unreachable';
   }
 
   async close(): Promise<void> {
