@@ -72,6 +72,9 @@ Options:
   --tls-cert FILE     PEM certificate chain: serve HTTPS (needs --tls-key)
   --tls-key FILE      PEM private key of --tls-cert
   --no-metrics        serve no /metrics and keep no per-request counters or latency histograms
+  --strict-receipt-handles  standard queues refuse a stale receipt handle (superseded by a later
+                      receive, or its visibility timeout lapsed) with ReceiptHandleIsInvalid, counted
+                      in /metrics; by default they honour it, as AWS does (also per queue in --config)
   -h, --help          this text
 
 SIGTERM or SIGINT stops accepting requests, answers long polls, and closes the database cleanly.`;
@@ -212,6 +215,7 @@ async function serve(args: string[]): Promise<void> {
       tls: tlsFiles(values['tls-cert'], values['tls-key']),
       metrics: !values['no-metrics'],
       metricsToken: metricsToken(values['metrics-token']),
+      strictReceiptHandles: values['strict-receipt-handles'] ?? false,
     });
   } catch (error) {
     fail(`cannot start: ${(error as Error).message}`);
@@ -285,6 +289,7 @@ function parseServeArgs(args: string[]) {
       'tls-key': { type: 'string' },
       'no-metrics': { type: 'boolean' },
       'metrics-token': { type: 'string' },
+      'strict-receipt-handles': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -78,6 +78,12 @@ export interface SluiceOptions {
    * with credentials, /metrics needs it or a key without limits; with neither, /metrics is open.
    */
   metricsToken?: string;
+  /**
+   * Standard queues refuse a stale receipt handle (superseded by a later receive, or its visibility timeout
+   * lapsed) with ReceiptHandleIsInvalid instead of honouring it as SQS does; the config file's per-queue
+   * `strictReceiptHandles` wins over this.
+   */
+  strictReceiptHandles?: boolean;
 }
 
 export interface RunningSluice {
@@ -125,6 +131,14 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     accountId: options.accountId,
     region: options.region,
     moveTasks: { ...MOVE_TASK_DEFAULTS, ...config.redrive, ...options.redrive },
+    receiptHandles: {
+      strict: options.strictReceiptHandles,
+      strictQueues: new Map(
+        (config.queues ?? []).flatMap(({ name, strictReceiptHandles: strict }) =>
+          strict === undefined ? [] : [[name, strict]],
+        ),
+      ),
+    },
     moveTaskEvents: {
       onChange: (task, event) =>
         logger.info(
