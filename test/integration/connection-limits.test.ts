@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect as tlsConnect } from 'node:tls';
+import { rawRequest } from '../helpers/raw-requests.ts';
 import { NEEDS_OWN_SERVER, type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 import { selfSignedCertificate } from '../helpers/tls.ts';
 
@@ -34,45 +35,24 @@ function rawHttp(port: number, localAddress = '127.0.0.1'): Promise<Socket> {
   });
 }
 
-/** GET /health from a given local address (127.0.0.0/8 is all loopback on Linux). */
-function health(port: number, localAddress: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/health', localAddress, agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.once('error', reject);
-    req.end();
+/** An SQS JSON request from `agent`'s connections. */
+function jsonPost(endpoint: string, agent: Agent | false, action: string, input: object) {
+  return rawRequest(endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${action}` },
+    body: JSON.stringify(input),
+    agent,
   });
 }
 
-function jsonPost(
-  port: number,
-  agent: Agent | false,
-  action: string,
-  input: object,
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path: '/',
-        agent,
-        headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${action}` },
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8').on('data', (chunk: string) => {
-          body += chunk;
-        });
-        res.once('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.once('error', reject);
-    req.end(JSON.stringify(input));
-  });
+/** The status of GET /health from a given local address (127.0.0.0/8 is all loopback on Linux). */
+async function health(endpoint: string, localAddress: string): Promise<number> {
+  const agent = new Agent({ localAddress });
+  try {
+    return (await rawRequest(endpoint, { path: '/health', agent })).status;
+  } finally {
+    agent.destroy();
+  }
 }
 
 describe('connection limits over HTTP', { skip: NEEDS_OWN_SERVER }, () => {
@@ -112,31 +92,34 @@ describe('connection limits over HTTP', { skip: NEEDS_OWN_SERVER }, () => {
     const extra = await rawHttp(server.port);
     const extraClosed = await closedAfter(extra);
     assert.ok(extraClosed < 500, `the seventh connection stayed ${extraClosed} ms`);
-    assert.equal(await health(server.port, '127.0.0.2'), 200);
+    assert.equal(await health(server.endpoint, '127.0.0.2'), 200);
     // The held ones go at the headers timeout; then the address may connect again.
     await Promise.all(closed);
-    assert.equal(await health(server.port, '127.0.0.1'), 200);
+    assert.equal(await health(server.endpoint, '127.0.0.1'), 200);
   });
 
   it('caps long polls per address, so one client cannot take every slot', async () => {
-    const created = await jsonPost(server.port, false, 'CreateQueue', { QueueName: 'polled' });
-    const { QueueUrl } = JSON.parse(created.body) as { QueueUrl: string };
+    const created = await jsonPost(server.endpoint, false, 'CreateQueue', { QueueName: 'polled' });
+    const { QueueUrl } = JSON.parse(created.text) as { QueueUrl: string };
     const greedy = new Agent({ keepAlive: true, maxSockets: 10 });
     const other = new Agent({ keepAlive: true, localAddress: '127.0.0.2' });
     try {
       const held = [1, 2].map(() =>
-        jsonPost(server.port, greedy, 'ReceiveMessage', { QueueUrl, WaitTimeSeconds: 2 }),
+        jsonPost(server.endpoint, greedy, 'ReceiveMessage', { QueueUrl, WaitTimeSeconds: 2 }),
       );
       await sleep(300);
-      const refused = await jsonPost(server.port, greedy, 'ReceiveMessage', { QueueUrl, WaitTimeSeconds: 2 });
-      assert.equal(refused.status, 503, refused.body);
-      assert.match(refused.body, /Too many concurrent long polls from this address \(2 at most\)/);
-      const elsewhere = await jsonPost(server.port, other, 'ReceiveMessage', {
+      const refused = await jsonPost(server.endpoint, greedy, 'ReceiveMessage', {
+        QueueUrl,
+        WaitTimeSeconds: 2,
+      });
+      assert.equal(refused.status, 503, refused.text);
+      assert.match(refused.text, /Too many concurrent long polls from this address \(2 at most\)/);
+      const elsewhere = await jsonPost(server.endpoint, other, 'ReceiveMessage', {
         QueueUrl,
         WaitTimeSeconds: 1,
       });
-      assert.equal(elsewhere.status, 200, elsewhere.body);
-      for (const reply of await Promise.all(held)) assert.equal(reply.status, 200, reply.body);
+      assert.equal(elsewhere.status, 200, elsewhere.text);
+      for (const reply of await Promise.all(held)) assert.equal(reply.status, 200, reply.text);
     } finally {
       greedy.destroy();
       other.destroy();
@@ -144,11 +127,11 @@ describe('connection limits over HTTP', { skip: NEEDS_OWN_SERVER }, () => {
   });
 
   it('cuts off an answer its client stops reading, at the send timeout', async () => {
-    const created = await jsonPost(server.port, false, 'CreateQueue', { QueueName: 'unread' });
-    const { QueueUrl } = JSON.parse(created.body) as { QueueUrl: string };
+    const created = await jsonPost(server.endpoint, false, 'CreateQueue', { QueueName: 'unread' });
+    const { QueueUrl } = JSON.parse(created.text) as { QueueUrl: string };
     const body = 'u'.repeat(1024 * 1024 - 64);
     for (let i = 0; i < 10; i++)
-      await jsonPost(server.port, false, 'SendMessage', { QueueUrl, MessageBody: body });
+      await jsonPost(server.endpoint, false, 'SendMessage', { QueueUrl, MessageBody: body });
     const socket = await rawHttp(server.port);
     const input = JSON.stringify({ QueueUrl, MaxNumberOfMessages: 10 });
     socket.write(
