@@ -71,7 +71,7 @@ Options:
   --max-long-polls-per-address N  the same per client address (default 200)
   --max-long-polls-per-connection N  the same per connection (default 2)
   --max-connections-per-address N  open connections per client address; more are closed at once
-                      (default 256; raise it behind a proxy, where every client has its address)
+                      (default 256; raise it behind a proxy, whose address every client has)
   --max-buffered-bytes N  request body bytes held at once; past it, new bodies get 503 at once
                       (default: 1/64 of the machine's memory, between 16 and 64 MiB)
   --max-response-bytes N  message bytes ReceiveMessage answers hold at once; past it, receives
