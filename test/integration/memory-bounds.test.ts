@@ -17,7 +17,7 @@ import { NEEDS_OWN_SERVER, removeDataDir, startServer } from '../helpers/server.
  * nested JSON, each for a few seconds against a fresh server with credentials and its default limits.
  *
  * The bounds are generous for a loaded two-core machine: the server's RSS (VmRSS, sampled every 50 ms)
- * stays under RSS_CEILING_MIB (without the limits these attacks took it to 530-1,700 MiB), and the
+ * stays under RSS_CEILING_MIB (without the limits these attacks took it to 486-1,015 MiB), and the
  * well-behaved client's p99 under attack stays within P99_FACTOR of its p99 on the same server before the
  * attack (at least P99_FLOOR_MS), with no failed request.
  */
