@@ -68,7 +68,19 @@ Options:
   --max-in-flight N   in-flight messages per standard queue (default 120000, SQS's)
   --max-in-flight-fifo N  in-flight messages per FIFO queue (default 20000, SQS's)
   --max-long-polls N  concurrent long polls on the server; past it, 503 (default 10000)
+  --max-long-polls-per-address N  the same per client address (default 200)
   --max-long-polls-per-connection N  the same per connection (default 2)
+  --max-connections-per-address N  open connections per client address; more are closed at once
+                      (default 256; raise it behind a proxy, whose address every client has)
+  --max-buffered-bytes N  request body bytes held at once; past it, new bodies get 503 at once
+                      (default: 1/64 of the machine's memory, between 16 and 64 MiB)
+  --max-response-bytes N  message bytes ReceiveMessage answers hold at once; past it, receives
+                      wait for room or return fewer messages (default: 1/1024 of the memory,
+                      between 4 and 16 MiB)
+  --headers-timeout S  a connection must send its request headers within S seconds, also one that
+                      sends nothing (default 10)
+  --keep-alive-timeout S  an idle keep-alive connection is closed after S seconds (default 65)
+  --send-timeout S    an answer its client takes nothing of for S seconds is cut off (default 30)
   --tls-cert FILE     PEM certificate chain: serve HTTPS (needs --tls-key)
   --tls-key FILE      PEM private key of --tls-cert
   --no-metrics        serve no /metrics and keep no per-request counters or latency histograms
@@ -112,6 +124,12 @@ function integer(name: string, value: string | undefined, min: number, max: numb
   } catch (error) {
     usage('serve', (error as Error).message);
   }
+}
+
+/** A flag in whole seconds, as milliseconds. */
+function seconds(name: string, value: string | undefined): number | undefined {
+  const given = integer(name, value, 1, 3600);
+  return given === undefined ? undefined : given * 1000;
 }
 
 /** `{ [key]: value }` when a value was given, so that it does not override a config-file setting with undefined. */
@@ -204,9 +222,24 @@ async function serve(args: string[]): Promise<void> {
       longPolls: {
         ...optional('total', integer('max-long-polls', values['max-long-polls'], 1, 1e9)),
         ...optional(
+          'perAddress',
+          integer('max-long-polls-per-address', values['max-long-polls-per-address'], 1, 1e9),
+        ),
+        ...optional(
           'perConnection',
           integer('max-long-polls-per-connection', values['max-long-polls-per-connection'], 1, 1e9),
         ),
+      },
+      maxBufferedBytes: integer('max-buffered-bytes', values['max-buffered-bytes'], 65_536, 2 ** 40),
+      maxResponseBytes: integer('max-response-bytes', values['max-response-bytes'], 65_536, 2 ** 40),
+      connections: {
+        ...optional(
+          'perAddress',
+          integer('max-connections-per-address', values['max-connections-per-address'], 1, 1e9),
+        ),
+        ...optional('headersTimeoutMs', seconds('headers-timeout', values['headers-timeout'])),
+        ...optional('keepAliveTimeoutMs', seconds('keep-alive-timeout', values['keep-alive-timeout'])),
+        ...optional('sendTimeoutMs', seconds('send-timeout', values['send-timeout'])),
       },
       credentials: (values.credentials ?? []).map(credential),
       insecure: values.insecure ?? false,
@@ -282,6 +315,13 @@ function parseServeArgs(args: string[]) {
       'max-in-flight-fifo': { type: 'string' },
       'max-long-polls': { type: 'string' },
       'max-long-polls-per-connection': { type: 'string' },
+      'max-long-polls-per-address': { type: 'string' },
+      'max-connections-per-address': { type: 'string' },
+      'max-buffered-bytes': { type: 'string' },
+      'max-response-bytes': { type: 'string' },
+      'headers-timeout': { type: 'string' },
+      'keep-alive-timeout': { type: 'string' },
+      'send-timeout': { type: 'string' },
       insecure: { type: 'boolean' },
       'cors-origin': { type: 'string', multiple: true },
       'allow-host': { type: 'string', multiple: true },

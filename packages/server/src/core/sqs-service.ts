@@ -113,7 +113,30 @@ export interface RequestContext extends CallerScope {
    * message names its own (SQS).
    */
   traceHeader?: string;
+  /** The transport's bound on message bytes its answers hold at once. Absent: no bound. */
+  answerRoom?: AnswerRoom;
 }
+
+/** Room in the server's answers for the messages of one receive, held until its answer is sent. */
+export interface AnswerRoom {
+  /** How many of `count` messages of up to `messageBytes` each there is room for now; at least 1. */
+  fits(count: number, messageBytes: number): number;
+  /** Takes room for a message of `bytes` now, or returns false. */
+  tryTake(bytes: number): boolean;
+  /**
+   * Resolves true once room for `bytes` is set aside for this answer's next takes (oldest waiter first),
+   * false at `waitMs` or on `signal`.
+   */
+  waitFor(bytes: number, waitMs: number, signal?: AbortSignal): Promise<boolean>;
+  /** Gives back what waitFor set aside and the takes since did not use. */
+  releaseUnused(): void;
+}
+
+/**
+ * How long a receive that finds no room in the server's answers for even one message waits for it: its own
+ * wait time, and a short poll this long, after which it answers with no messages (as SQS may).
+ */
+const ANSWER_ROOM_WAIT_MS = 2_000;
 
 const SYSTEM_ATTRIBUTE_NAMES = [
   'ApproximateReceiveCount',
@@ -556,12 +579,17 @@ export class SqsService {
     const deadLetter = await this.deadLetterTarget(queue);
 
     let received: StoredMessage[] = [];
-    const attempt = async (): Promise<number> => {
-      const now = this.clock.now();
-      const result = await this.store.receiveMessages({
+    const room = context.answerRoom;
+    const messageBytes = integerAttribute(queue.attributes, 'MaximumMessageSize');
+    const answerBy = this.clock.now() + Math.max(waitSeconds * 1000, ANSWER_ROOM_WAIT_MS);
+    let refusedBytes = 0;
+    const claim = (now: number) => {
+      refusedBytes = 0;
+      return this.store.receiveMessages({
         queueId: queue.id,
         now,
-        max,
+        // No more than there is room for: a look whose messages the room refuses reads them for nothing.
+        max: room ? room.fits(max, messageBytes) : max,
         visibleUntil: now + visibilityTimeout * 1000,
         newReceiptToken,
         maxInFlight: this.maxInFlight(queue),
@@ -570,7 +598,30 @@ export class SqsService {
           queue.fifo && attemptId !== undefined
             ? { id: attemptId, expiresAt: now + RECEIVE_ATTEMPT_WINDOW_MS }
             : undefined,
+        admit:
+          room &&
+          ((bytes) => {
+            if (room.tryTake(bytes)) return true;
+            refusedBytes = bytes;
+            return false;
+          }),
       });
+    };
+    const attempt = async (): Promise<number> => {
+      let now = this.clock.now();
+      let result = await claim(now);
+      // Not even one message fitted in what the server's answers may hold: wait, oldest first, for room for
+      // as many like it as were asked for, and look again.
+      while (
+        room &&
+        refusedBytes > 0 &&
+        result.messages.length === 0 &&
+        (await room.waitFor(refusedBytes * max, answerBy - this.clock.now(), context.signal))
+      ) {
+        now = this.clock.now();
+        result = await claim(now);
+        room.releaseUnused();
+      }
       if (result.overLimit) {
         const limit = this.maxInFlight(queue);
         throw errors.overLimit(

@@ -14,6 +14,7 @@ import { createPageAccess } from './auth/page-access.ts';
 import { createBrowserGuard, isLoopback } from './browser-guard.ts';
 import { ClusterLease } from './cluster-lease.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
+import type { ConnectionLimits } from './connections.ts';
 import { consoleApi, consolePages } from './console-api.ts';
 import { createHttpServer } from './http-server.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
@@ -62,8 +63,14 @@ export interface SluiceOptions {
   tls?: { cert: string; key: string };
   /** In-flight limits (SQS's by default) and caps on queues and stored bytes (none by default). */
   limits?: Partial<CapacityLimits>;
-  /** Caps on concurrent long polls per connection and in total. */
+  /** Caps on concurrent long polls per connection, per client address and in total. */
   longPolls?: Partial<LongPollCaps>;
+  /** Request body bytes held at once; past it new bodies get 503 (default: 1/64 of memory, 16-64 MiB). */
+  maxBufferedBytes?: number;
+  /** Message bytes ReceiveMessage answers hold at once; past it receives wait (default: 1/1024 of memory, 4-16 MiB). */
+  maxResponseBytes?: number;
+  /** Connection and request timeouts, and the cap on connections per client address. */
+  connections?: Partial<ConnectionLimits>;
   /** Default true. false: no /metrics and no per-request counters or histograms (their cost is benched). */
   metrics?: boolean;
   /** Origins (`http(s)://host[:port]`) whose web pages may call the API, with CORS; by default none. */
@@ -215,6 +222,10 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     observeRequest: metrics?.observeRequest,
     tls: options.tls,
     longPolls: options.longPolls,
+    maxBufferedBytes: options.maxBufferedBytes,
+    maxResponseBytes: options.maxResponseBytes,
+    connections: options.connections,
+    clock,
     auth,
     pageAccess:
       auth || metricsToken !== undefined

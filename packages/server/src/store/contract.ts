@@ -271,6 +271,11 @@ export interface ReceiveRequest {
   maxInFlight: number;
   /** FIFO's ReceiveRequestAttemptId; what this receive claims is remembered for it until `expiresAt`. */
   attempt?: { id: string; expiresAt: number };
+  /**
+   * Asked before each message is claimed, with its size (messageRowBytes): false ends the receive there,
+   * with what it claimed so far. The server bounds the message bytes its answers hold at once with it.
+   */
+  admit?: (bytes: number) => boolean;
   deadLetter?: {
     queueId: number;
     maxReceiveCount: number;

@@ -33,8 +33,10 @@ import { type MessageState, receiptRefusal, visibilityChangeRefusal } from '../r
 import {
   type MessageRow,
   type MoveTaskRow,
+  messageRowBytes,
   newMessageRow,
   type QueueRow,
+  receiveFull,
   type SampleRow,
   sampleRow,
   toMessage,
@@ -105,6 +107,8 @@ interface ReceiveProgress {
   /** Rows looked at: a message claimed with a zero visibility timeout is still visible and must not be claimed twice. */
   seen: Set<number>;
   moved: number;
+  /** The server's admit refused the next message: the receive ends with what it claimed. */
+  refused: boolean;
 }
 
 /** How many fair-queue tenants one receive looks at, least recently served first. */
@@ -338,7 +342,7 @@ export class SqliteStore implements Store {
         const repeated = this.repeatAttempt(request);
         if (repeated) return { messages: repeated, overLimit: false, movedToDeadLetter: 0 };
       }
-      const progress: ReceiveProgress = { request, claimed: [], seen: new Set(), moved: 0 };
+      const progress: ReceiveProgress = { request, claimed: [], seen: new Set(), moved: 0, refused: false };
       if (fifo) this.claimFromGroups(progress);
       else this.claimByTenant(progress);
       if (fifo && request.attempt && progress.claimed.length > 0) {
@@ -364,17 +368,17 @@ export class SqliteStore implements Store {
     target: number,
     candidates: (limit: number) => MessageRow[],
   ) {
-    for (let movedInPass = 1; movedInPass > 0 && progress.claimed.length < target; ) {
+    for (let movedInPass = 1; movedInPass > 0 && !receiveFull(progress, target); ) {
       movedInPass = 0;
       for (const row of candidates(target - progress.claimed.length + progress.seen.size)) {
-        if (progress.seen.has(row.seq) || progress.claimed.length >= target) continue;
+        if (progress.seen.has(row.seq) || receiveFull(progress, target)) continue;
         if (this.claimOrMove(progress, row) === 'moved') movedInPass++;
       }
     }
   }
 
   /** The one place a receive takes a message: it is claimed, or moved to the dead-letter queue. */
-  private claimOrMove(progress: ReceiveProgress, row: MessageRow): 'claimed' | 'moved' {
+  private claimOrMove(progress: ReceiveProgress, row: MessageRow): 'claimed' | 'moved' | 'refused' {
     const { request } = progress;
     progress.seen.add(row.seq);
     const deadLetter = request.deadLetter;
@@ -393,6 +397,10 @@ export class SqliteStore implements Store {
       }
       progress.moved++;
       return 'moved';
+    }
+    if (request.admit && !request.admit(messageRowBytes(row))) {
+      progress.refused = true;
+      return 'refused';
     }
     const claim = {
       visible_at: request.visibleUntil,
@@ -431,11 +439,11 @@ export class SqliteStore implements Store {
       return;
     }
     let turn = tenants;
-    while (turn.length > 0 && progress.claimed.length < request.max) {
+    while (turn.length > 0 && !receiveFull(progress, request.max)) {
       const share = Math.ceil((request.max - progress.claimed.length) / turn.length);
       const again: string[] = [];
       for (const tenant of turn) {
-        if (progress.claimed.length >= request.max) break;
+        if (receiveFull(progress, request.max)) break;
         const before = progress.claimed.length;
         const target = Math.min(request.max, before + share);
         this.claimInOrder(
@@ -475,7 +483,7 @@ export class SqliteStore implements Store {
       group_id: string;
     }>;
     for (const { group_id: groupId } of groups) {
-      if (progress.claimed.length >= request.max) break;
+      if (receiveFull(progress, request.max)) break;
       const rows = this.statements.groupInOrder.all(
         request.queueId,
         groupId,
@@ -483,7 +491,7 @@ export class SqliteStore implements Store {
       ) as MessageRow[];
       let claimedHere = 0;
       for (const row of rows) {
-        if (progress.claimed.length >= request.max) break;
+        if (receiveFull(progress, request.max)) break;
         // Expired but not yet swept: gone for receivers, and not in the group's way.
         if (row.expires_at <= request.now) continue;
         if (row.visible_at > request.now) break;
