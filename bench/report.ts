@@ -211,7 +211,11 @@ const MILLION_ROWS: Row[] = [
   },
 ];
 
-export function renderTable(results: readonly TargetResult[], options: Options): string {
+/** The targets' table and its notes, as data: the printed table and the history records (scripts/bench-docs.ts) both use it. */
+export function targetTable(
+  results: readonly TargetResult[],
+  options: Options,
+): { columns: string[]; rows: string[][]; notes: string[] } {
   const baseline = results.find((r) => r.name === BASELINE && r.status === 'ok');
   const header = [`scenario (client: ${options.client})`];
   for (const r of results) {
@@ -239,20 +243,28 @@ export function renderTable(results: readonly TargetResult[], options: Options):
     }
     lines.push(line);
   }
-  const widths = header.map((_, i) => Math.max(...lines.map((l) => (l[i] ?? '').length)));
-  const render = (l: string[]): string =>
-    l.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join(' | ');
-  const out = [render(header), widths.map((w) => '-'.repeat(w)).join('-+-'), ...lines.slice(1).map(render)];
+  const notes: string[] = [];
   if (!baseline)
-    out.push(`No ratios: the baseline (${TARGET_LABELS[BASELINE]}) did not run or did not start.`);
-  out.push('[hi] higher is better, [lo] lower is better; "vs moto" = target / moto, measured in this run.');
+    notes.push(`No ratios: the baseline (${TARGET_LABELS[BASELINE]}) did not run or did not start.`);
+  notes.push('[hi] higher is better, [lo] lower is better; "vs moto" = target / moto, measured in this run.');
   if (baseline && options.baselineMessages !== options.messages) {
-    out.push(
+    notes.push(
       `moto runs produce/consume with N=${options.baselineMessages} (others ${options.messages}): ` +
         'rates are compared, not totals.',
     );
   }
-  return out.join('\n');
+  return { columns: header, rows: lines.slice(1), notes };
+}
+
+export function renderTable(results: readonly TargetResult[], options: Options): string {
+  const { columns, rows, notes } = targetTable(results, options);
+  const lines = [columns, ...rows];
+  const widths = columns.map((_, i) => Math.max(...lines.map((l) => (l[i] ?? '').length)));
+  const render = (l: string[]): string =>
+    l.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join(' | ');
+  return [render(columns), widths.map((w) => '-'.repeat(w)).join('-+-'), ...rows.map(render), ...notes].join(
+    '\n',
+  );
 }
 
 export function evaluate(results: readonly TargetResult[], options: Options): Evaluation[] {

@@ -69,10 +69,11 @@ function losses(r: PeerResult): { lost: number; duplicates: number; undrained: n
   return { lost, duplicates, undrained };
 }
 
-export function renderPeerTable(
+/** The comparison's rows and notes, as data: the printed table and the history records (scripts/bench-docs.ts) both use it. */
+export function peerTable(
   results: readonly PeerResult[],
   options: { messages: number; motoMessages: number; duration: number },
-): string {
+): { columns: string[]; rows: string[][]; notes: string[] } {
   const sluice = results.find((r) => r.name === SLUICE && r.status === 'ok');
   const ceiling = results.find((r) => r.name === CEILING && r.status === 'ok');
   const head = [
@@ -120,18 +121,32 @@ export function renderPeerTable(
       String(undrained),
     ];
   });
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
-  const line = (cells: readonly string[]): string =>
-    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join(' | ')} |`;
-  const rule = `| ${widths.map((w, i) => (i === 0 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`;
   const notes = [
     `N = ${options.messages.toLocaleString('en-US')} per consume run (moto ${options.motoMessages.toLocaleString('en-US')}), mixed ${options.duration} s, 1 KiB bodies, 16 producers.`,
     'e2e of ceiling: against the null server of the same run (bench/null-server.ts, an SQS that keeps nothing), a measure of what this client alone drives here, as noisy as every other row.',
     "CPU µs/msg: CPU time of the mixed phase (to its drained end) per message sent, of the server (all its processes and threads; RabbitMQ, NATS, PostgreSQL and Redis are the machine's services) and of the bench process, the client. Two cores are shared by both: when their sum is near 2 s per second, the machine is the limit.",
     'lost: acknowledged, never delivered, nothing arriving any more; undrained: still arriving when the phase ran out of time.',
-    'Errors per phase (if any) are in the JSON.',
   ];
-  return [line(head), rule, ...rows.map(line), '', ...notes].join('\n');
+  return { columns: head, rows, notes };
+}
+
+export function renderPeerTable(
+  results: readonly PeerResult[],
+  options: { messages: number; motoMessages: number; duration: number },
+): string {
+  const { columns: head, rows, notes } = peerTable(results, options);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join(' | ')} |`;
+  const rule = `| ${widths.map((w, i) => (i === 0 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`;
+  return [
+    line(head),
+    rule,
+    ...rows.map(line),
+    '',
+    ...notes,
+    'Errors per phase (if any) are in the JSON.',
+  ].join('\n');
 }
 
 /** Issue 9's targets: Sluice's figure against what a peer's figure of the same run asks of it. */

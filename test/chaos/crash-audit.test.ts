@@ -17,7 +17,12 @@ test('crash audit: 20 SIGKILLs under load lose, double or reorder nothing acknow
   console.log(`crash audit: ${JSON.stringify(report)}`);
   assert.equal(report.kills, 20);
   // A run that acknowledged almost nothing would pass vacuously.
-  assert.ok(report.acknowledged.sends > 200, `only ${report.acknowledged.sends} sends acknowledged`);
-  assert.ok(report.acknowledged.deletes > 50, `only ${report.acknowledged.deletes} deletes acknowledged`);
+  const { acknowledged } = report;
+  assert.ok(acknowledged.sends > 200, `only ${acknowledged.sends} sends acknowledged`);
+  assert.ok(acknowledged.batchEntries > 100, `only ${acknowledged.batchEntries} batch entries acknowledged`);
+  assert.ok(acknowledged.deletes > 50, `only ${acknowledged.deletes} deletes acknowledged`);
+  assert.ok(acknowledged.moveTasks > 2, `only ${acknowledged.moveTasks} move tasks started`);
+  assert.ok(acknowledged.moved > 20, `move tasks moved only ${acknowledged.moved} messages`);
   assert.deepEqual(report.violations, []);
+  assert.deepEqual(report.findings, { lostSends: 0, undoneReceives: 0, examples: [] });
 });

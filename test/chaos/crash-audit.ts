@@ -1,7 +1,7 @@
 /**
- * The crash audit: producers and consumers run against a real `sluice serve` while it is killed with
- * SIGKILL at random moments and restarted on the same data; every request's outcome is logged on the
- * client side (which is never killed), and the log is audited at the end:
+ * The crash audit: producers (SendMessage and SendMessageBatch), consumers and move tasks run against a real
+ * `sluice serve` while it is killed with SIGKILL at random moments and restarted on the same data; every
+ * request's outcome is logged on the client side (which is never killed), and the log is audited at the end:
  *
  *  - every acknowledged send was received at least once (retention is days, so nothing expires here);
  *  - a message without any delete attempt is still there when the queues are drained at the end;
@@ -9,11 +9,21 @@
  *  - FIFO: each group's messages are first delivered in send order, and a retried send (same
  *    deduplication id) is never delivered as a second message;
  *  - DLQ: every poison message ends up in exactly one queue — the dead-letter queue once it was received
- *    maxReceiveCount times — with the same MessageId, never twice.
+ *    maxReceiveCount times — with the same MessageId, never twice;
+ *  - move tasks: messages bounce between a queue and its DLQ (received once, moved to the DLQ, redriven
+ *    back by a move task) while the server is killed; at the end each is in exactly one of the two queues,
+ *    once: a move neither loses nor copies a message.
  *
  * A request cut off by a kill has an unknown outcome; it is logged as attempted, not acknowledged, and
  * the checks only rely on acknowledged ones. Producers retry unacknowledged sends (FIFO with the same
- * deduplication id), as real producers do.
+ * deduplication id), as real producers do; a standard send retried after a cut may be stored twice.
+ *
+ * One producer sends large bodies (checked intact on receipt), so that SQLite checkpoints its WAL into the
+ * database file several times a run and crashes land inside checkpoints too.
+ *
+ * The crash is SIGKILL by default. A `CrashMode` can take more away after each kill (the power-cut audit
+ * drops every write not yet fsynced), and then says which of the rules the durability mode promises: what
+ * a mode does not promise is counted as a finding instead of a violation.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type RunningServer, startServer } from '../helpers/server.ts';
@@ -30,31 +40,80 @@ export const sqliteStore = (durability: 'full' | 'durable' | 'normal' | 'off'): 
   args: ['--durability', durability],
 });
 
+/** What a crash takes away besides the process; the default is a plain SIGKILL. */
+export interface CrashMode {
+  /** The data directory to run on; a fresh temp directory when absent. */
+  dataDir?: string;
+  /** Environment of the server process. */
+  env?: Record<string, string>;
+  /**
+   * Called once the queues exist and the server has stopped cleanly: what is on disk then counts as
+   * durable (the queues were made long before the crashes).
+   */
+  settled?(): Promise<void>;
+  /** Called after each SIGKILL (or clean stop), before the restart. */
+  afterCrash?(): Promise<void>;
+  /** Every this many crashes, stop the server with SIGTERM first (a power cut after a clean shutdown). */
+  cleanStopEvery?: number;
+  /** What the durability mode promises against this crash; both by default. */
+  promises?: {
+    /** No acknowledged send is lost. */
+    sends: boolean;
+    /** No acknowledged receive is undone (so no delivery inside a visibility timeout). */
+    receives: boolean;
+  };
+}
+
 export interface AuditOptions {
   store: StoreUnderTest;
   kills: number;
   /** Random pause between a restart and the next kill. */
   minUptimeMs: number;
   maxUptimeMs: number;
-  /** Producers per queue kind. */
+  /** Producers per queue kind, each of single sends and of batches. */
   producers?: number;
+  crash?: CrashMode;
   log?: (line: string) => void;
 }
 
 export interface AuditReport {
   kills: number;
-  acknowledged: { sends: number; receives: number; deletes: number };
+  acknowledged: {
+    /** Messages acknowledged, by SendMessage and by SendMessageBatch entries together. */
+    sends: number;
+    /** Of those, entries of SendMessageBatch. */
+    batchEntries: number;
+    receives: number;
+    deletes: number;
+    moveTasks: number;
+    /** Messages move tasks moved, as the tasks last reported. */
+    moved: number;
+  };
   attempted: { unknownOutcome: number };
+  /** Broken rules that the store promises to keep against this crash. */
   violations: string[];
+  /** Losses the store does not promise to avoid against this crash (power cut in `durable` or `normal`). */
+  findings: { lostSends: number; undoneReceives: number; examples: string[] };
 }
 
 const STANDARD = 'audit-std';
 const FIFO = 'audit.fifo';
 const SOURCE = 'audit-src';
 const DLQ = 'audit-dlq';
+const BOUNCING = 'audit-move-src';
+const BOUNCED = 'audit-move-dlq';
 const VISIBILITY_S = 2;
 const POISON_VISIBILITY_S = 1;
 const MAX_RECEIVE_COUNT = 2;
+const BATCH_SIZE = 10;
+const MOVE_RATE = 100;
+/**
+ * One producer sends bodies this large (after the key and a space), so that the WAL grows fast enough for
+ * SQLite to checkpoint it into the database several times a run, and crashes land in checkpoints too.
+ */
+const LARGE_BODY_BYTES = 900_000;
+const LARGE_PADDING = 'x'.repeat(LARGE_BODY_BYTES);
+const ARN = 'arn:aws:sqs:us-east-1:000000000000:';
 
 interface Received {
   body: string;
@@ -64,6 +123,11 @@ interface Received {
   started: number;
   ended: number;
   visibilityS: number;
+}
+
+interface SendEntry {
+  body: string;
+  group?: string;
 }
 
 class UnknownOutcome extends Error {}
@@ -96,14 +160,27 @@ class Client {
 
 export async function runCrashAudit(options: AuditOptions): Promise<AuditReport> {
   const log = options.log ?? (() => {});
-  let server: RunningServer = await startServer({ args: [...options.store.args] });
+  const crash = options.crash ?? {};
+  const promises = crash.promises ?? { sends: true, receives: true };
+  const start = (dataDir?: string, port?: number) =>
+    startServer({ dataDir, port, args: [...options.store.args], env: crash.env });
+  let server: RunningServer = await start(crash.dataDir);
   const port = server.port;
   const dataDir = server.dataDir;
   const client = new Client(() => server.endpoint);
   const url = (name: string) => `${server.endpoint}/000000000000/${name}`;
-  const acked = { sends: 0, receives: 0, deletes: 0 };
+  const acked = { sends: 0, batchEntries: 0, receives: 0, deletes: 0, moveTasks: 0, moved: 0 };
   let unknown = 0;
   const violations: string[] = [];
+  const findings = { lostSends: 0, undoneReceives: 0, examples: [] as string[] };
+  /** A broken rule: a violation if the store promises it, else a finding. */
+  const broken = (promised: boolean, kind: 'lostSends' | 'undoneReceives', detail: string) => {
+    if (promised) violations.push(detail);
+    else {
+      findings[kind]++;
+      if (findings.examples.length < 10) findings.examples.push(detail);
+    }
+  };
 
   await client.call('CreateQueue', {
     QueueName: STANDARD,
@@ -113,49 +190,102 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
     QueueName: FIFO,
     Attributes: { FifoQueue: 'true', VisibilityTimeout: String(VISIBILITY_S) },
   });
-  await client.call('CreateQueue', { QueueName: DLQ });
-  await client.call('CreateQueue', {
-    QueueName: SOURCE,
-    Attributes: {
-      VisibilityTimeout: String(POISON_VISIBILITY_S),
-      RedrivePolicy: JSON.stringify({
-        deadLetterTargetArn: `arn:aws:sqs:us-east-1:000000000000:${DLQ}`,
-        maxReceiveCount: MAX_RECEIVE_COUNT,
-      }),
-    },
-  });
+  for (const [queue, dlq, maxReceiveCount] of [
+    [SOURCE, DLQ, MAX_RECEIVE_COUNT],
+    [BOUNCING, BOUNCED, 1],
+  ] as const) {
+    await client.call('CreateQueue', { QueueName: dlq });
+    await client.call('CreateQueue', {
+      QueueName: queue,
+      Attributes: {
+        VisibilityTimeout: String(POISON_VISIBILITY_S),
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: `${ARN}${dlq}`, maxReceiveCount }),
+      },
+    });
+  }
+  if (crash.settled) {
+    await server.stop();
+    await crash.settled();
+    server = await start(dataDir, port);
+  }
 
   const sent = new Map<string, { queue: string; messageIds: Set<string> }>();
+  /** Bodies whose send was cut off at least once before it was acknowledged: they may be stored twice. */
+  const resent = new Set<string>();
   const received: Received[] = [];
   const deleteAttempted = new Set<string>();
+  /** Move tasks seen, by start time: the most messages each reported moved. */
+  const movedByTask = new Map<number, number>();
   let running = true;
 
   /** Retries a call until it is acknowledged (through kills); counts the attempts cut off. */
-  async function untilAcked<T>(action: string, input: object): Promise<T> {
+  async function untilAcked<T>(action: string, input: object, onCutOff = () => {}): Promise<T> {
     for (;;) {
       try {
         return await client.call<T>(action, input);
       } catch (error) {
-        if (error instanceof UnknownOutcome) unknown++;
-        else if (!/HTTP 5\d\d/.test(String(error))) throw error;
+        if (error instanceof UnknownOutcome) {
+          unknown++;
+          onCutOff();
+        } else if (!/HTTP 5\d\d/.test(String(error))) throw error;
         await sleep(50);
       }
     }
   }
 
-  async function produce(queue: string, prefix: string, group?: string, pauseMs = 5): Promise<void> {
+  const noteSent = (queue: string, body: string, messageId: string) => {
+    acked.sends++;
+    const entry = sent.get(body) ?? { queue, messageIds: new Set<string>() };
+    entry.messageIds.add(messageId);
+    sent.set(body, entry);
+  };
+
+  const sendInput = ({ body, group }: SendEntry) => ({
+    MessageBody: body,
+    ...(group ? { MessageGroupId: group, MessageDeduplicationId: body } : {}),
+  });
+
+  async function produce(queue: string, prefix: string, group?: string, pauseMs = 5, large = false) {
     for (let i = 0; running; i++) {
       const body = `${prefix}:${i}`;
-      const input = {
-        QueueUrl: url(queue),
-        MessageBody: body,
-        ...(group ? { MessageGroupId: group, MessageDeduplicationId: body } : {}),
-      };
-      const { MessageId } = await untilAcked<{ MessageId: string }>('SendMessage', input);
-      acked.sends++;
-      const entry = sent.get(body) ?? { queue, messageIds: new Set<string>() };
-      entry.messageIds.add(MessageId);
-      sent.set(body, entry);
+      const { MessageId } = await untilAcked<{ MessageId: string }>(
+        'SendMessage',
+        { QueueUrl: url(queue), ...sendInput({ body: large ? `${body} ${LARGE_PADDING}` : body, group }) },
+        () => resent.add(body),
+      );
+      noteSent(queue, body, MessageId);
+      await sleep(pauseMs);
+    }
+  }
+
+  /** SendMessageBatch of BATCH_SIZE entries; entries that fail or are cut off are sent again. */
+  async function produceBatches(queue: string, prefix: string, group?: string, pauseMs = 20): Promise<void> {
+    for (let i = 0; running; i++) {
+      let entries = Array.from({ length: BATCH_SIZE }, (_, j) => ({
+        body: `${prefix}:${i * BATCH_SIZE + j}`,
+        group,
+      }));
+      while (entries.length > 0) {
+        const output = await untilAcked<{
+          Successful?: Array<{ Id: string; MessageId: string }>;
+          Failed?: Array<{ Id: string }>;
+        }>(
+          'SendMessageBatch',
+          {
+            QueueUrl: url(queue),
+            Entries: entries.map((entry, index) => ({ Id: String(index), ...sendInput(entry) })),
+          },
+          () => {
+            for (const entry of entries) resent.add(entry.body);
+          },
+        );
+        for (const { Id, MessageId } of output.Successful ?? []) {
+          noteSent(queue, entries[Number(Id)]!.body, MessageId);
+          acked.batchEntries++;
+        }
+        const failed = new Set((output.Failed ?? []).map((entry) => Number(entry.Id)));
+        entries = entries.filter((_, index) => failed.has(index));
+      }
       await sleep(pauseMs);
     }
   }
@@ -172,7 +302,7 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
     });
     const ended = Date.now();
     const batch = (output.Messages ?? []).map((m) => ({
-      body: m.Body,
+      body: keyOf(m.Body),
       messageId: m.MessageId,
       receiptHandle: m.ReceiptHandle,
       queue,
@@ -185,11 +315,20 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
     return batch;
   }
 
+  /** A message's key: its body, or a large body's part before the padding, which must be intact. */
+  function keyOf(body: string): string {
+    const space = body.indexOf(' ');
+    if (space < 0) return body;
+    if (body.slice(space + 1) !== LARGE_PADDING) violations.push(`${body.slice(0, space)}: body damaged`);
+    return body.slice(0, space);
+  }
+
   async function consume(queue: string, deleteThem: boolean): Promise<void> {
+    const visibilityS = queue === SOURCE || queue === BOUNCING ? POISON_VISIBILITY_S : VISIBILITY_S;
     while (running) {
       let batch: Received[];
       try {
-        batch = await receiveOnce(queue, queue === SOURCE ? POISON_VISIBILITY_S : VISIBILITY_S, 1);
+        batch = await receiveOnce(queue, visibilityS, 1);
       } catch (error) {
         if (error instanceof UnknownOutcome) unknown++;
         await sleep(50);
@@ -209,38 +348,96 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
     }
   }
 
+  interface MoveTask {
+    Status: string;
+    StartedTimestamp: number;
+    ApproximateNumberOfMessagesMoved: number;
+  }
+
+  /** The DLQ's latest move task, noting how many messages it has moved. */
+  async function latestMoveTask(): Promise<MoveTask | undefined> {
+    const { Results = [] } = await client.call<{ Results?: MoveTask[] }>('ListMessageMoveTasks', {
+      SourceArn: `${ARN}${BOUNCED}`,
+      MaxResults: 1,
+    });
+    const task = Results[0];
+    if (task) {
+      const moved = movedByTask.get(task.StartedTimestamp) ?? 0;
+      movedByTask.set(task.StartedTimestamp, Math.max(moved, task.ApproximateNumberOfMessagesMoved));
+    }
+    return task;
+  }
+
+  /** Redrives the bounce DLQ back to its source whenever no move task is running, through the kills. */
+  async function redrive(): Promise<void> {
+    while (running) {
+      try {
+        const task = await latestMoveTask();
+        const { Attributes } = await client.call<{ Attributes: { ApproximateNumberOfMessages: string } }>(
+          'GetQueueAttributes',
+          { QueueUrl: url(BOUNCED), AttributeNames: ['ApproximateNumberOfMessages'] },
+        );
+        const waiting = Number(Attributes.ApproximateNumberOfMessages) > 0;
+        if (waiting && task?.Status !== 'RUNNING' && task?.Status !== 'CANCELLING') {
+          await client.call('StartMessageMoveTask', {
+            SourceArn: `${ARN}${BOUNCED}`,
+            MaxNumberOfMessagesPerSecond: MOVE_RATE,
+          });
+          acked.moveTasks++;
+        }
+      } catch (error) {
+        if (error instanceof UnknownOutcome) unknown++;
+        else if (!/HTTP (5\d\d|400 .*already a task running)/.test(String(error))) throw error;
+      }
+      await sleep(200);
+    }
+  }
+
   const producers = options.producers ?? 2;
   const workers = [
     ...Array.from({ length: producers }, (_, p) => produce(STANDARD, `std${p}`)),
+    ...Array.from({ length: producers }, (_, p) => produceBatches(STANDARD, `stdb${p}`)),
     ...Array.from({ length: producers }, (_, p) => produce(FIFO, `fifo${p}`, `g${p}`)),
+    ...Array.from({ length: producers }, (_, p) => produceBatches(FIFO, `fifob${p}`, `gb${p}`)),
+    produce(STANDARD, 'large', undefined, 20, true),
     produce(SOURCE, 'poison', undefined, 50),
+    produceBatches(BOUNCING, 'bounce', undefined, 200),
     consume(STANDARD, true),
     consume(STANDARD, true),
     consume(FIFO, true),
     consume(SOURCE, false),
+    consume(BOUNCING, false),
+    redrive(),
   ];
 
   for (let kill = 1; kill <= options.kills; kill++) {
     await sleep(options.minUptimeMs + Math.random() * (options.maxUptimeMs - options.minUptimeMs));
-    await server.kill();
+    const clean = crash.cleanStopEvery !== undefined && kill % crash.cleanStopEvery === 0;
+    await (clean ? server.stop() : server.kill());
+    await crash.afterCrash?.();
     const restarting = Date.now();
-    server = await startServer({ dataDir, port, args: [...options.store.args] });
+    server = await start(dataDir, port);
     log(
       `kill ${kill}/${options.kills}: restarted in ${Date.now() - restarting} ms (${acked.sends} sends acknowledged so far)`,
     );
   }
   running = false;
   await Promise.all(workers);
+  // The last move task runs to its end, so that no message is between the two queues' drains.
+  for (let task = await latestMoveTask(); task?.Status === 'RUNNING'; task = await latestMoveTask())
+    await sleep(200);
+  acked.moved = [...movedByTask.values()].reduce((sum, moved) => sum + moved, 0);
 
   // Drain: receive everything left, until nothing has come for longer than any visibility timeout. Poison
-  // messages keep cycling until each has been received maxReceiveCount times and moved to the DLQ.
+  // messages keep cycling until each has been received maxReceiveCount times and moved to the DLQ; bounced
+  // ones until each is in the bounce DLQ or was received from its source again.
   const drainStarted = Date.now();
   const remaining = new Map<string, string[]>();
   let quietSince = Date.now();
   while (Date.now() - quietSince < (VISIBILITY_S + 1) * 1000) {
     let got = 0;
-    for (const queue of [STANDARD, FIFO, SOURCE, DLQ]) {
-      const batch = await receiveOnce(queue, queue === DLQ ? 3600 : 1, 0);
+    for (const queue of [STANDARD, FIFO, SOURCE, DLQ, BOUNCING, BOUNCED]) {
+      const batch = await receiveOnce(queue, queue === DLQ || queue === BOUNCED ? 3600 : 1, 0);
       got += batch.length;
       for (const message of batch) {
         if (queue === SOURCE) continue; // still on its way to the DLQ
@@ -260,16 +457,17 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
   // 1 and 2: received at least once; still present unless a delete was attempted.
   const receivedBodies = new Set(received.map((r) => r.body));
   for (const [body, { queue, messageIds }] of sent) {
-    if (!receivedBodies.has(body)) violations.push(`${queue} ${body}: acknowledged send never received`);
-    if (queue !== SOURCE && !deleteAttempted.has(body) && !remaining.has(body))
-      violations.push(`${queue} ${body}: gone without any delete`);
+    if (!receivedBodies.has(body))
+      broken(promises.sends, 'lostSends', `${queue} ${body}: acknowledged send never received`);
+    else if (queue !== SOURCE && queue !== BOUNCING && !deleteAttempted.has(body) && !remaining.has(body))
+      broken(promises.sends, 'lostSends', `${queue} ${body}: gone without any delete`);
     if (queue === FIFO && messageIds.size > 1)
       violations.push(`${body}: one deduplication id acknowledged as ${messageIds.size} messages`);
   }
   // 3: no overlapping deliveries (a later receive ending before an earlier one's start + timeout).
   const byMessage = new Map<string, Received[]>();
   for (const r of received) {
-    if (r.queue === DLQ) continue;
+    if (r.queue === DLQ || r.queue === BOUNCED) continue;
     const list = byMessage.get(`${r.queue}:${r.messageId}`) ?? [];
     list.push(r);
     byMessage.set(`${r.queue}:${r.messageId}`, list);
@@ -279,24 +477,27 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
     for (let i = 1; i < list.length; i++) {
       const previous = list[i - 1]!;
       if (list[i]!.ended < previous.started + previous.visibilityS * 1000)
-        violations.push(
+        broken(
+          promises.receives,
+          'undoneReceives',
           `${key}: delivered again ${previous.started + previous.visibilityS * 1000 - list[i]!.ended} ms inside its visibility timeout`,
         );
     }
   }
-  // 4: FIFO first deliveries in send order per group; one message per deduplication id.
+  // 4: FIFO first deliveries in send order per group (one group per producer); one message per deduplication id.
   const firstSeen = new Map<string, number>();
   for (const r of [...received].sort((a, b) => a.ended - b.ended)) {
     if (r.queue === FIFO && !firstSeen.has(r.body)) firstSeen.set(r.body, firstSeen.size);
   }
-  for (let p = 0; p < producers; p++) {
+  const fifoProducers = Array.from({ length: producers }, (_, p) => [`fifo${p}`, `fifob${p}`]).flat();
+  for (const prefix of fifoProducers) {
     const order = [...firstSeen.entries()]
-      .filter(([body]) => body.startsWith(`fifo${p}:`))
+      .filter(([body]) => body.startsWith(`${prefix}:`))
       .sort((a, b) => a[1] - b[1])
       .map(([body]) => Number(body.split(':')[1]));
     for (let i = 1; i < order.length; i++) {
       if (order[i]! < order[i - 1]!)
-        violations.push(`FIFO group g${p}: message ${order[i]} first delivered after ${order[i - 1]}`);
+        violations.push(`FIFO producer ${prefix}: message ${order[i]} first delivered after ${order[i - 1]}`);
     }
   }
   const fifoIds = new Map<string, Set<string>>();
@@ -311,15 +512,44 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
   }
   // 5: every acknowledged poison message is in the DLQ exactly once, under the MessageId it was sent as.
   // (A send retried after a kill may have been stored twice, as two messages: each is checked on its own.)
+  // 6: every bounced message is in exactly one of its two queues, once (twice at most if its send was cut
+  // off and sent again); a move task's new MessageIds make the body the message's identity.
   for (const [body, { queue, messageIds }] of sent) {
-    if (queue !== SOURCE) continue;
     const where = remaining.get(body) ?? [];
-    for (const id of messageIds) {
-      const copies = where.filter((w) => w === `${DLQ}:${id}`).length;
-      if (copies !== 1) violations.push(`${body} (${id}): in the DLQ ${copies} times (${where.join(', ')})`);
+    if (queue === SOURCE) {
+      for (const id of messageIds) {
+        const copies = where.filter((w) => w === `${DLQ}:${id}`).length;
+        if (copies === 0)
+          broken(promises.sends, 'lostSends', `${body} (${id}): in the DLQ 0 times (${where.join(', ')})`);
+        else if (copies > 1)
+          violations.push(`${body} (${id}): in the DLQ ${copies} times (${where.join(', ')})`);
+      }
+      if (where.some((w) => !w.startsWith(`${DLQ}:`)))
+        violations.push(`${body}: outside the DLQ (${where.join(', ')})`);
     }
-    if (where.some((w) => !w.startsWith(`${DLQ}:`)))
-      violations.push(`${body}: outside the DLQ (${where.join(', ')})`);
+    if (queue === BOUNCING) {
+      const copies = new Set(where).size;
+      if (copies === 0) broken(promises.sends, 'lostSends', `${body}: moved back and forth, then lost`);
+      else if (copies > (resent.has(body) ? 2 : 1))
+        violations.push(`${body}: in ${copies} copies after its moves (${where.join(', ')})`);
+    }
   }
-  return { kills: options.kills, acknowledged: acked, attempted: { unknownOutcome: unknown }, violations };
+  return {
+    kills: options.kills,
+    acknowledged: acked,
+    attempted: { unknownOutcome: unknown },
+    violations,
+    findings,
+  };
+}
+
+/** One line of figures, for the command-line runners. */
+export function describeReport(report: AuditReport): string {
+  const { acknowledged: a, findings: f } = report;
+  return (
+    `acknowledged ${a.sends} sends (${a.batchEntries} in batches), ${a.receives} receives, ${a.deletes} deletes, ` +
+    `${a.moveTasks} move tasks moving ${a.moved} messages; ${report.attempted.unknownOutcome} requests cut off; ` +
+    `${report.violations.length} violations; findings: ${f.lostSends} acknowledged sends lost, ` +
+    `${f.undoneReceives} receives undone`
+  );
 }

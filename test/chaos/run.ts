@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { freshDatabase } from '../helpers/postgres.ts';
-import { runCrashAudit, type StoreUnderTest, sqliteStore } from './crash-audit.ts';
+import { describeReport, runCrashAudit, type StoreUnderTest, sqliteStore } from './crash-audit.ts';
 
 const { values } = parseArgs({
   options: {
@@ -33,11 +33,7 @@ for (const mode of modes) {
     log: (line) => process.stderr.write(`  ${line}\n`),
   });
   const seconds = Math.round((Date.now() - started) / 1000);
-  process.stdout.write(
-    `${store.label}: ${report.kills} kills in ${seconds} s; acknowledged ${report.acknowledged.sends} sends, ` +
-      `${report.acknowledged.receives} receives, ${report.acknowledged.deletes} deletes; ` +
-      `${report.attempted.unknownOutcome} requests cut off; ${report.violations.length} violations\n`,
-  );
+  process.stdout.write(`${store.label}: ${report.kills} kills in ${seconds} s; ${describeReport(report)}\n`);
   for (const violation of report.violations.slice(0, 20)) process.stdout.write(`  VIOLATION ${violation}\n`);
   failed ||= report.violations.length > 0;
   await database?.drop();

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { newReceiptToken } from '../../packages/server/src/core/receipt-handle.ts';
+import { BudgetShare, ByteBudget } from '../../packages/server/src/server/byte-budget.ts';
 import { context, type StoreFactory, useContractService } from './harness.ts';
 
 /**
@@ -86,6 +88,91 @@ export function limitsSuite(backend: string, factory: () => StoreFactory): void 
       await h.service.PurgeQueue({ QueueUrl: url });
       await h.clock.advance(1_000);
       await h.send(url, 'fits again');
+    });
+  });
+
+  describe(`room in answers on ${backend}`, () => {
+    const h = useContractService(factory);
+
+    /** A store receive of up to 10 whose admit lets through `room` characters of messages, and what it asked. */
+    async function receiveWithRoom(url: string, room: number) {
+      const queue = await h.store.getQueue(url.split('/').at(-1)!);
+      const asked: number[] = [];
+      const now = h.clock.now();
+      const result = await h.store.receiveMessages({
+        queueId: queue!.id,
+        now,
+        max: 10,
+        visibleUntil: now + 30_000,
+        newReceiptToken,
+        maxInFlight: 1_000,
+        admit: (bytes) => {
+          asked.push(bytes);
+          if (bytes > room) return false;
+          room -= bytes;
+          return true;
+        },
+      });
+      return { bodies: result.messages.map((message) => message.body), asked };
+    }
+
+    it('a receive stops at the first message its admit refuses; that one and those after stay visible', async () => {
+      const url = await h.newQueue();
+      for (const body of ['a'.repeat(10), 'b'.repeat(30), 'c'.repeat(10)]) await h.send(url, body);
+      assert.deepEqual(await receiveWithRoom(url, 25), { bodies: ['a'.repeat(10)], asked: [10, 30] });
+      assert.deepEqual(await h.counts(url), { visible: 2, notVisible: 1, delayed: 0 });
+      assert.deepEqual(await receiveWithRoom(url, 100), {
+        bodies: ['b'.repeat(30), 'c'.repeat(10)],
+        asked: [30, 10],
+      });
+    });
+
+    it('on a FIFO queue, the refused message keeps its place in its group', async () => {
+      const url = await h.newQueue({ FifoQueue: 'true', ContentBasedDeduplication: 'true' });
+      for (const body of ['a'.repeat(10), 'b'.repeat(30), 'c'.repeat(10)])
+        await h.send(url, body, { MessageGroupId: 'g' });
+      assert.deepEqual((await receiveWithRoom(url, 25)).bodies, ['a'.repeat(10)]);
+      await h.clock.advance(31_000);
+      assert.deepEqual((await receiveWithRoom(url, 100)).bodies, [
+        'a'.repeat(10),
+        'b'.repeat(30),
+        'c'.repeat(10),
+      ]);
+    });
+
+    it('a receive with no room for one message waits for room, oldest first, then answers', async () => {
+      const url = await h.newQueue({ MaximumMessageSize: '100000' });
+      for (let i = 0; i < 3; i++) await h.send(url, String(i).repeat(90_000));
+      const budget = new ByteBudget(200_000, h.clock);
+      const holder = new BudgetShare(budget);
+      assert.ok(holder.tryTake(150_000));
+      const first = h.service.ReceiveMessage(
+        { QueueUrl: url, MaxNumberOfMessages: 10 },
+        { ...context, answerRoom: new BudgetShare(budget) },
+      );
+      await h.clock.advance(1_000);
+      holder.releaseAll();
+      await h.clock.advance(0);
+      // Room for two messages of 90,000 was set aside once the holder let go.
+      const messages = ((await first).Messages ?? []) as Array<{ Body: string }>;
+      assert.deepEqual(
+        messages.map((message) => message.Body[0]),
+        ['0', '1'],
+      );
+    });
+
+    it('a short poll with no room in time answers with no messages and leaves them visible', async () => {
+      const url = await h.newQueue({ MaximumMessageSize: '100000' });
+      await h.send(url, 'x'.repeat(90_000));
+      const budget = new ByteBudget(100_000, h.clock);
+      assert.ok(new BudgetShare(budget).tryTake(100_000));
+      const answer = h.service.ReceiveMessage(
+        { QueueUrl: url },
+        { ...context, answerRoom: new BudgetShare(budget) },
+      );
+      await h.clock.advance(2_000);
+      assert.deepEqual(await answer, {});
+      assert.deepEqual(await h.counts(url), { visible: 1, notVisible: 0, delayed: 0 });
     });
   });
 }

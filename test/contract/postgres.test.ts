@@ -4,6 +4,7 @@ import { fifoSemanticsSuite } from './fifo-semantics.ts';
 import { historySemanticsSuite } from './history-semantics.ts';
 import { limitsSuite } from './limits-semantics.ts';
 import { sqsSemanticsSuite } from './sqs-semantics.ts';
+import { strictReceiptSuite } from './strict-receipt-semantics.ts';
 
 // A real PostgreSQL (127.0.0.1:5432): each suite on its own fresh database, dropped afterwards.
 sqsSemanticsSuite('PostgreSQL', postgresFactory);
@@ -11,3 +12,4 @@ fifoSemanticsSuite('PostgreSQL', postgresFactory);
 dlqSemanticsSuite('PostgreSQL', postgresFactory);
 historySemanticsSuite('PostgreSQL', postgresFactory);
 limitsSuite('PostgreSQL', postgresFactory);
+strictReceiptSuite('PostgreSQL', postgresFactory);

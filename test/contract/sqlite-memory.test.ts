@@ -5,6 +5,7 @@ import type { StoreFactory } from './harness.ts';
 import { historySemanticsSuite } from './history-semantics.ts';
 import { limitsSuite } from './limits-semantics.ts';
 import { sqsSemanticsSuite } from './sqs-semantics.ts';
+import { strictReceiptSuite } from './strict-receipt-semantics.ts';
 
 // SQLite in memory, as `sluice serve --in-memory` runs it: the same semantics, nothing kept once closed.
 const sqliteInMemory = (): StoreFactory => ({
@@ -17,3 +18,4 @@ fifoSemanticsSuite('SQLite in memory', sqliteInMemory);
 dlqSemanticsSuite('SQLite in memory', sqliteInMemory, inMemory);
 historySemanticsSuite('SQLite in memory', sqliteInMemory, inMemory);
 limitsSuite('SQLite in memory', sqliteInMemory);
+strictReceiptSuite('SQLite in memory', sqliteInMemory);

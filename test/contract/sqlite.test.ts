@@ -8,6 +8,7 @@ import type { StoreFactory } from './harness.ts';
 import { historySemanticsSuite } from './history-semantics.ts';
 import { limitsSuite } from './limits-semantics.ts';
 import { sqsSemanticsSuite } from './sqs-semantics.ts';
+import { strictReceiptSuite } from './strict-receipt-semantics.ts';
 
 // A real SQLite file in a temp directory, as users run it.
 const sqliteFile = (): StoreFactory => {
@@ -22,3 +23,4 @@ fifoSemanticsSuite('SQLite', sqliteFile);
 dlqSemanticsSuite('SQLite', sqliteFile);
 historySemanticsSuite('SQLite', sqliteFile);
 limitsSuite('SQLite', sqliteFile);
+strictReceiptSuite('SQLite', sqliteFile);

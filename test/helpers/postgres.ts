@@ -42,7 +42,8 @@ export async function createTestDatabase(prefix: string): Promise<TestDatabase> 
   };
 }
 
-async function admin(statement: string): Promise<void> {
+/** Runs one statement on the server's `postgres` database (creating and dropping databases, and the like). */
+export async function admin(statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: `${TEST_PG_SERVER}/postgres` });
   await client.connect();
   try {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
+import { type Agent, request } from 'node:http';
 
 /** Requests below the SDKs: exact bytes to a server, for malformed and hostile input. */
 export function postJson(endpoint: string, action: string, body: string | Blob): Promise<Response> {
@@ -30,13 +30,20 @@ export interface WireResponse {
  */
 export function rawRequest(
   endpoint: string,
-  options: { method?: string; path?: string; headers?: Record<string, string>; body?: string },
+  options: {
+    method?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    /** The connection to use: an agent's (one with a `localAddress`, say), or a new one (false). */
+    agent?: Agent | false;
+  },
 ): Promise<WireResponse> {
   const url = new URL(options.path ?? '/', endpoint);
   return new Promise((resolve, reject) => {
     const outgoing = request(
       url,
-      { method: options.method ?? 'GET', headers: options.headers, timeout: 15_000 },
+      { method: options.method ?? 'GET', headers: options.headers, timeout: 15_000, agent: options.agent },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -37,6 +37,7 @@ describe('sluice command line', () => {
       '--insecure',
       '--tls-cert',
       '--tls-key',
+      '--strict-receipt-handles',
     ]) {
       assert.match(stdout, new RegExp(`${option} `), `serve --help does not mention ${option}`);
     }
@@ -312,6 +313,21 @@ describe('sluice stats and sluice redrive with no server at the endpoint', () =>
   });
 });
 
+/** Writes `content` to `file` and starts `sluice serve --config file`, which must refuse it; what it printed. */
+async function refusedConfig(file: string, content: unknown): Promise<string> {
+  writeFileSync(file, JSON.stringify(content));
+  // A file that were accepted would start a server: the timeout ends it, and the test fails.
+  return run(process.execPath, [...SLUICE_CLI, 'serve', '--in-memory', '--port', '0', '--config', file], {
+    timeout: 30_000,
+  }).then(
+    () => assert.fail(`sluice serve accepted ${JSON.stringify(content)}`),
+    (failure: { code?: number; stderr?: string }) => {
+      assert.equal(failure.code, 2, `${JSON.stringify(content)}: ${failure.stderr}`);
+      return failure.stderr ?? '';
+    },
+  );
+}
+
 describe('sluice serve --config', () => {
   it('refuses a key it does not know, naming the key and the file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
@@ -337,22 +353,38 @@ describe('sluice serve --config', () => {
       await Promise.all(
         cases.map(async ([content, error], index) => {
           const file = join(dir, `config-${index}.json`);
-          writeFileSync(file, JSON.stringify(content));
-          // A file that were accepted would start a server: the timeout ends it, and the test fails.
-          await assert.rejects(
-            run(process.execPath, [...SLUICE_CLI, 'serve', '--in-memory', '--port', '0', '--config', file], {
-              timeout: 30_000,
-            }),
-            (failure: { code?: number; stderr?: string }) => {
-              assert.equal(failure.code, 2, `${error}: ${failure.stderr}`);
-              assert.match(
-                failure.stderr ?? '',
-                new RegExp(
-                  `^sluice: cannot start: config file ${file}: ${error.replace(/[[\].]/g, '\\$&')} \\(known: `,
-                ),
-              );
-              return true;
-            },
+          assert.match(
+            await refusedConfig(file, content),
+            new RegExp(
+              `^sluice: cannot start: config file ${file}: ${error.replace(/[[\].]/g, '\\$&')} \\(known: `,
+            ),
+          );
+        }),
+      );
+    } finally {
+      removeDataDir(dir);
+    }
+  });
+
+  it('refuses a strictReceiptHandles that is not a boolean, or that is set on a FIFO queue', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
+    const cases: Array<[unknown, string]> = [
+      [
+        { queues: [{ name: 'orders', strictReceiptHandles: 'yes' }] },
+        '"queues[0].strictReceiptHandles" must be true or false',
+      ],
+      [
+        { queues: [{ name: 'orders.fifo', attributes: { FifoQueue: true }, strictReceiptHandles: false }] },
+        '"queues[0].strictReceiptHandles" is for standard queues: FIFO queues always refuse stale handles',
+      ],
+    ];
+    try {
+      await Promise.all(
+        cases.map(async ([content, error], index) => {
+          const file = join(dir, `config-${index}.json`);
+          assert.equal(
+            await refusedConfig(file, content),
+            `sluice: cannot start: config file ${file}: ${error}\n`,
           );
         }),
       );

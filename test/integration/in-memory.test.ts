@@ -100,11 +100,15 @@ describe('sluice serve --in-memory', () => {
     }
   });
 
-  it('refuses --in-memory with a data directory, a PostgreSQL store or a durability level', async () => {
+  it('refuses --in-memory with a data directory, a PostgreSQL store, a durability level or a disk reserve', async () => {
     for (const [extra, error] of [
       [['--data', '/tmp/somewhere'], '--in-memory keeps no data directory: leave out --data'],
       [['--store', 'postgres://127.0.0.1/x'], '--in-memory and --store do not go together'],
       [['--durability', 'full'], '--durability has no meaning with --in-memory: nothing is written to disk'],
+      [
+        ['--disk-reserve-bytes', '0'],
+        '--disk-reserve-bytes has no meaning with --in-memory: nothing is written to disk',
+      ],
     ]) {
       await assert.rejects(
         run(process.execPath, [...SLUICE_CLI, 'serve', '--in-memory', ...extra!]),

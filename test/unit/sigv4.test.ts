@@ -150,6 +150,39 @@ describe('SigV4 verification', () => {
     rejects(asReceived(future, BODY), 'SignatureDoesNotMatch', 'Signature not yet current');
   });
 
+  it('checks the key, scope and date from the headers alone, before the body is read', async () => {
+    const headersOf = (request: RequestToVerify) => ({
+      method: request.method,
+      target: request.target,
+      rawHeaders: request.rawHeaders,
+    });
+    const scopeRefused = (request: RequestToVerify, code: ErrorCode) =>
+      assert.throws(
+        () => auth.checkScope(headersOf(request)),
+        (error: unknown) => error instanceof SqsError && error.code === code,
+      );
+    const good = await signer().sign(jsonRequest(BODY), { signingDate: signedAt(0) });
+    auth.checkScope(headersOf(asReceived(good, BODY)));
+    // The signature covers the body, so a wrong secret shows only once the body is in.
+    const wrong = await signer('wrong-secret').sign(jsonRequest(BODY), { signingDate: signedAt(0) });
+    auth.checkScope(headersOf(asReceived(wrong, BODY)));
+    const stranger = await signer('s', 'AKIDUNKNOWN').sign(jsonRequest(BODY), { signingDate: signedAt(0) });
+    scopeRefused(asReceived(stranger, BODY), 'InvalidClientTokenId');
+    const old = await signer().sign(jsonRequest(BODY), { signingDate: signedAt(-16 * 60_000) });
+    scopeRefused(asReceived(old, BODY), 'SignatureDoesNotMatch');
+    const elsewhere = await signer(KEY.secretAccessKey, KEY.accessKeyId, 'eu-west-1').sign(
+      jsonRequest(BODY),
+      {
+        signingDate: signedAt(0),
+      },
+    );
+    scopeRefused(asReceived(elsewhere, BODY), 'SignatureDoesNotMatch');
+    scopeRefused(
+      asReceived({ method: 'POST', path: '/', headers: { host: HOST } }),
+      'MissingAuthenticationToken',
+    );
+  });
+
   it('refuses credentials scoped to another region or service', async () => {
     const elsewhere = await signer(KEY.secretAccessKey, KEY.accessKeyId, 'eu-west-1').sign(
       jsonRequest(BODY),

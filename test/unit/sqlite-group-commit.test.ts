@@ -3,26 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { NewMessage } from '../../packages/server/src/store/contract.ts';
 import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
-
-function message(id: string, body: string): NewMessage {
-  return {
-    messageId: id,
-    body,
-    messageAttributes: undefined,
-    systemAttributes: undefined,
-    md5OfBody: 'md5',
-    md5OfMessageAttributes: undefined,
-    md5OfSystemAttributes: undefined,
-    senderId: 'sender',
-    sentAt: 1,
-    visibleAt: 1,
-    expiresAt: 1_000_000,
-    groupId: undefined,
-    deduplication: undefined,
-  };
-}
+import { newMessage as message } from '../helpers/new-message.ts';
 
 /**
  * Writes queued in one turn of the event loop share one transaction, which first runs without savepoints.

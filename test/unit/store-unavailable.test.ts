@@ -10,7 +10,7 @@ import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store
 /**
  * SQLite's own read-only error (SQLITE_READONLY, here from `PRAGMA query_only`, as a running server
  * cannot have its filesystem remounted read-only while it holds files open for writing) becomes the
- * store's StoreUnavailableError; reads keep working and writes resume when it clears.
+ * store's StoreUnavailableError; reads keep working, /health reports it, and writes resume when it clears.
  */
 describe('SQLite store that cannot write', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-readonly-'));
@@ -20,6 +20,7 @@ describe('SQLite store that cannot write', () => {
     const store = new SqliteStore({ dataDir: dir, durability: 'durable' });
     const db = (store as unknown as { db: Database.Database }).db;
     const queue = await store.createQueue({ name: 'q', fifo: false, attributes: {}, tags: {}, now: 1 });
+    assert.equal(await store.condition(), undefined);
     db.pragma('query_only = ON');
     await assert.rejects(
       store.updateQueue(queue.id, { tags: { a: 'b' }, now: 2 }),
@@ -29,8 +30,10 @@ describe('SQLite store that cannot write', () => {
         (error.cause as { code?: string }).code === 'SQLITE_READONLY',
     );
     assert.equal((await store.getQueue('q'))?.id, queue.id);
+    assert.equal(await store.condition(), 'read-only', '/health names the condition');
     db.pragma('query_only = OFF');
     assert.deepEqual((await store.updateQueue(queue.id, { tags: { a: 'b' }, now: 3 }))?.tags, { a: 'b' });
+    assert.equal(await store.condition(), undefined, 'and forgets it once a write succeeds');
     await store.close();
   });
 });

@@ -3,7 +3,7 @@ import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
 /**
  * The wire format of the AWS SQS Extended Client Library (Java `amazon-sqs-java-extended-client-lib` 2.x
  * with `payload-offloading-java-common-lib-for-aws`, and Python `amazon-sqs-extended-client`), so that their
- * producers and consumers interoperate with ours. See docs/decisions.md, "Large payloads".
+ * producers and consumers interoperate with ours. See docs/decisions/extended-client-format.md.
  */
 
 /** The class name Jackson's default typing writes first in the pointer array (Java 2.x, Python default). */

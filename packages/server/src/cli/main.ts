@@ -38,6 +38,9 @@ Options:
                         normal   written before the answer, fsynced at checkpoints; survives kill -9,
                                  a power cut may lose the last acknowledged sends
                         off      never fsynced; survives kill -9, a power cut may corrupt recent data
+  --disk-reserve-bytes N  space held back in the data directory (file sluice.reserve), released when
+                      the disk fills so receives and deletes still work, taken back when space
+                      returns; sends are refused meanwhile (default 67108864; 0 holds none)
   --config FILE       JSON file of queues (attributes, tags) to create or update at start
   --region NAME       region in queue ARNs (default us-east-1)
   --account ID        12-digit account id in queue URLs and ARNs (default 000000000000)
@@ -60,14 +63,30 @@ Options:
                       addresses and the bound address: a guard against DNS rebinding, needed when
                       clients reach a loopback or --insecure server by another name
   --max-queues N      refuse CreateQueue (OverLimit) once the server holds N queues (default: no cap)
-  --max-stored-bytes N  refuse sends (OverLimit) once the store takes N bytes (default: no cap)
+  --max-stored-bytes N  refuse sends (OverLimit) once the store takes N bytes on disk, its WAL
+                      included (default: no cap)
   --max-in-flight N   in-flight messages per standard queue (default 120000, SQS's)
   --max-in-flight-fifo N  in-flight messages per FIFO queue (default 20000, SQS's)
   --max-long-polls N  concurrent long polls on the server; past it, 503 (default 10000)
+  --max-long-polls-per-address N  the same per client address (default 200)
   --max-long-polls-per-connection N  the same per connection (default 2)
+  --max-connections-per-address N  open connections per client address; more are closed at once
+                      (default 256; raise it behind a proxy, whose address every client has)
+  --max-buffered-bytes N  request body bytes held at once; past it, new bodies get 503 at once
+                      (default: 1/64 of the machine's memory, between 16 and 64 MiB)
+  --max-response-bytes N  message bytes ReceiveMessage answers hold at once; past it, receives
+                      wait for room or return fewer messages (default: 1/1024 of the memory,
+                      between 4 and 16 MiB)
+  --headers-timeout S  a connection must send its request headers within S seconds, also one that
+                      sends nothing (default 10)
+  --keep-alive-timeout S  an idle keep-alive connection is closed after S seconds (default 65)
+  --send-timeout S    an answer its client takes nothing of for S seconds is cut off (default 30)
   --tls-cert FILE     PEM certificate chain: serve HTTPS (needs --tls-key)
   --tls-key FILE      PEM private key of --tls-cert
   --no-metrics        serve no /metrics and keep no per-request counters or latency histograms
+  --strict-receipt-handles  standard queues refuse a stale receipt handle (superseded by a later
+                      receive, or its visibility timeout lapsed) with ReceiptHandleIsInvalid, counted
+                      in /metrics; by default they honour it, as AWS does (also per queue in --config)
   -h, --help          this text
 
 SIGTERM or SIGINT stops accepting requests, answers long polls, and closes the database cleanly.`;
@@ -105,6 +124,12 @@ function integer(name: string, value: string | undefined, min: number, max: numb
   } catch (error) {
     usage('serve', (error as Error).message);
   }
+}
+
+/** A flag in whole seconds, as milliseconds. */
+function seconds(name: string, value: string | undefined): number | undefined {
+  const given = integer(name, value, 1, 3600);
+  return given === undefined ? undefined : given * 1000;
 }
 
 /** `{ [key]: value }` when a value was given, so that it does not override a config-file setting with undefined. */
@@ -164,6 +189,8 @@ async function serve(args: string[]): Promise<void> {
   if (inMemory && values.store !== undefined) usage('serve', '--in-memory and --store do not go together');
   if (inMemory && values.durability !== undefined)
     usage('serve', '--durability has no meaning with --in-memory: nothing is written to disk');
+  if (inMemory && values['disk-reserve-bytes'] !== undefined)
+    usage('serve', '--disk-reserve-bytes has no meaning with --in-memory: nothing is written to disk');
   const dataDir = inMemory ? IN_MEMORY : (values.data ?? './sluice-data');
   const durability = oneOf('durability', values.durability, DURABILITY) ?? 'durable';
   let sluice: Awaited<ReturnType<typeof startSluice>>;
@@ -173,6 +200,7 @@ async function serve(args: string[]): Promise<void> {
       host: values.host ?? '127.0.0.1',
       dataDir,
       durability,
+      diskReserveBytes: integer('disk-reserve-bytes', values['disk-reserve-bytes'], 0, 2 ** 50),
       storeUrl: values.store,
       storeConnections: integer('store-connections', values['store-connections'], 1, 1000),
       configFile: values.config,
@@ -194,9 +222,24 @@ async function serve(args: string[]): Promise<void> {
       longPolls: {
         ...optional('total', integer('max-long-polls', values['max-long-polls'], 1, 1e9)),
         ...optional(
+          'perAddress',
+          integer('max-long-polls-per-address', values['max-long-polls-per-address'], 1, 1e9),
+        ),
+        ...optional(
           'perConnection',
           integer('max-long-polls-per-connection', values['max-long-polls-per-connection'], 1, 1e9),
         ),
+      },
+      maxBufferedBytes: integer('max-buffered-bytes', values['max-buffered-bytes'], 65_536, 2 ** 40),
+      maxResponseBytes: integer('max-response-bytes', values['max-response-bytes'], 65_536, 2 ** 40),
+      connections: {
+        ...optional(
+          'perAddress',
+          integer('max-connections-per-address', values['max-connections-per-address'], 1, 1e9),
+        ),
+        ...optional('headersTimeoutMs', seconds('headers-timeout', values['headers-timeout'])),
+        ...optional('keepAliveTimeoutMs', seconds('keep-alive-timeout', values['keep-alive-timeout'])),
+        ...optional('sendTimeoutMs', seconds('send-timeout', values['send-timeout'])),
       },
       credentials: (values.credentials ?? []).map(credential),
       insecure: values.insecure ?? false,
@@ -205,6 +248,7 @@ async function serve(args: string[]): Promise<void> {
       tls: tlsFiles(values['tls-cert'], values['tls-key']),
       metrics: !values['no-metrics'],
       metricsToken: metricsToken(values['metrics-token']),
+      strictReceiptHandles: values['strict-receipt-handles'] ?? false,
     });
   } catch (error) {
     fail(`cannot start: ${(error as Error).message}`);
@@ -255,6 +299,7 @@ function parseServeArgs(args: string[]) {
       store: { type: 'string' },
       'store-connections': { type: 'string' },
       durability: { type: 'string' },
+      'disk-reserve-bytes': { type: 'string' },
       config: { type: 'string' },
       region: { type: 'string' },
       account: { type: 'string' },
@@ -270,6 +315,13 @@ function parseServeArgs(args: string[]) {
       'max-in-flight-fifo': { type: 'string' },
       'max-long-polls': { type: 'string' },
       'max-long-polls-per-connection': { type: 'string' },
+      'max-long-polls-per-address': { type: 'string' },
+      'max-connections-per-address': { type: 'string' },
+      'max-buffered-bytes': { type: 'string' },
+      'max-response-bytes': { type: 'string' },
+      'headers-timeout': { type: 'string' },
+      'keep-alive-timeout': { type: 'string' },
+      'send-timeout': { type: 'string' },
       insecure: { type: 'boolean' },
       'cors-origin': { type: 'string', multiple: true },
       'allow-host': { type: 'string', multiple: true },
@@ -277,6 +329,7 @@ function parseServeArgs(args: string[]) {
       'tls-key': { type: 'string' },
       'no-metrics': { type: 'boolean' },
       'metrics-token': { type: 'string' },
+      'strict-receipt-handles': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -136,6 +136,16 @@ export const errors = {
       'ReceiptHandleIsInvalid',
       `The input receipt handle "${handle}" is not a valid receipt handle.`,
     ),
+  /** A stale handle refused on a queue with strict receipt handles (docs/decisions/strict-receipt-handles.md). */
+  staleReceiptHandle: (handle: string, why: 'superseded' | 'lapsed') =>
+    new SqsError(
+      'ReceiptHandleIsInvalid',
+      `The input receipt handle "${handle}" is not a valid receipt handle. Reason: ${
+        why === 'superseded'
+          ? 'the message was received again after this handle was issued'
+          : 'its visibility timeout has lapsed'
+      } (strict receipt handles).`,
+    ),
   messageNotInflight: () => new SqsError('MessageNotInflight', 'The message referred to is not in flight.'),
   invalidMessageContents: () => new SqsError('InvalidMessageContents', INVALID_CHARACTERS),
   invalidAttributeContents: (name: string) =>

@@ -5,7 +5,6 @@ import type {
   MessageReceipt,
   NewMessage,
   QueueRecord,
-  ReceiptRule,
   SentMessage,
   Store,
   StoredMessage,
@@ -60,6 +59,7 @@ import {
   queueNameOfUrl,
 } from './queue-reference.ts';
 import { decodeReceiptHandle, encodeReceiptHandle, newReceiptToken } from './receipt-handle.ts';
+import { type ReceiptAction, type ReceiptHandleSettings, ReceiptRules } from './receipt-rules.ts';
 import {
   allowsRedriveFrom,
   invalidRedrivePolicy,
@@ -81,6 +81,8 @@ export interface ServiceOptions {
   region?: string;
   moveTasks?: MoveTaskSettings;
   moveTaskEvents?: MoveTaskEvents;
+  /** Which standard queues refuse stale receipt handles; none by default, as SQS. */
+  receiptHandles?: ReceiptHandleSettings;
   /** Told of settings SQS accepts but that are likely mistakes (a DLQ that keeps messages less long). */
   warn?: (details: Record<string, unknown>, message: string) => void;
 }
@@ -111,17 +113,30 @@ export interface RequestContext extends CallerScope {
    * message names its own (SQS).
    */
   traceHeader?: string;
+  /** The transport's bound on message bytes its answers hold at once. Absent: no bound. */
+  answerRoom?: AnswerRoom;
+}
+
+/** Room in the server's answers for the messages of one receive, held until its answer is sent. */
+export interface AnswerRoom {
+  /** How many of `count` messages of up to `messageBytes` each there is room for now; at least 1. */
+  fits(count: number, messageBytes: number): number;
+  /** Takes room for a message of `bytes` now, or returns false. */
+  tryTake(bytes: number): boolean;
+  /**
+   * Resolves true once room for `bytes` is set aside for this answer's next takes (oldest waiter first),
+   * false at `waitMs` or on `signal`.
+   */
+  waitFor(bytes: number, waitMs: number, signal?: AbortSignal): Promise<boolean>;
+  /** Gives back what waitFor set aside and the takes since did not use. */
+  releaseUnused(): void;
 }
 
 /**
- * Which receipt handles of a message that still exists DeleteMessage and ChangeMessageVisibility honour, as
- * SQS does: a standard queue every handle issued for the message, superseded or lapsed; a FIFO queue refuses
- * a delete whose visibility timeout lapsed, and a visibility change of a message not in flight.
+ * How long a receive that finds no room in the server's answers for even one message waits for it: its own
+ * wait time, and a short poll this long, after which it answers with no messages (as SQS may).
  */
-const RECEIPT_RULES = {
-  standard: { delete: 'anyIssued', change: 'anyIssued' },
-  fifo: { delete: 'inFlight', change: 'latest' },
-} as const satisfies Record<string, { delete: ReceiptRule; change: ReceiptRule }>;
+const ANSWER_ROOM_WAIT_MS = 2_000;
 
 const SYSTEM_ATTRIBUTE_NAMES = [
   'ApproximateReceiveCount',
@@ -148,6 +163,8 @@ export class SqsService {
   readonly moveTasks: MoveTasks;
   /** Counts of sends, receives and deletes per queue, for /metrics and the history. */
   readonly activity = new QueueActivity();
+  /** Which receipt handles each queue honours, and the stale ones refused (for /metrics). */
+  readonly receiptRules: ReceiptRules;
   readonly limits: CapacityLimits;
   private readonly warn: NonNullable<ServiceOptions['warn']>;
   /** The store's size as last read, and when: sends check it at most once per STORED_BYTES_REFRESH_MS. */
@@ -170,6 +187,7 @@ export class SqsService {
     );
     this.moveTasks = new MoveTasks(this, options.moveTasks, options.moveTaskEvents);
     this.warn = options.warn ?? (() => {});
+    this.receiptRules = new ReceiptRules(options.receiptHandles);
   }
 
   queueArn(name: string): string {
@@ -354,6 +372,7 @@ export class SqsService {
     const queue = await this.resolveQueue(input, caller);
     await this.store.deleteQueue(queue.id, this.clock.now());
     this.activity.forget(queue.name);
+    this.receiptRules.forget(queue.name);
     return {};
   }
 
@@ -560,12 +579,17 @@ export class SqsService {
     const deadLetter = await this.deadLetterTarget(queue);
 
     let received: StoredMessage[] = [];
-    const attempt = async (): Promise<number> => {
-      const now = this.clock.now();
-      const result = await this.store.receiveMessages({
+    const room = context.answerRoom;
+    const messageBytes = integerAttribute(queue.attributes, 'MaximumMessageSize');
+    const answerBy = this.clock.now() + Math.max(waitSeconds * 1000, ANSWER_ROOM_WAIT_MS);
+    let refusedBytes = 0;
+    const claim = (now: number) => {
+      refusedBytes = 0;
+      return this.store.receiveMessages({
         queueId: queue.id,
         now,
-        max,
+        // No more than there is room for: a look whose messages the room refuses reads them for nothing.
+        max: room ? room.fits(max, messageBytes) : max,
         visibleUntil: now + visibilityTimeout * 1000,
         newReceiptToken,
         maxInFlight: this.maxInFlight(queue),
@@ -574,7 +598,30 @@ export class SqsService {
           queue.fifo && attemptId !== undefined
             ? { id: attemptId, expiresAt: now + RECEIVE_ATTEMPT_WINDOW_MS }
             : undefined,
+        admit:
+          room &&
+          ((bytes) => {
+            if (room.tryTake(bytes)) return true;
+            refusedBytes = bytes;
+            return false;
+          }),
       });
+    };
+    const attempt = async (): Promise<number> => {
+      let now = this.clock.now();
+      let result = await claim(now);
+      // Not even one message fitted in what the server's answers may hold: wait, oldest first, for room for
+      // as many like it as were asked for, and look again.
+      while (
+        room &&
+        refusedBytes > 0 &&
+        result.messages.length === 0 &&
+        (await room.waitFor(refusedBytes * max, answerBy - this.clock.now(), context.signal))
+      ) {
+        now = this.clock.now();
+        result = await claim(now);
+        room.releaseUnused();
+      }
       if (result.overLimit) {
         const limit = this.maxInFlight(queue);
         throw errors.overLimit(
@@ -625,6 +672,7 @@ export class SqsService {
       this.receiptOf(queue, receiptHandle),
       this.deleteCheck(queue),
     );
+    this.receiptRules.refuseStale(queue, 'DeleteMessage', outcome, receiptHandle);
     const deleted = wasDeleted(outcome, receiptHandle);
     if (deleted) this.groupMayBeFree(queue);
     this.activity.deleted(queue.name, deleted ? 1 : 0);
@@ -638,7 +686,9 @@ export class SqsService {
     const deleteOne = this.batchDeleter(queue);
     const output = await this.runBatch(entries, async (entry) => {
       const receiptHandle = requiredString(entry, 'ReceiptHandle');
-      if (wasDeleted(await deleteOne(receiptHandle), receiptHandle)) deleted++;
+      const outcome = await deleteOne(receiptHandle);
+      this.receiptRules.refuseStale(queue, 'DeleteMessageBatch', outcome, receiptHandle);
+      if (wasDeleted(outcome, receiptHandle)) deleted++;
     });
     if (deleted > 0) this.groupMayBeFree(queue);
     this.activity.deleted(queue.name, deleted);
@@ -647,14 +697,14 @@ export class SqsService {
 
   async ChangeMessageVisibility(input: Input, caller: CallerScope = {}) {
     const queue = await this.resolveQueue(input, caller);
-    await this.changeOne(queue, input);
+    await this.changeOne(queue, input, 'ChangeMessageVisibility');
     return {};
   }
 
   async ChangeMessageVisibilityBatch(input: Input, caller: CallerScope = {}) {
     const queue = await this.resolveQueue(input, caller);
     const entries = batchEntries(input, 'ChangeMessageVisibilityBatchRequestEntry');
-    return this.runBatch(entries, (entry) => this.changeOne(queue, entry));
+    return this.runBatch(entries, (entry) => this.changeOne(queue, entry, 'ChangeMessageVisibilityBatch'));
   }
 
   // ---- Rules shared by the actions ----------------------------------------------------------------
@@ -849,7 +899,7 @@ export class SqsService {
   }
 
   private deleteCheck(queue: QueueRecord) {
-    return { rule: RECEIPT_RULES[queue.fifo ? 'fifo' : 'standard'].delete, now: this.clock.now() };
+    return { rule: this.receiptRules.deleteRule(queue), now: this.clock.now() };
   }
 
   /**
@@ -876,7 +926,7 @@ export class SqsService {
     return { seq: handle.seq, receiveCount: handle.receiveCount, receiptToken: handle.token };
   }
 
-  private async changeOne(queue: QueueRecord, input: Input): Promise<void> {
+  private async changeOne(queue: QueueRecord, input: Input, action: ReceiptAction): Promise<void> {
     const receiptHandle = requiredString(input, 'ReceiptHandle');
     if (input.VisibilityTimeout === undefined || input.VisibilityTimeout === null) {
       throw errors.missingParameter('VisibilityTimeout');
@@ -893,11 +943,12 @@ export class SqsService {
     const outcome = await this.store.changeVisibility({
       queueId: queue.id,
       receipt,
-      rule: RECEIPT_RULES[queue.fifo ? 'fifo' : 'standard'].change,
+      rule: this.receiptRules.changeRule(queue),
       now,
       visibleAt: now + timeout * 1000,
       maxDeliveryMs: LIMITS.maxInFlightSecondsPerDelivery * 1000,
     });
+    this.receiptRules.refuseStale(queue, action, outcome, receiptHandle);
     switch (outcome) {
       case 'changed':
         if (timeout === 0) this.longPoll.notify(queue.id);

@@ -32,6 +32,11 @@ export interface ConfigQueue {
   /** As SQS takes them, strings (the file may write numbers, booleans, and the JSON policies as objects). */
   attributes?: QueueAttributes;
   tags?: Record<string, string>;
+  /**
+   * Sluice's own setting, not an SQS attribute: true refuses stale receipt handles on this standard queue,
+   * false keeps SQS's behaviour though `--strict-receipt-handles` is given. FIFO queues already refuse them.
+   */
+  strictReceiptHandles?: boolean;
 }
 
 // The keys each section may hold. Typed by the settings they fill, so that a new setting does not compile
@@ -43,7 +48,12 @@ const FILE_KEYS: Record<keyof ConfigFile, true> = {
   credentials: true,
   metricsToken: true,
 };
-const QUEUE_KEYS: Record<keyof ConfigQueue, true> = { name: true, attributes: true, tags: true };
+const QUEUE_KEYS: Record<keyof ConfigQueue, true> = {
+  name: true,
+  attributes: true,
+  tags: true,
+  strictReceiptHandles: true,
+};
 const REDRIVE_KEYS: Record<keyof MoveTaskSettings, true> = { defaultRate: true, backlogLimit: true };
 const ALARM_KEYS: Record<keyof NonNullable<ConfigFile['alarms']>, true> = {
   threshold: true,
@@ -110,7 +120,7 @@ class ConfigReader {
     const where = `queues[${index}]`;
     if (!value || typeof value !== 'object' || typeof (value as { name?: unknown }).name !== 'string')
       this.fail(`${where} needs a "name"`);
-    const { name, attributes, tags } = this.object(value, where, QUEUE_KEYS);
+    const { name, attributes, tags, strictReceiptHandles } = this.object(value, where, QUEUE_KEYS);
     const queue: ConfigQueue = { name: name as string };
     if (attributes !== undefined) {
       const given = this.object(attributes, `${where}.attributes`, ATTRIBUTE_KEYS);
@@ -124,6 +134,16 @@ class ConfigReader {
         if (typeof field !== 'string') this.fail(`"${where}.tags.${key}" must be a string`);
         queue.tags[key] = field;
       }
+    }
+    if (strictReceiptHandles !== undefined) {
+      if (typeof strictReceiptHandles !== 'boolean')
+        this.fail(`"${where}.strictReceiptHandles" must be true or false`);
+      // A key the server would not act on is refused, not ignored: a FIFO queue cannot be made lenient.
+      if (queue.name.endsWith('.fifo'))
+        this.fail(
+          `"${where}.strictReceiptHandles" is for standard queues: FIFO queues always refuse stale handles`,
+        );
+      queue.strictReceiptHandles = strictReceiptHandles;
     }
     return queue;
   }

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { type Clock, systemClock } from 'sluice-client/clock';
 import { dispatch } from '../core/actions.ts';
 import { errors, SqsError } from '../core/errors.ts';
 import type { Input } from '../core/input.ts';
-import type { RequestContext, SqsService } from '../core/sqs-service.ts';
+import type { AnswerRoom, RequestContext, SqsService } from '../core/sqs-service.ts';
 import {
   decodeJsonRequest,
   isJsonRequest,
@@ -16,9 +17,23 @@ import { checkJsonInput } from '../protocol/model.ts';
 import { checkQueryGet, decodeQueryRequest } from '../protocol/query.ts';
 import { renderQueryError, renderQueryResponse } from '../protocol/xml.ts';
 import { StoreUnavailableError } from '../store/contract.ts';
+import { clientAbortLog } from './abort-log.ts';
 import type { AccessKey, Authenticator } from './auth/access.ts';
 import { ANYONE, type PageAccess, type PageViewer } from './auth/page-access.ts';
 import type { BrowserGuard } from './browser-guard.ts';
+import {
+  BudgetShare,
+  ByteBudget,
+  defaultAnswerBudgetBytes,
+  defaultBodyBudgetBytes,
+  SMALL_TAKE_BYTES,
+} from './byte-budget.ts';
+import {
+  CONNECTION_LIMIT_DEFAULTS,
+  type ConnectionLimits,
+  guardConnections,
+  nodeTimeoutOptions,
+} from './connections.ts';
 import { type ConsoleChange, errorPage } from './console-api.ts';
 import type { Logger } from './logger.ts';
 import { LONG_POLL_CAP_DEFAULTS, type LongPollCaps, longPollGate } from './long-poll-gate.ts';
@@ -38,12 +53,20 @@ export interface HttpServerOptions {
   observeRequest?: (action: string, status: number, seconds: number) => void;
   /** With credentials configured: every SQS request must be signed by a known key allowed to make it. */
   auth?: Authenticator;
-  /** Caps on concurrent long polls, per connection and in total. */
+  /** Caps on concurrent long polls, per connection, per client address and in total. */
   longPolls?: Partial<LongPollCaps>;
+  /** Request body bytes held at once, server-wide; past it a new body gets 503 at once. */
+  maxBufferedBytes?: number;
+  /** Message bytes ReceiveMessage answers hold at once, server-wide; past it receives wait for room. */
+  maxResponseBytes?: number;
+  /** Timeouts of connections and requests, and the cap on connections per client address. */
+  connections?: Partial<ConnectionLimits>;
   /** PEM certificate chain and private key: serve HTTPS instead of HTTP. */
   tls?: { cert: string; key: string };
   /** The Host check, the refusal of other origins' pages, and CORS for the allowed ones. */
   browser?: BrowserGuard;
+  /** Time for waits for answer room and the log of client aborts; the system's by default. */
+  clock?: Clock;
 }
 
 export interface Page {
@@ -59,6 +82,16 @@ export type SluiceHttpServer = Server | HttpsServer;
 
 type Protocol = 'json' | 'query';
 
+/** What the server shares between its requests: caps, budgets and the abort log. */
+interface Transport {
+  maxRequestBytes: number;
+  admitLongPoll: ReturnType<typeof longPollGate>;
+  bodies: ByteBudget;
+  answers: ByteBudget;
+  sendTimeoutMs: number;
+  noteAbort: (address: string) => void;
+}
+
 const XML_CONTENT_TYPE = 'text/xml';
 
 /**
@@ -66,27 +99,40 @@ const XML_CONTENT_TYPE = 'text/xml';
  * core, and has the adapter render the result. Nothing here knows a queue rule.
  */
 export function createHttpServer(options: HttpServerOptions): SluiceHttpServer {
-  const maxRequestBytes = options.maxRequestBytes ?? 5 * 1024 * 1024;
-  const admitLongPoll = longPollGate({ ...LONG_POLL_CAP_DEFAULTS, ...options.longPolls });
-  const listener = (request: IncomingMessage, response: ServerResponse) => {
-    handle(options, maxRequestBytes, admitLongPoll, request, response).catch((error: unknown) => {
-      options.logger.error({ err: error }, 'request handling failed');
-      if (!response.headersSent) response.writeHead(500).end();
-      else response.destroy();
-    });
+  const clock = options.clock ?? systemClock;
+  const limits = { ...CONNECTION_LIMIT_DEFAULTS, ...options.connections };
+  const transport: Transport = {
+    maxRequestBytes: options.maxRequestBytes ?? 5 * 1024 * 1024,
+    admitLongPoll: longPollGate({ ...LONG_POLL_CAP_DEFAULTS, ...options.longPolls }),
+    bodies: new ByteBudget(options.maxBufferedBytes ?? defaultBodyBudgetBytes(), clock),
+    answers: new ByteBudget(options.maxResponseBytes ?? defaultAnswerBudgetBytes(), clock),
+    sendTimeoutMs: limits.sendTimeoutMs,
+    noteAbort: clientAbortLog(options.logger, clock),
   };
-  const server = options.tls ? createHttpsServer(options.tls, listener) : createServer(listener);
-  // Long polls hold a response for up to 20 s; these bound only how long a client may take to send.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
-  server.keepAliveTimeout = 65_000;
+  const listener = (request: IncomingMessage, response: ServerResponse) => {
+    const body = new BudgetShare(transport.bodies);
+    handle(options, transport, body, request, response)
+      .catch((error: unknown) => {
+        options.logger.error({ err: error }, 'request handling failed');
+        if (!response.headersSent) response.writeHead(500).end();
+        else response.destroy();
+      })
+      .finally(() => body.releaseAll());
+  };
+  // Long polls hold a response for up to 20 s; these timeouts bound only how long a client may take to send.
+  const timeouts = nodeTimeoutOptions(limits);
+  const server = options.tls
+    ? createHttpsServer({ ...options.tls, ...timeouts }, listener)
+    : createServer(timeouts, listener);
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  guardConnections(server, limits, options.tls !== undefined);
   return server;
 }
 
 async function handle(
   options: HttpServerOptions,
-  maxRequestBytes: number,
-  admitLongPoll: ReturnType<typeof longPollGate>,
+  transport: Transport,
+  bodyShare: BudgetShare,
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
@@ -106,6 +152,9 @@ async function handle(
       'content-length': Buffer.byteLength(body),
     });
     response.end(body);
+    // An answer still waiting in memory for its client: a client that stops taking it must not hold it.
+    if (request.socket.writableLength > 0)
+      response.setTimeout(transport.sendTimeoutMs, () => response.destroy());
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     if (api) options.observeRequest?.(action, status, seconds);
     if (options.logger.isLevelEnabled('debug'))
@@ -131,7 +180,10 @@ async function handle(
   }
   // HEAD as GET for health checkers that ask with it; Node leaves a HEAD response's body out.
   if ((request.method === 'GET' || request.method === 'HEAD') && url().pathname === '/health') {
-    reply(200, { 'content-type': 'application/json' }, '{"status":"ok"}', false);
+    // Degraded is still 200: reads work, and on a full disk so do the receives and deletes that free it.
+    const condition = await options.service.store.condition?.();
+    const health = condition ? { status: 'degraded', reason: condition } : { status: 'ok' };
+    reply(200, { 'content-type': 'application/json' }, JSON.stringify(health), false);
     return;
   }
   // A browser opening the server's address goes to the console (an SQS client's GET always has an Action).
@@ -149,11 +201,17 @@ async function handle(
   }
   let body: string;
   try {
-    body = await readBody(request, maxRequestBytes);
+    admitBody(options, transport, bodyShare, request);
+    body = await readBody(request, transport.maxRequestBytes);
   } catch (error) {
     if (error instanceof SqsError) {
+      // The body may be unread: close rather than read on.
       response.setHeader('connection', 'close');
       fail(error);
+      return;
+    }
+    if (error instanceof BodyCutOff) {
+      transport.noteAbort(request.socket.remoteAddress ?? 'unknown');
       return;
     }
     throw error;
@@ -213,6 +271,7 @@ async function handle(
     // The action is checked now; each queue it touches is checked by the core as it resolves that queue.
     const access = caller && options.auth?.authorize(caller, action, policyContextOf(request));
     let signal: AbortSignal | undefined;
+    let answerRoom: AnswerRoom | undefined;
     const context: RequestContext = {
       baseUrl: baseUrlOf(request),
       senderId: caller?.accessKeyId ?? senderIdOf(request) ?? options.service.accountId,
@@ -221,9 +280,14 @@ async function handle(
         signal ??= abortedOnClose(response);
         return signal;
       },
-      admitLongPoll: () => admitLongPoll(request.socket),
+      admitLongPoll: () => transport.admitLongPoll(request.socket),
       access,
       traceHeader: request.headers['x-amzn-trace-id'] as string | undefined,
+      // Only receives read it, so other requests never pay for a share and a close listener.
+      get answerRoom() {
+        answerRoom ??= answerShare(transport.answers, response);
+        return answerRoom;
+      },
     };
     const output = await dispatch(options.service, action, input, context);
     if (response.destroyed) return;
@@ -273,6 +337,51 @@ function abortedOnClose(response: ServerResponse): AbortSignal {
   return abort.signal;
 }
 
+/** Room for one answer's messages, held until the answer is sent or its client has gone. */
+function answerShare(answers: ByteBudget, response: ServerResponse): BudgetShare {
+  const share = new BudgetShare(answers);
+  if (response.destroyed) share.releaseAll();
+  else response.once('close', () => share.releaseAll());
+  return share;
+}
+
+/**
+ * Takes room for the body in the server's budget of buffered bodies, or throws the error to answer at
+ * once, before a byte of it is read: 503 when the budget is full, and, with credentials, the signature's
+ * error when its key or date is wrong (the signature itself needs the body).
+ */
+function admitBody(
+  options: HttpServerOptions,
+  transport: Transport,
+  bodyShare: BudgetShare,
+  request: IncomingMessage,
+): void {
+  const declared = declaredBodyBytes(request);
+  // A body past the cap is drained, not kept (see readBody); one of unknown length may be as large as the cap.
+  const bytes = declared === undefined ? transport.maxRequestBytes : declared;
+  if (bytes > SMALL_TAKE_BYTES)
+    options.auth?.checkScope({
+      method: request.method ?? 'GET',
+      target: request.url ?? '/',
+      rawHeaders: request.rawHeaders,
+    });
+  if (bytes <= transport.maxRequestBytes && !bodyShare.tryTake(bytes)) {
+    throw errors.unavailable(
+      `The server holds as many request bodies as it may (${transport.bodies.capacity} bytes); retry later.`,
+    );
+  }
+}
+
+/** Content-Length, 0 for a request without a body, undefined for a chunked one. */
+function declaredBodyBytes(request: IncomingMessage): number | undefined {
+  const length = request.headers['content-length'];
+  if (length !== undefined) return Number(length);
+  return request.headers['transfer-encoding'] === undefined ? 0 : undefined;
+}
+
+/** A body that did not arrive whole: its client went away or reset, or it was cut off as too large. */
+class BodyCutOff extends Error {}
+
 /** Past this much, an oversized upload is cut off instead of drained to answer it. */
 const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
 
@@ -300,11 +409,12 @@ function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
         reject(errors.malformed('The request body is not valid UTF-8.'));
       }
     });
-    request.once('error', reject);
     // A body cut off (client gone, or destroyed above) settles too, so nothing waits on it forever.
-    request.once('close', () => {
-      if (!ended) reject(errors.requestTooLarge(maxBytes));
-    });
+    const cutOff = () => {
+      if (!ended) reject(new BodyCutOff());
+    };
+    request.once('error', cutOff);
+    request.once('close', cutOff);
   });
 }
 
@@ -329,7 +439,7 @@ function baseUrlOf(request: IncomingMessage): string {
   return `${scheme}://${host && /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? host : fallback}`;
 }
 
-/** The condition keys a caller states about the request's origin (caller-asserted; see README). */
+/** The condition keys a caller states about the request's origin (caller-asserted; see docs/guide/authentication.md). */
 function policyContextOf(request: IncomingMessage): Record<string, string | undefined> {
   const header = (name: string) => {
     const value = request.headers[name];

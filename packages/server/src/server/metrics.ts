@@ -30,8 +30,8 @@ export interface ServerMetrics {
 
 /**
  * /metrics: per queue, CloudWatch's SQS metrics under their CloudWatch names (prefixed `sluice_`, with a
- * `queue` label) and the SentMessageSize histogram; request counts and latencies per action; and the DLQ
- * alarm states.
+ * `queue` label) and the SentMessageSize histogram; request counts and latencies per action; stale receipt
+ * handles refused, per queue and action; and the DLQ alarm states.
  *
  * A scrape reads no queue's counts but those this node's clients sent to, received from or deleted from
  * since the last render: the rest come from `counts`, which the history sampler reads every 10 s. Concurrent
@@ -89,6 +89,17 @@ export function createServerMetrics(
     registers: [registry],
   });
 
+  new Counter({
+    name: 'sluice_stale_receipt_handles_total',
+    help: 'Deletes and visibility changes refused because the receipt handle was stale (superseded by a later receive, or its visibility timeout lapsed): strict standard queues and FIFO queues.',
+    labelNames: ['queue', 'action'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { queue, action, count } of service.receiptRules.refusedStale())
+        this.inc({ queue, action }, count);
+    },
+  });
   new Gauge({
     name: 'sluice_dlq_alarm',
     help: '1 while the dead-letter queue holds more visible messages than its threshold.',

@@ -8,12 +8,13 @@ import { startRetentionSweeper } from '../core/retention.ts';
 import { SqsService } from '../core/sqs-service.ts';
 import type { Store } from '../store/contract.ts';
 import { PostgresStore } from '../store/postgres/postgres-store.ts';
-import { type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { DEFAULT_DISK_RESERVE_BYTES, type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { type AccessKey, createAuthenticator } from './auth/access.ts';
 import { createPageAccess } from './auth/page-access.ts';
 import { createBrowserGuard, isLoopback } from './browser-guard.ts';
 import { ClusterLease } from './cluster-lease.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
+import type { ConnectionLimits } from './connections.ts';
 import { consoleApi, consoleChanges, consolePages } from './console-api.ts';
 import { createHttpServer } from './http-server.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
@@ -32,6 +33,8 @@ export interface SluiceOptions {
   /** Data directory of the SQLite store. Default ./sluice-data; `:memory:` keeps everything in memory. */
   dataDir?: string;
   durability?: Durability;
+  /** Bytes the SQLite store holds back in its data directory to recover from a full disk (default 64 MiB). */
+  diskReserveBytes?: number;
   accountId?: string;
   region?: string;
   configFile?: string;
@@ -60,8 +63,14 @@ export interface SluiceOptions {
   tls?: { cert: string; key: string };
   /** In-flight limits (SQS's by default) and caps on queues and stored bytes (none by default). */
   limits?: Partial<CapacityLimits>;
-  /** Caps on concurrent long polls per connection and in total. */
+  /** Caps on concurrent long polls per connection, per client address and in total. */
   longPolls?: Partial<LongPollCaps>;
+  /** Request body bytes held at once; past it new bodies get 503 (default: 1/64 of memory, 16-64 MiB). */
+  maxBufferedBytes?: number;
+  /** Message bytes ReceiveMessage answers hold at once; past it receives wait (default: 1/1024 of memory, 4-16 MiB). */
+  maxResponseBytes?: number;
+  /** Connection and request timeouts, and the cap on connections per client address. */
+  connections?: Partial<ConnectionLimits>;
   /** Default true. false: no /metrics and no per-request counters or histograms (their cost is benched). */
   metrics?: boolean;
   /** Origins (`http(s)://host[:port]`) whose web pages may call the API, with CORS; by default none. */
@@ -76,6 +85,12 @@ export interface SluiceOptions {
    * with credentials, /metrics needs it or a key without limits; with neither, /metrics is open.
    */
   metricsToken?: string;
+  /**
+   * Standard queues refuse a stale receipt handle (superseded by a later receive, or its visibility timeout
+   * lapsed) with ReceiptHandleIsInvalid instead of honouring it as SQS does; the config file's per-queue
+   * `strictReceiptHandles` wins over this.
+   */
+  strictReceiptHandles?: boolean;
 }
 
 export interface RunningSluice {
@@ -98,7 +113,11 @@ export function isPostgresUrl(url: string): boolean {
 
 async function openStore(options: SluiceOptions, dataDir: string): Promise<Store> {
   if (options.storeUrl === undefined)
-    return new SqliteStore({ dataDir, durability: options.durability ?? 'durable' });
+    return new SqliteStore({
+      dataDir,
+      durability: options.durability ?? 'durable',
+      diskReserveBytes: options.diskReserveBytes ?? DEFAULT_DISK_RESERVE_BYTES,
+    });
   if (!isPostgresUrl(options.storeUrl))
     throw new Error(`--store must be a postgres:// URL, not ${JSON.stringify(options.storeUrl)}`);
   return PostgresStore.open({ connectionString: options.storeUrl, maxConnections: options.storeConnections });
@@ -119,6 +138,14 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     accountId: options.accountId,
     region: options.region,
     moveTasks: { ...MOVE_TASK_DEFAULTS, ...config.redrive, ...options.redrive },
+    receiptHandles: {
+      strict: options.strictReceiptHandles,
+      strictQueues: new Map(
+        (config.queues ?? []).flatMap(({ name, strictReceiptHandles: strict }) =>
+          strict === undefined ? [] : [[name, strict]],
+        ),
+      ),
+    },
     moveTaskEvents: {
       onChange: (task, event) =>
         logger.info(
@@ -195,6 +222,10 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     observeRequest: metrics?.observeRequest,
     tls: options.tls,
     longPolls: options.longPolls,
+    maxBufferedBytes: options.maxBufferedBytes,
+    maxResponseBytes: options.maxResponseBytes,
+    connections: options.connections,
+    clock,
     auth,
     pageAccess:
       auth || metricsToken !== undefined

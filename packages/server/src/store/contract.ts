@@ -31,6 +31,9 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/** Why a store is degraded, as `/health` names it. */
+export type StoreCondition = 'disk full' | 'read-only' | 'disk I/O error' | 'store unreachable';
+
 export interface Store {
   createQueue(queue: NewQueue): Promise<QueueRecord>;
   getQueue(name: string): Promise<QueueRecord | undefined>;
@@ -145,6 +148,11 @@ export interface Store {
    * can leave it out (the cap then cannot be set on it).
    */
   storedBytes?(): Promise<number>;
+  /**
+   * What keeps the store from working normally now, for `/health`; undefined when nothing does. Optional: a
+   * store that cannot tell leaves it out and is reported ok.
+   */
+  condition?(): Promise<StoreCondition | undefined>;
   /**
    * For stores shared by several servers (nodes): calls `wake` when another node may have made messages of
    * the queue visible (a send, a visibility change to 0, a move), or with undefined when any queue may have,
@@ -263,6 +271,11 @@ export interface ReceiveRequest {
   maxInFlight: number;
   /** FIFO's ReceiveRequestAttemptId; what this receive claims is remembered for it until `expiresAt`. */
   attempt?: { id: string; expiresAt: number };
+  /**
+   * Asked before each message is claimed, with its size (messageRowBytes): false ends the receive there,
+   * with what it claimed so far. The server bounds the message bytes its answers hold at once with it.
+   */
+  admit?: (bytes: number) => boolean;
   deadLetter?: {
     queueId: number;
     maxReceiveCount: number;

@@ -3,7 +3,13 @@ import type { Clock } from 'sluice-client/clock';
 import { errors } from '../../core/errors.ts';
 import type { AccessedQueue, QueueAccess } from '../../core/queue-reference.ts';
 import { evaluateQueuePolicy, globRegExp } from './queue-policy.ts';
-import { type RequestToVerify, type SigningCredential, verifySigV4 } from './sigv4.ts';
+import {
+  checkSignatureScope,
+  type RequestHeadersToVerify,
+  type RequestToVerify,
+  type SigningCredential,
+  verifySigV4,
+} from './sigv4.ts';
 
 /** One access key the server accepts (config file `credentials`, or `--credentials ID:SECRET`). */
 export interface AccessKey extends SigningCredential {
@@ -43,6 +49,8 @@ const OWNER_ONLY_ACTIONS: ReadonlySet<string> = new Set([
 export interface Authenticator {
   /** The key that signed the request, or SQS's authentication error. */
   authenticate(request: RequestToVerify): AccessKey;
+  /** Throws the error authenticate would give whatever the body (see checkSignatureScope). */
+  checkScope(request: RequestHeadersToVerify): void;
   /**
    * What `key` may do in one request of `action`. Throws AccessDenied at once when it may not call the
    * action at all (its `actions` list; for a key of another account, an action SQS keeps to the owner);
@@ -78,13 +86,16 @@ export function createAuthenticator(options: {
     errors.accessDenied(
       `User: ${key.accessKeyId} is not authorized to perform: sqs:${action} on resource: ${resource}`,
     );
+  const verifyOptions = () => ({
+    lookup: (id: string) => byId.get(id),
+    region: options.region,
+    now: options.clock.now(),
+  });
   return {
-    authenticate: (request) =>
-      verifySigV4(request, {
-        lookup: (id) => byId.get(id),
-        region: options.region,
-        now: options.clock.now(),
-      }),
+    authenticate: (request) => verifySigV4(request, verifyOptions()),
+    checkScope: (request) => {
+      checkSignatureScope(request, verifyOptions());
+    },
     authorize(key, action, context) {
       const account = key.accountId ?? options.accountId;
       const owner = account === options.accountId;

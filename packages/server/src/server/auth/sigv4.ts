@@ -19,12 +19,16 @@ export interface SigningCredential {
   readonly secretAccessKey: string;
 }
 
-export interface RequestToVerify {
+/** A request before its body is read. */
+export interface RequestHeadersToVerify {
   readonly method: string;
   /** The request target as sent: path and, optionally, `?query`. */
   readonly target: string;
   /** Node's `rawHeaders`: name, value, name, value… (repeats kept, for canonical joining). */
   readonly rawHeaders: readonly string[];
+}
+
+export interface RequestToVerify extends RequestHeadersToVerify {
   readonly body: string;
 }
 
@@ -61,11 +65,22 @@ interface ParsedSignature {
   readonly expiresSeconds?: number;
 }
 
-/** Checks the request's signature and returns the credential that made it, or throws SQS's error. */
-export function verifySigV4<C extends SigningCredential>(
-  request: RequestToVerify,
+/**
+ * Everything about the signature that does not need the body: it is well formed, its key is known, its
+ * scope is this region's SQS and its date is within the allowed skew. Returns the credential, or throws the
+ * error verifySigV4 would, so that a request bound to fail is refused before its body is read.
+ */
+export function checkSignatureScope<C extends SigningCredential>(
+  request: RequestHeadersToVerify,
   options: VerifyOptions<C>,
 ): C {
+  return scopeChecked(request, options).credential;
+}
+
+function scopeChecked<C extends SigningCredential>(
+  request: RequestHeadersToVerify,
+  options: VerifyOptions<C>,
+) {
   const questionMark = request.target.indexOf('?');
   const path = questionMark < 0 ? request.target : request.target.slice(0, questionMark);
   const query = questionMark < 0 ? '' : request.target.slice(questionMark + 1);
@@ -89,7 +104,15 @@ export function verifySigV4<C extends SigningCredential>(
     if (headers.has(name) && !parsed.signedHeaders.includes(name))
       throw errors.signatureDoesNotMatch(`'${shown}' must be a 'SignedHeader' in the AWS Authorization.`);
   }
+  return { credential, parsed, headers, path, queryPairs, presigned };
+}
 
+/** Checks the request's signature and returns the credential that made it, or throws SQS's error. */
+export function verifySigV4<C extends SigningCredential>(
+  request: RequestToVerify,
+  options: VerifyOptions<C>,
+): C {
+  const { credential, parsed, headers, path, queryPairs, presigned } = scopeChecked(request, options);
   const bodyHash = sha256Hex(request.body);
   const declaredHash = headers.get('x-amz-content-sha256');
   if (declaredHash !== undefined && declaredHash !== bodyHash) {

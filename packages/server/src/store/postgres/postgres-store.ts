@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { NO_ACTIVITY } from '../activity-tally.ts';
 import type {
@@ -24,15 +25,18 @@ import type {
   ReceiveResult,
   SentMessage,
   Store,
+  StoreCondition,
   StoredMessage,
 } from '../contract.ts';
 import { type MessageState, receiptRefusal, visibilityChangeRefusal } from '../receipts.ts';
 import {
   type MessageRow,
   type MoveTaskRow,
+  messageRowBytes,
   type NewMessageRow,
   newMessageRow,
   type QueueRow,
+  receiveFull,
   type SampleRow,
   sampleRow,
   toMessage,
@@ -54,6 +58,9 @@ export interface PostgresStoreOptions {
   fallbackWakeMs?: number;
 }
 
+/** How long `condition()` waits for the database to answer before calling it unreachable. */
+const HEALTH_TIMEOUT_MS = 3000;
+
 /** The channel on which nodes announce that a queue may have visible messages; payload "node:queueId". */
 const WAKE_CHANNEL = 'sluice_wake';
 
@@ -69,6 +76,8 @@ interface ReceiveProgress {
   /** Rows looked at: a message claimed with a zero visibility timeout is still visible and must not be claimed twice. */
   seen: Set<number>;
   moved: number;
+  /** The server's admit refused the next message: the receive ends with what it claimed. */
+  refused: boolean;
 }
 
 /** How many fair-queue tenants one receive looks at, least recently served first. */
@@ -447,7 +456,7 @@ export class PostgresStore implements Store {
         const repeated = await this.repeatAttempt(db, request);
         if (repeated) return { messages: repeated, overLimit: false, movedToDeadLetter: 0 };
       }
-      const progress: ReceiveProgress = { request, claimed: [], seen: new Set(), moved: 0 };
+      const progress: ReceiveProgress = { request, claimed: [], seen: new Set(), moved: 0, refused: false };
       if (fifo) await this.claimFromGroups(db, progress, deadLetterFifo);
       else await this.claimByTenant(db, progress, deadLetterFifo);
       await this.writeClaims(db, request, progress.claimed);
@@ -477,10 +486,10 @@ export class PostgresStore implements Store {
     deadLetterFifo: boolean,
     candidates: (limit: number) => Promise<MessageRow[]>,
   ): Promise<void> {
-    for (let movedInPass = 1; movedInPass > 0 && progress.claimed.length < target; ) {
+    for (let movedInPass = 1; movedInPass > 0 && !receiveFull(progress, target); ) {
       movedInPass = 0;
       for (const row of await candidates(target - progress.claimed.length + progress.seen.size)) {
-        if (progress.seen.has(row.seq) || progress.claimed.length >= target) continue;
+        if (progress.seen.has(row.seq) || receiveFull(progress, target)) continue;
         if ((await this.claimOrMove(db, progress, row, deadLetterFifo)) === 'moved') movedInPass++;
       }
     }
@@ -492,7 +501,7 @@ export class PostgresStore implements Store {
     progress: ReceiveProgress,
     row: MessageRow,
     deadLetterFifo: boolean,
-  ): Promise<'claimed' | 'moved'> {
+  ): Promise<'claimed' | 'moved' | 'refused'> {
     const { request } = progress;
     progress.seen.add(row.seq);
     const deadLetter = request.deadLetter;
@@ -520,6 +529,10 @@ export class PostgresStore implements Store {
       }
       progress.moved++;
       return 'moved';
+    }
+    if (request.admit && !request.admit(messageRowBytes(row))) {
+      progress.refused = true;
+      return 'refused';
     }
     const claim = {
       visible_at: request.visibleUntil,
@@ -586,11 +599,11 @@ export class PostgresStore implements Store {
       return;
     }
     let turn = tenants;
-    while (turn.length > 0 && progress.claimed.length < request.max) {
+    while (turn.length > 0 && !receiveFull(progress, request.max)) {
       const share = Math.ceil((request.max - progress.claimed.length) / turn.length);
       const again: string[] = [];
       for (const tenant of turn) {
-        if (progress.claimed.length >= request.max) break;
+        if (receiveFull(progress, request.max)) break;
         const before = progress.claimed.length;
         const target = Math.min(request.max, before + share);
         await this.claimInOrder(db, progress, target, deadLetterFifo, async (limit) => {
@@ -636,7 +649,7 @@ export class PostgresStore implements Store {
       [request.queueId, request.now, GROUPS_PER_RECEIVE],
     );
     for (const { group_id: groupId } of groups) {
-      if (progress.claimed.length >= request.max) break;
+      if (receiveFull(progress, request.max)) break;
       const { rows } = await run<MessageRow>(
         db,
         'SELECT * FROM messages WHERE queue_id = $1 AND group_id = $2 ORDER BY seq LIMIT $3',
@@ -644,7 +657,7 @@ export class PostgresStore implements Store {
       );
       let claimedHere = 0;
       for (const row of rows) {
-        if (progress.claimed.length >= request.max) break;
+        if (receiveFull(progress, request.max)) break;
         // Expired but not yet swept: gone for receivers, and not in the group's way.
         if (row.expires_at <= request.now) continue;
         if (row.visible_at > request.now) break;
@@ -1239,6 +1252,16 @@ export class PostgresStore implements Store {
        FROM messages`,
     );
     return rows[0]!.bytes;
+  }
+
+  /** Unreachable when a trivial query gets no answer within HEALTH_TIMEOUT_MS (refused, or no reply). */
+  async condition(): Promise<StoreCondition | undefined> {
+    const answered = this.pool.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+    const late = sleep(HEALTH_TIMEOUT_MS, false, { ref: false });
+    return (await Promise.race([answered, late])) ? undefined : 'store unreachable';
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
-import { accessSync, closeSync, constants, fdatasync, mkdirSync, openSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, closeSync, constants, fdatasync, fsyncSync, mkdirSync, openSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { ActivityTally } from '../activity-tally.ts';
@@ -25,6 +25,7 @@ import type {
   ReceiveResult,
   SentMessage,
   Store,
+  StoreCondition,
   StoredMessage,
 } from '../contract.ts';
 import { StoreUnavailableError } from '../contract.ts';
@@ -32,8 +33,10 @@ import { type MessageState, receiptRefusal, visibilityChangeRefusal } from '../r
 import {
   type MessageRow,
   type MoveTaskRow,
+  messageRowBytes,
   newMessageRow,
   type QueueRow,
+  receiveFull,
   type SampleRow,
   sampleRow,
   toMessage,
@@ -41,10 +44,11 @@ import {
   toQueue,
   toSample,
 } from '../rows.ts';
+import { DiskReserve, fileBytes } from './disk-reserve.ts';
 import { MIGRATIONS } from './schema.ts';
 
 /**
- * How much a write may risk for speed (the README's table says the same):
+ * How much a write may risk for speed (docs/guide/durability.md has the table, as measured):
  * - `full`: every commit is fsynced (WAL, synchronous=FULL) before its requests are answered.
  * - `durable` (default): commits that could lose an acknowledged message or queue change (sends, queue
  *   changes, purges) are fsynced; commits of only receives, visibility changes, deletes and expiry are
@@ -56,13 +60,33 @@ import { MIGRATIONS } from './schema.ts';
  */
 export type Durability = 'full' | 'durable' | 'normal' | 'off';
 
-/** Whether losing a write in a power cut would lose something acknowledged, or only cause a redelivery. */
-type WriteKind = 'durable' | 'redeliverable';
+/**
+ * Whether losing a write in a power cut would lose something acknowledged (`durable`), or only cause a
+ * redelivery (`redeliverable`). `adds` is durable and adds data (sends, new queues): what fills a disk, so it
+ * is refused while the disk is full, and the room left goes to the writes that free space.
+ */
+type WriteKind = 'adds' | 'durable' | 'redeliverable';
+
+/** The reserve is the default's 64 MiB: twice the WAL's size at a checkpoint (8,192 pages of 4 KiB). */
+export const DEFAULT_DISK_RESERVE_BYTES = 64 * 1024 * 1024;
+/** Room the disk must have besides the reserve before sends resume after it was full, so they do not flap. */
+const ROOM_TO_RESUME_BYTES = 1024 * 1024;
+
+const CONDITIONS: Record<StoreUnavailableError['reason'], StoreCondition> = {
+  full: 'disk full',
+  'read-only': 'read-only',
+  io: 'disk I/O error',
+};
 
 export interface SqliteStoreOptions {
   /** Data directory; the database is `sluice.db` inside it. `:memory:` for a throwaway store. */
   dataDir: string;
   durability?: Durability;
+  /**
+   * Bytes held back in the data directory (the file `sluice.reserve`) to recover from a full disk with. Default
+   * 0, none; `sluice serve` passes DEFAULT_DISK_RESERVE_BYTES unless `--disk-reserve-bytes` says otherwise.
+   */
+  diskReserveBytes?: number;
 }
 
 interface PendingWrite {
@@ -83,6 +107,8 @@ interface ReceiveProgress {
   /** Rows looked at: a message claimed with a zero visibility timeout is still visible and must not be claimed twice. */
   seen: Set<number>;
   moved: number;
+  /** The server's admit refused the next message: the receive ends with what it claimed. */
+  refused: boolean;
 }
 
 /** How many fair-queue tenants one receive looks at, least recently served first. */
@@ -111,11 +137,18 @@ export class SqliteStore implements Store {
    */
   private readonly queueCache = new Map<string, QueueRecord>();
   private readonly durability: Durability;
+  private readonly dbFile: string | undefined;
   private readonly walFile: string | undefined;
   private walFd: number | undefined;
   /** Writes committed but waiting for an fsync started after their commit. */
   private awaitingSync: Array<{ done: () => void; fail: (error: unknown) => void }> = [];
   private syncing: Promise<void> | undefined;
+  private readonly reserve: DiskReserve | undefined;
+  /**
+   * Why the last write failed for a reason of the machine, for `condition()`. A read-only or failing disk is
+   * forgotten at the next commit; a full disk once the reserve is taken back (`resumeAfterFullDisk`).
+   */
+  private unavailable: StoreUnavailableError['reason'] | undefined;
   /** Whether each queue id is FIFO; a queue's kind never changes. */
   private readonly fifoById = new Map<number, boolean>();
   /** Increases with every fair-queue tenant turn; tenants with the lowest last turn are served first. */
@@ -161,6 +194,7 @@ export class SqliteStore implements Store {
     }
     this.durability = options.durability ?? 'durable';
     this.db.pragma(`synchronous = ${this.durability === 'off' ? 'OFF' : 'NORMAL'}`);
+    this.dbFile = file === ':memory:' ? undefined : file;
     this.walFile = file === ':memory:' ? undefined : `${file}-wal`;
     // In memory means nothing on disk, SQLite's temporary files (statement journals, big sorts) included.
     if (file === ':memory:') this.db.pragma('temp_store = MEMORY');
@@ -171,10 +205,14 @@ export class SqliteStore implements Store {
     migrate(this.db);
     this.statements = prepareStatements(this.db);
     this.tenantTurn = (this.statements.lastTenantTurn.get() as { turn: number }).turn;
+    if (file !== ':memory:') {
+      this.reserve = new DiskReserve(options.dataDir, options.diskReserveBytes ?? 0);
+      if (!this.resumeAfterFullDisk()) this.unavailable = 'full';
+    }
   }
 
   async createQueue(queue: NewQueue): Promise<QueueRecord> {
-    return this.write('durable', () => {
+    return this.write('adds', () => {
       const row = this.statements.insertQueue.get({
         name: queue.name,
         fifo: queue.fifo ? 1 : 0,
@@ -250,7 +288,7 @@ export class SqliteStore implements Store {
     messages: NewMessage[],
     onVisible?: () => void,
   ): Promise<SentMessage[]> {
-    return this.write('durable', onVisible, () => {
+    return this.write('adds', onVisible, () => {
       const fifo = this.isFifo(queueId);
       let fair = !fifo && this.hasTenants(queueId);
       return messages.map((message) => {
@@ -304,7 +342,7 @@ export class SqliteStore implements Store {
         const repeated = this.repeatAttempt(request);
         if (repeated) return { messages: repeated, overLimit: false, movedToDeadLetter: 0 };
       }
-      const progress: ReceiveProgress = { request, claimed: [], seen: new Set(), moved: 0 };
+      const progress: ReceiveProgress = { request, claimed: [], seen: new Set(), moved: 0, refused: false };
       if (fifo) this.claimFromGroups(progress);
       else this.claimByTenant(progress);
       if (fifo && request.attempt && progress.claimed.length > 0) {
@@ -330,17 +368,17 @@ export class SqliteStore implements Store {
     target: number,
     candidates: (limit: number) => MessageRow[],
   ) {
-    for (let movedInPass = 1; movedInPass > 0 && progress.claimed.length < target; ) {
+    for (let movedInPass = 1; movedInPass > 0 && !receiveFull(progress, target); ) {
       movedInPass = 0;
       for (const row of candidates(target - progress.claimed.length + progress.seen.size)) {
-        if (progress.seen.has(row.seq) || progress.claimed.length >= target) continue;
+        if (progress.seen.has(row.seq) || receiveFull(progress, target)) continue;
         if (this.claimOrMove(progress, row) === 'moved') movedInPass++;
       }
     }
   }
 
   /** The one place a receive takes a message: it is claimed, or moved to the dead-letter queue. */
-  private claimOrMove(progress: ReceiveProgress, row: MessageRow): 'claimed' | 'moved' {
+  private claimOrMove(progress: ReceiveProgress, row: MessageRow): 'claimed' | 'moved' | 'refused' {
     const { request } = progress;
     progress.seen.add(row.seq);
     const deadLetter = request.deadLetter;
@@ -359,6 +397,10 @@ export class SqliteStore implements Store {
       }
       progress.moved++;
       return 'moved';
+    }
+    if (request.admit && !request.admit(messageRowBytes(row))) {
+      progress.refused = true;
+      return 'refused';
     }
     const claim = {
       visible_at: request.visibleUntil,
@@ -397,11 +439,11 @@ export class SqliteStore implements Store {
       return;
     }
     let turn = tenants;
-    while (turn.length > 0 && progress.claimed.length < request.max) {
+    while (turn.length > 0 && !receiveFull(progress, request.max)) {
       const share = Math.ceil((request.max - progress.claimed.length) / turn.length);
       const again: string[] = [];
       for (const tenant of turn) {
-        if (progress.claimed.length >= request.max) break;
+        if (receiveFull(progress, request.max)) break;
         const before = progress.claimed.length;
         const target = Math.min(request.max, before + share);
         this.claimInOrder(
@@ -441,7 +483,7 @@ export class SqliteStore implements Store {
       group_id: string;
     }>;
     for (const { group_id: groupId } of groups) {
-      if (progress.claimed.length >= request.max) break;
+      if (receiveFull(progress, request.max)) break;
       const rows = this.statements.groupInOrder.all(
         request.queueId,
         groupId,
@@ -449,7 +491,7 @@ export class SqliteStore implements Store {
       ) as MessageRow[];
       let claimedHere = 0;
       for (const row of rows) {
-        if (progress.claimed.length >= request.max) break;
+        if (receiveFull(progress, request.max)) break;
         // Expired but not yet swept: gone for receivers, and not in the group's way.
         if (row.expires_at <= request.now) continue;
         if (row.visible_at > request.now) break;
@@ -767,7 +809,8 @@ export class SqliteStore implements Store {
   }
 
   async recordQueueSamples(samples: QueueSample[]): Promise<void> {
-    if (samples.length === 0) return;
+    // History waits while the disk is full: the room left is for the writes that free space.
+    if (samples.length === 0 || this.unavailable === 'full') return;
     // History only: losing the last samples in a power cut loses no message.
     await this.write('redeliverable', () => {
       for (const sample of samples) this.statements.insertSample.run(sampleRow(sample));
@@ -801,15 +844,64 @@ export class SqliteStore implements Store {
     return (this.statements.clusterState.get(name) as { value: string } | undefined)?.value;
   }
 
-  /** Pages in use (the file less its free list): constant time, and what a full disk is made of. */
+  /**
+   * What the database's files take on disk, its WAL's included, less the free pages SQLite fills first: what
+   * a full disk is made of. The WAL keeps its size once grown (up to a checkpoint's 32 MiB, more under
+   * bursts); the reserve is not counted. In memory, the pages are what it takes. Constant time.
+   */
   async storedBytes(): Promise<number> {
-    const pages = this.db.pragma('page_count', { simple: true }) as number;
     const free = this.db.pragma('freelist_count', { simple: true }) as number;
     const pageSize = this.db.pragma('page_size', { simple: true }) as number;
-    return (pages - free) * pageSize;
+    const taken =
+      this.dbFile === undefined || this.walFile === undefined
+        ? (this.db.pragma('page_count', { simple: true }) as number) * pageSize
+        : fileBytes(this.dbFile) + fileBytes(this.walFile);
+    return Math.max(0, taken - free * pageSize);
+  }
+
+  async condition(): Promise<StoreCondition | undefined> {
+    if (this.unavailable === 'full' && this.resumeAfterFullDisk()) this.unavailable = undefined;
+    return this.unavailable && CONDITIONS[this.unavailable];
+  }
+
+  /**
+   * Takes the reserve back if the disk has room for it and, besides it, for some sends (free disk and free
+   * pages together); otherwise releases what is left of it. Returns whether sends may resume.
+   */
+  private resumeAfterFullDisk(): boolean {
+    const reserve = this.reserve!;
+    const held = reserve.held();
+    const free = reserve.freeBytes();
+    const freePages = this.db.pragma('freelist_count', { simple: true }) as number;
+    const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+    const roomBesides = free + held - reserve.bytes + freePages * pageSize;
+    if (free + held >= reserve.bytes && roomBesides >= Math.max(reserve.bytes, ROOM_TO_RESUME_BYTES)) {
+      if (reserve.fill() >= reserve.bytes) return true;
+    }
+    reserve.release();
+    return false;
+  }
+
+  /**
+   * Notes why a write failed. Returns true when the disk just filled and a reserve was released for it: the
+   * writes that free space can then run again at once.
+   */
+  private noteUnavailable(error: unknown): boolean {
+    const failure = unavailableOrSelf(error);
+    if (!(failure instanceof StoreUnavailableError)) return false;
+    const newlyFull = failure.reason === 'full' && this.unavailable !== 'full';
+    this.unavailable = failure.reason;
+    if (!newlyFull || this.reserve === undefined) return false;
+    const released = this.reserve.held() > 0;
+    this.reserve.release();
+    return released;
   }
 
   async close(): Promise<void> {
+    // A full disk: take back what room there is before SQLite's closing checkpoint, which would otherwise
+    // fill it (a checkpoint that fails half way keeps the space it wrote) and leave none for the receives and
+    // deletes that make room after a restart.
+    if (this.unavailable === 'full') this.reserve?.fill();
     if (this.pending.length > 0) this.flush();
     while (this.syncing) await this.syncing;
     if (this.walFd !== undefined) closeSync(this.walFd);
@@ -821,6 +913,11 @@ export class SqliteStore implements Store {
   private write<T>(kind: WriteKind, onApplied: (() => void) | undefined, run: () => T): Promise<T>;
   private write<T>(kind: WriteKind, ...rest: [() => T] | [(() => void) | undefined, () => T]): Promise<T> {
     const [onApplied, run] = rest.length === 1 ? [undefined, rest[0]] : rest;
+    if (kind === 'adds' && this.unavailable === 'full') {
+      if (!this.resumeAfterFullDisk())
+        return Promise.reject(new StoreUnavailableError('full', { cause: 'the disk reserve is released' }));
+      this.unavailable = undefined;
+    }
     return new Promise<T>((resolve, reject) => {
       const fail = (error: unknown) => reject(unavailableOrSelf(error));
       this.pending.push({ kind, run, onApplied, resolve: resolve as (value: unknown) => void, reject: fail });
@@ -855,9 +952,20 @@ export class SqliteStore implements Store {
       this.forgetUncommittedState();
       // A BEGIN that fails (read-only, full) leaves writes still pending; they fail with the batch, or
       // they would wait for a flush that nothing schedules.
-      for (const write of [...batch, ...this.pending.splice(0)]) write.reject(error);
+      const failed = [...batch, ...this.pending.splice(0)];
+      if (this.noteUnavailable(error)) {
+        // The reserve was just released: what does not add data runs again in the room it gave back.
+        for (const write of failed) {
+          if (write.kind === 'adds') write.reject(error);
+          else this.pending.push(write);
+        }
+        this.flush();
+        return;
+      }
+      for (const write of failed) write.reject(error);
       return;
     }
+    if (this.unavailable !== 'full') this.unavailable = undefined;
     batch.forEach((write, index) => {
       const outcome = outcomes[index]!;
       if (!outcome.ok) write.reject(outcome.error);
@@ -906,7 +1014,7 @@ export class SqliteStore implements Store {
 
   private needsSync(kind: WriteKind): boolean {
     if (this.walFile === undefined) return false;
-    return this.durability === 'full' || (this.durability === 'durable' && kind === 'durable');
+    return this.durability === 'full' || (this.durability === 'durable' && kind !== 'redeliverable');
   }
 
   /** Runs `done` once an fsync that started after this call has finished. */
@@ -960,9 +1068,23 @@ function isWritable(dir: string): boolean {
   }
 }
 
+/**
+ * Makes the data directory, and fsyncs the parent of each directory it made: a directory's name is durable
+ * only once its parent is fsynced, and SQLite fsyncs only the data directory itself. Without this, a power
+ * cut soon after a first start could take the directory with every acknowledged send in it.
+ */
 function ensureDir(dir: string): string {
-  mkdirSync(dir, { recursive: true });
-  return dir;
+  const firstMade = mkdirSync(dir, { recursive: true });
+  if (firstMade === undefined || process.platform === 'win32') return dir;
+  for (let made = resolve(dir); ; made = dirname(made)) {
+    const parent = openSync(dirname(made), 'r');
+    try {
+      fsyncSync(parent);
+    } finally {
+      closeSync(parent);
+    }
+    if (made === resolve(firstMade)) return dir;
+  }
 }
 
 function migrate(db: Database.Database): void {

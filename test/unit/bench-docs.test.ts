@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import {
+  BENCHMARKS_PAGE,
+  type BenchRecord,
+  parseRecord,
+  readRecords,
+  recordOf,
+  renderBenchmarks,
+} from '../../scripts/bench-docs.ts';
+
+const VALID: BenchRecord = {
+  title: 'A run',
+  kind: 'peers',
+  date: '2026-12-01',
+  command: 'npm run bench -- --peers',
+  machine: '2-core test machine',
+  source: 'a test',
+  tables: [{ columns: ['system', 'e2e msg/s'], rows: [['Sluice', '1,000']] }],
+  notes: [],
+};
+
+describe('docs/benchmarks.md', () => {
+  test('is what the records in bench/history give (run npm run bench:docs after changing them)', () => {
+    assert.equal(readFileSync(BENCHMARKS_PAGE, 'utf8'), renderBenchmarks(readRecords()));
+  });
+
+  test('a malformed record is refused with its file name and the reason', () => {
+    const bad = (changes: Partial<Record<keyof BenchRecord, unknown>>) =>
+      JSON.stringify({ ...VALID, ...changes });
+    assert.throws(() => parseRecord('x.json', bad({ kind: 'speed' })), /x\.json: unknown kind "speed"/);
+    assert.throws(() => parseRecord('x.json', bad({ date: '4 Dec 2026' })), /bad date/);
+    assert.throws(() => parseRecord('x.json', bad({ machine: '' })), /"machine" must be a non-empty string/);
+    assert.throws(
+      () => parseRecord('x.json', bad({ tables: [{ columns: ['a', 'b'], rows: [['only one']] }] })),
+      /table 1: a row of \["only one"\] does not match its 2 columns/,
+    );
+    assert.deepEqual(parseRecord('x.json', bad({})), VALID);
+  });
+
+  test('a fresh peers result becomes a record, and as the newest of its kind it is the current figure', () => {
+    const result = {
+      machine: {
+        date: '2026-12-09T10:11:12.345Z',
+        cpuModel: 'Test CPU',
+        cores: 2,
+        memoryGiB: 8,
+        loadAverage1m: 0.25,
+        node: 'v20.20.2',
+        commit: 'abc1234',
+      },
+      options: { messages: 1000, motoMessages: 100, duration: 5 },
+      results: [
+        {
+          name: 'sluice',
+          label: 'Sluice (SQLite, durable)',
+          setup: '',
+          onCrash: '',
+          status: 'ok',
+          consume: [{ consumers: 4, msgPerSec: 900, lost: 0, duplicates: 0, undrained: 0 }],
+          mixed: { e2ePerSec: 4321, lost: 0, duplicates: 0, undrained: 0, latencyMs: { p50: 3, p99: 9 } },
+          errors: {},
+        },
+      ],
+      verdicts: [{ target: 'e2e >= rabbitmq', verdict: 'NOT RUN', detail: 'rabbitmq did not run' }],
+    };
+    const record = parseRecord('new.json', JSON.stringify(recordOf('peers.json', result)));
+    assert.equal(record.kind, 'peers');
+    assert.equal(record.date, '2026-12-09T10:11Z');
+    assert.equal(record.machine, '2-core Test CPU, 8 GiB RAM, Node v20.20.2');
+    assert.equal(record.commit, 'abc1234');
+    const row = record.tables[0]!.rows[0]!;
+    assert.equal(row[record.tables[0]!.columns.indexOf('e2e msg/s')], '4,321');
+
+    const older = { ...VALID, title: 'An older run', date: '2026-12-04T03:24Z' };
+    const page = renderBenchmarks([
+      { file: 'old.json', record: older },
+      { file: 'new.json', record },
+    ]);
+    const current = page.slice(page.indexOf('## Current figures'), page.indexOf('## Before and after'));
+    assert.match(current, /Against peer systems \(issue 9 workload\)/);
+    assert.doesNotMatch(current, /An older run/);
+    assert.match(
+      page,
+      /\| 2026-12-04 03:24 UTC \| Against peer systems \| \[An older run\]\(\.\.\/bench\/history\/old\.json\) \|/,
+    );
+  });
+});
