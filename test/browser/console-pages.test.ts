@@ -304,3 +304,47 @@ describe('console pages at 1280x800', { concurrency: false }, () => {
     assert.deepEqual(ui.cspViolations, []);
   });
 });
+
+/** A server with --strict-receipt-handles: a standard queue refuses a lapsed handle too, and the console says so. */
+describe('console delete with strict receipt handles', { concurrency: false }, () => {
+  let ui: ConsoleUnderTest;
+  let sqs: SQSClient;
+
+  before(async () => {
+    ui = await startConsole({ strictReceiptHandles: true });
+    sqs = new SQSClient({
+      endpoint: ui.sluice.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+  });
+
+  after(async () => {
+    sqs?.destroy();
+    await ui?.close();
+  });
+
+  test('a lapsed handle is refused, and the message stays for the next receive', {
+    timeout: 60_000,
+  }, async () => {
+    const { page, sluice } = ui;
+    await sqs.send(new CreateQueueCommand({ QueueName: 'strict' }));
+    await sqs.send(
+      new SendMessageCommand({ QueueUrl: `${sluice.endpoint}/000000000000/strict`, MessageBody: 'once' }),
+    );
+    await page.goto(`${sluice.endpoint}/console#/queue/strict`);
+    await page.getByRole('button', { name: 'Poll' }).click();
+    await page.locator('#poll-results .message').waitFor();
+    await ui.pass(31);
+    await page.locator('#poll-results .message button', { hasText: 'Delete' }).click();
+    const outcome = page.locator('#poll-results .message .outcome');
+    await outcome.filter({ hasText: 'Not deleted' }).waitFor();
+    const said = (await outcome.textContent()) ?? '';
+    assert.match(said, /ReceiptHandleIsInvalid/);
+    assert.match(said, /its visibility timeout has lapsed \(strict receipt handles\)/);
+    assert.match(said, /stays in the queue/);
+    assert.match(said, /refuses stale handles/);
+    await page.locator('#count-visible', { hasText: '1' }).waitFor();
+    assert.deepEqual(ui.failedLoads, []);
+  });
+});

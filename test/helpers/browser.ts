@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type LaunchOptions, type Page } from 'playwright-core';
-import { FakeClock, type RunningSluice, startSluice } from 'sluice';
+import { FakeClock, type RunningSluice, type SluiceOptions, startSluice } from 'sluice';
 
 /** Debian's chromium (`.ci/run` installs it); playwright-core never downloads a browser of its own. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -70,7 +70,7 @@ export interface ConsoleUnderTest {
   close(): Promise<void>;
 }
 
-export async function startConsole(): Promise<ConsoleUnderTest> {
+export async function startConsole(options: SluiceOptions = {}): Promise<ConsoleUnderTest> {
   const clock = new FakeClock(Date.UTC(2026, 11, 1, 9));
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-console-'));
   const sluice = await startSluice({
@@ -79,6 +79,7 @@ export async function startConsole(): Promise<ConsoleUnderTest> {
     clock,
     logLevel: 'silent',
     alarms: { periodSeconds: 10 },
+    ...options,
   });
   const browser = await launchChromium();
   const cspViolations: string[] = [];

@@ -930,10 +930,10 @@ function lapsedDelete(messageId, received) {
   const dlq = received.queue.deadLetterQueue;
   return [
     `DeleteMessage succeeded for ${messageId}, but this handle's visibility timeout had lapsed at ${formatTime(received.handleLapsesAt)}. `,
-    'If the message was still in the queue it is deleted now: a standard queue takes any handle it issued, even after another receive. ',
-    'If it had already left — deleted by another consumer',
+    'Either the message was still in the queue and is deleted now (a standard queue takes any handle it issued, even after another receive, unless the server refuses stale handles with --strict-receipt-handles), ',
+    'or it had already left — deleted by another consumer',
     dlq ? [', or moved to the dead-letter queue ', queueLink(dlq), ' after its last allowed receive'] : '',
-    ' — the server answers the same success and nothing changed.',
+    ' — and the server answers the same success. The answer does not say which.',
   ];
 }
 
@@ -944,7 +944,9 @@ function whyItStays(error, received) {
       ? `The message stays in the queue: on a FIFO queue a receipt handle works only while its visibility timeout lasts, and this one lapsed at ${formatTime(received.handleLapsesAt)}. Poll again to receive the message with a new handle.`
       : 'The message stays in the queue.';
   if (error.code === 'ReceiptHandleIsInvalid')
-    return 'The message stays in the queue: the server does not know this handle (was the queue deleted and created again?).';
+    return /strict receipt handles/.test(error.detail)
+      ? 'The message stays in the queue, with the consumer that received it since or visible for the next: this queue refuses stale handles (strict receipt handles). Poll again to receive it with a new handle.'
+      : 'The message stays in the queue: the server does not know this handle (was the queue deleted and created again?).';
   if (error.code === 'AccessDeniedException' || error.code === 'AccessDenied')
     return 'The message stays in the queue: this key may not delete its messages.';
   return 'The message stays in the queue.';
