@@ -16,8 +16,11 @@ export interface PermissionGrant {
 /** SQS: "An Amazon SQS policy can have a maximum of seven actions per statement." */
 const MAX_ACTIONS = 7;
 
-/** The actions cross-account permissions do not apply to (SQS Developer Guide), so no grant may name them. */
-const OWNER_ONLY_ACTIONS: ReadonlySet<string> = new Set([
+/**
+ * The actions cross-account permissions do not apply to (SQS Developer Guide): no grant may name them, and a
+ * queue Policy cannot open them to another account, however it is written.
+ */
+export const OWNER_ONLY_ACTIONS: ReadonlySet<string> = new Set([
   'AddPermission',
   'CancelMessageMoveTask',
   'CreateQueue',

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Clock } from 'sluice-client/clock';
 import { errors } from '../../core/errors.ts';
+import { OWNER_ONLY_ACTIONS } from '../../core/permissions.ts';
 import type { AccessedQueue, QueueAccess } from '../../core/queue-reference.ts';
 import { evaluateQueuePolicy, globRegExp } from './queue-policy.ts';
 import {
@@ -26,25 +27,6 @@ export interface AccessKey extends SigningCredential {
 
 /** Condition keys a request states about itself (headers `x-amz-source-arn`, `x-amz-source-account`). */
 export type PolicyContext = Readonly<Record<string, string | undefined>>;
-
-/**
- * The actions SQS keeps to the queue's owner: a queue Policy cannot open them to another account, however
- * it is written ("Cross-account permissions don't apply to this action", SQS Developer Guide).
- */
-const OWNER_ONLY_ACTIONS: ReadonlySet<string> = new Set([
-  'AddPermission',
-  'CancelMessageMoveTask',
-  'CreateQueue',
-  'DeleteQueue',
-  'ListMessageMoveTasks',
-  'ListQueues',
-  'ListQueueTags',
-  'RemovePermission',
-  'SetQueueAttributes',
-  'StartMessageMoveTask',
-  'TagQueue',
-  'UntagQueue',
-]);
 
 export interface Authenticator {
   /** The key that signed the request, or SQS's authentication error. */
