@@ -3,32 +3,12 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { FakeClock, type RunningSluice, startSluice } from 'sluice';
+import { type ConsoleUnderTest, consolePage, launchChromium, startConsole } from '../helpers/browser.ts';
 
-/** Debian's chromium (`.ci/run` installs it); playwright-core never downloads a browser of its own. */
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
 const MAX_RESPONSE_BYTES = 200 * 1024;
-
-const launchChromium = () =>
-  chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
-
-/** A page that fails the test on any script error of the console's, and notes what its CSP blocked. */
-async function consolePage(browser: Browser, cspViolations: string[]): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.setDefaultTimeout(10_000);
-  page.on('pageerror', (error) => {
-    throw error;
-  });
-  page.on('console', (message) => {
-    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
-  });
-  return page;
-}
 
 /**
  * The console in headless Chromium against a really started server on a fake clock, so visibility timeouts,
@@ -36,49 +16,25 @@ async function consolePage(browser: Browser, cspViolations: string[]): Promise<P
  * polls on real time; the test waits for what it shows.
  */
 describe('web console', { concurrency: false }, () => {
-  const clock = new FakeClock(Date.UTC(2026, 11, 1, 9));
+  let ui: ConsoleUnderTest;
   let sluice: RunningSluice;
-  let browser: Browser;
   let page: Page;
-  let dataDir: string;
   const responses: Array<{ url: string; bytes: number }> = [];
-  /** Pages, scripts, styles, icons the browser failed to load, and what the console's CSP blocked. */
-  const failedLoads: string[] = [];
-  const cspViolations: string[] = [];
+  const pass = (seconds: number) => ui.pass(seconds);
 
   before(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'sluice-console-'));
     mkdirSync(ARTIFACTS, { recursive: true });
-    sluice = await startSluice({
-      port: 0,
-      dataDir,
-      clock,
-      logLevel: 'silent',
-      alarms: { periodSeconds: 10 },
-    });
-    browser = await launchChromium();
-    page = await consolePage(browser, cspViolations);
+    ui = await startConsole();
+    ({ sluice, page } = ui);
     page.on('response', async (response) => {
       const body = await response.body().catch(() => undefined);
       if (body) responses.push({ url: response.url(), bytes: body.length });
     });
-    page.on('response', (response) => {
-      // The console's own SQS calls may fail on purpose (a refused attribute); what it loads must not.
-      if (response.request().method() === 'GET' && response.status() >= 400)
-        failedLoads.push(`${response.status()} ${response.url()}`);
-    });
   });
 
   after(async () => {
-    await browser?.close();
-    await sluice?.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    await ui?.close();
   });
-
-  /** Advances server time by `seconds`, one second at a time, as a running server would live through it. */
-  async function pass(seconds: number): Promise<void> {
-    for (let i = 0; i < seconds; i++) await clock.advance(1000);
-  }
 
   async function statusShows(text: string | RegExp): Promise<void> {
     await page.locator('#status', { hasText: text }).waitFor();
@@ -152,7 +108,7 @@ describe('web console', { concurrency: false }, () => {
 
     await page.getByLabel('Visibility timeout (s)').fill('30');
     await page.getByRole('button', { name: 'Poll' }).click();
-    await page.locator('#poll-results', { hasText: '3 message(s) received' }).waitFor();
+    await page.locator('#poll-results', { hasText: '3 messages received' }).waitFor();
     assert.deepEqual(await receivedCount(), ['1', '1', '1']);
     const jsonBody = page.locator('#poll-results pre.body', { hasText: '"order": 42' });
     assert.equal(await jsonBody.textContent(), JSON.stringify({ order: 42, items: ['tea'] }, null, 2));
@@ -167,7 +123,7 @@ describe('web console', { concurrency: false }, () => {
     assert.deepEqual(await receivedCount(), ['2', '2', '2']);
     await pass(31);
     await page.getByRole('button', { name: 'Poll' }).click();
-    await page.locator('#poll-results', { hasText: '0 message(s) received' }).waitFor();
+    await page.locator('#poll-results', { hasText: '0 messages received' }).waitFor();
 
     // The alarm check runs every 10 s of server time: the list shows the badge, the DLQ page its banner.
     await pass(10);
@@ -185,10 +141,10 @@ describe('web console', { concurrency: false }, () => {
     await page.locator('#alarm-history summary').click();
     await page.locator('#alarm-history li', { hasText: 'raised' }).waitFor();
     await sluice.sampler.sample();
-    await page.getByRole('button', { name: '24h' }).click();
-    await page.locator('#charts figcaption', { hasText: 'Depth, last 24h' }).waitFor();
-    await page.getByRole('button', { name: '1h' }).click();
-    await page.locator('#charts figcaption', { hasText: 'Depth, last 1h' }).waitFor();
+    await page.getByRole('button', { name: 'Last 24 hours' }).click();
+    await page.locator('#charts figcaption', { hasText: 'Depth, last 24 hours' }).waitFor();
+    await page.getByRole('button', { name: 'Last hour' }).click();
+    await page.locator('#charts figcaption', { hasText: 'Depth, last hour' }).waitFor();
     await page.screenshot({ path: join(ARTIFACTS, 'dlq.png'), fullPage: true });
 
     // Redrive back to the source at 1 message per second: the bar fills one step per second of server time.
@@ -269,8 +225,8 @@ describe('web console', { concurrency: false }, () => {
     assert.match(headers['content-security-policy'] ?? '', /script-src 'self'.*frame-ancestors 'none'/);
     assert.equal(headers['x-frame-options'], 'DENY');
     assert.equal(headers['x-content-type-options'], 'nosniff');
-    assert.deepEqual(cspViolations, []);
-    assert.deepEqual(failedLoads, []);
+    assert.deepEqual(ui.cspViolations, []);
+    assert.deepEqual(ui.failedLoads, []);
     // The page names its icon; a browser without one asks for /favicon.ico, which used to answer 400.
     assert.ok(
       responses.some((response) => response.url.endsWith('/console/favicon.svg')),
@@ -283,6 +239,7 @@ describe('web console', { concurrency: false }, () => {
 describe('web console with credentials', { concurrency: false }, () => {
   const ADMIN = { accessKeyId: 'AKIDADMIN', secretAccessKey: 'admin-secret' };
   const ORDERS = { accessKeyId: 'AKIDORDERS', secretAccessKey: 'orders-secret', queues: ['orders*'] };
+  const clock = new FakeClock(Date.UTC(2026, 11, 1, 9));
   let sluice: RunningSluice;
   let browser: Browser;
   let page: Page;
@@ -294,12 +251,18 @@ describe('web console with credentials', { concurrency: false }, () => {
     sluice = await startSluice({
       port: 0,
       dataDir,
-      clock: new FakeClock(Date.UTC(2026, 11, 1, 9)),
+      clock,
       logLevel: 'silent',
       credentials: [ADMIN, ORDERS],
     });
     const context = { baseUrl: sluice.endpoint, senderId: ADMIN.accessKeyId };
-    for (const name of ['orders-a', 'secret']) await sluice.service.CreateQueue({ QueueName: name }, context);
+    for (const name of ['orders-a-dlq', 'secret'])
+      await sluice.service.CreateQueue({ QueueName: name }, context);
+    const RedrivePolicy = JSON.stringify({
+      deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:orders-a-dlq',
+      maxReceiveCount: 3,
+    });
+    await sluice.service.CreateQueue({ QueueName: 'orders-a', Attributes: { RedrivePolicy } }, context);
     browser = await launchChromium();
     page = await consolePage(browser, cspViolations);
   });
@@ -348,6 +311,20 @@ describe('web console with credentials', { concurrency: false }, () => {
     await signIn(ADMIN);
     await page.locator('tr[data-queue="secret"]').waitFor();
     // The sign-in form's inline style is allowed by its hash; the console's own policy holds throughout.
+    assert.deepEqual(cspViolations, []);
+  });
+
+  test('silences a DLQ alarm from the alarms page over the session, naming the key', {
+    timeout: 30_000,
+  }, async () => {
+    // Signed in as AKIDADMIN by the test before; the DLQ is watched from the next alarm check on.
+    await clock.advance(10_000);
+    await page.goto(`${sluice.endpoint}/console#/alarms`);
+    const alarm = page.locator('article[data-alarm="orders-a-dlq"]');
+    await alarm.getByRole('button', { name: 'Silence', exact: true }).click();
+    await alarm.locator('.silence', { hasText: /^Silenced by AKIDADMIN at / }).waitFor();
+    await clock.advance(10_000);
+    await alarm.locator('tr[data-event="silenced"]', { hasText: 'silenced by AKIDADMIN' }).waitFor();
     assert.deepEqual(cspViolations, []);
   });
 });

@@ -117,8 +117,23 @@ describe('metrics and history', { concurrency: false }, () => {
         emptyReceives: number;
         notVisible: number;
       }>;
+      rates: {
+        windowSeconds: number;
+        sent: number;
+        received: number;
+        deleted: number;
+        emptyReceives: number;
+      };
     };
     assert.equal(history.samples.length, 1);
+    // The rates beside the console's counts: the last minute's samples, here the one of 10 s.
+    assert.deepEqual(history.rates, {
+      windowSeconds: 10,
+      sent: 0.3,
+      received: 0.3,
+      deleted: 0.1,
+      emptyReceives: 0.1,
+    });
     assert.deepEqual(
       [history.samples[0]!.sent, history.samples[0]!.received, history.samples[0]!.deleted],
       [3, 3, 1],
@@ -129,12 +144,17 @@ describe('metrics and history', { concurrency: false }, () => {
       assert.equal(response.status, 400, query);
     }
     const overview = (await (await fetch(`${sluice.endpoint}/api/overview`)).json()) as {
-      queues: Array<{ name: string; notVisible: number; sparkline: number[] }>;
+      queues: Array<{
+        name: string;
+        notVisible: number;
+        sparkline: { spanSeconds: number; stepSeconds: number; visible: number[] };
+      }>;
     };
     const metered = overview.queues.find((x) => x.name === 'metered');
+    // The one sample, taken now, and the count now: a queue this fresh is drawn at the 10 s sample step.
     assert.deepEqual(metered && { notVisible: metered.notVisible, sparkline: metered.sparkline }, {
       notVisible: 2,
-      sparkline: [0],
+      sparkline: { spanSeconds: 0, stepSeconds: 10, visible: [0, 0] },
     });
   });
 

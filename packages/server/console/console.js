@@ -4,12 +4,36 @@
 
 const main = document.getElementById('main');
 const statusLine = document.getElementById('status');
+const alarmsLink = document.getElementById('nav-alarms');
 /** Timers of the page on screen, stopped when the route changes. */
 let timers = [];
 
 // ---- Talking to the server -------------------------------------------------------------------------
 
-class SqsCallError extends Error {}
+/** An error the server answered, with its AWS error code (`AccessDenied`, `InvalidParameterValue`…). */
+class ServerError extends Error {
+  constructor(what, code, detail) {
+    super(`${what}: ${code}: ${detail}`);
+    this.code = code;
+    this.detail = detail;
+  }
+}
+
+/** The answer's JSON, or a ServerError naming the error code of a refusal. */
+async function answerOf(what, response) {
+  const text = await response.text();
+  let output = {};
+  try {
+    output = text ? JSON.parse(text) : {};
+  } catch {}
+  if (response.ok) return output;
+  if (response.status === 401) signInAgain();
+  const code = String(output.__type ?? `HTTP ${response.status}`)
+    .split('#')
+    .pop();
+  if (code === 'MissingAuthenticationTokenException') signInAgain();
+  throw new ServerError(what, code, output.message ?? output.Message ?? output.error ?? '');
+}
 
 async function sqs(action, input = {}) {
   const response = await fetch('/', {
@@ -17,23 +41,20 @@ async function sqs(action, input = {}) {
     headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${action}` },
     body: JSON.stringify(input),
   });
-  const text = await response.text();
-  const output = text ? JSON.parse(text) : {};
-  if (!response.ok) {
-    const code = String(output.__type ?? response.status)
-      .split('#')
-      .pop();
-    if (code === 'MissingAuthenticationTokenException') signInAgain();
-    throw new SqsCallError(`${action}: ${code}: ${output.message ?? output.Message ?? ''}`);
-  }
-  return output;
+  return answerOf(action, response);
 }
 
 async function api(path) {
-  const response = await fetch(path);
-  if (response.status === 401) signInAgain();
-  if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
-  return response.json();
+  return answerOf(path, await fetch(path));
+}
+
+async function apiPost(path, input) {
+  const response = await fetch(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(input),
+  });
+  return answerOf(path, response);
 }
 
 /** The session ended (expired, signed out elsewhere, server restarted): the server shows the sign-in form. */
@@ -58,14 +79,19 @@ async function attempt(work, done) {
 
 let account = '000000000000';
 const queueUrl = (name) => `${location.origin}/${account}/${name}`;
+const queueLink = (name) => h('a', { href: `#/queue/${encodeURIComponent(name)}` }, name);
 /** Every queue's ARN is this prefix and its name; /api/overview says what it is. */
 let arnPrefix = `arn:aws:sqs:us-east-1:${account}:`;
+/** The server's clock less this browser's, as of the last overview (a server may run on another clock). */
+let serverClockOffset = 0;
+const serverNow = () => Date.now() + serverClockOffset;
 
-/** The overview's answer for one query, remembering the account and ARN prefix it reports. */
+/** The overview's answer for one query, remembering the account, ARN prefix and time it reports. */
 async function loadOverview(query) {
   const data = await api(`/api/overview?${new URLSearchParams(query)}`);
   account = data.accountId;
   arnPrefix = data.queueArnPrefix;
+  serverClockOffset = data.now - Date.now();
   if (data.signedInAs) {
     document.getElementById('signed-in-as').textContent = `Signed in as ${data.signedInAs}`;
     document.getElementById('sign-out').hidden = false;
@@ -79,6 +105,14 @@ async function queueNames() {
   return urls.map((url) => decodeURIComponent(url.split('/').pop())).sort();
 }
 
+/** The header's Alarms link counts the alarms raised and not silenced. */
+async function countAlarms() {
+  const { alarms } = await api('/alarms');
+  const raised = alarms.filter((alarm) => alarm.state === 'ALARM' && !alarm.silenced).length;
+  alarmsLink.textContent = raised > 0 ? `Alarms (${raised})` : 'Alarms';
+  alarmsLink.classList.toggle('raised', raised > 0);
+}
+
 // ---- DOM helpers -----------------------------------------------------------------------------------
 
 function h(tag, props = {}, ...children) {
@@ -90,7 +124,7 @@ function h(tag, props = {}, ...children) {
     else if (key in element && key !== 'list') element[key] = value;
     else element.setAttribute(key, value === true ? '' : value);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Number.POSITIVE_INFINITY)) {
     if (child === undefined || child === null || child === false) continue;
     element.append(child instanceof Node ? child : String(child));
   }
@@ -109,6 +143,11 @@ function field(labelText, input) {
   return h('label', {}, labelText, input);
 }
 
+/** "1 message", "3 messages". */
+function plural(count, noun) {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
 function formatAge(seconds) {
   if (seconds < 60) return `${seconds} s`;
   if (seconds < 3600) return `${Math.floor(seconds / 60)} min`;
@@ -123,23 +162,49 @@ function formatTime(ms) {
     .replace(/\.\d+Z$/, 'Z');
 }
 
+/** A yes/no question in place of a destructive button; `yes` and `no` are [text, accessible name]. */
+function confirmation(question, yes, no, onYes, onNo) {
+  return h(
+    'span',
+    { class: 'confirm' },
+    question,
+    ' ',
+    h('button', { type: 'button', class: 'danger', 'aria-label': yes[1], onclick: onYes }, yes[0]),
+    h('button', { type: 'button', class: 'secondary', 'aria-label': no[1], onclick: onNo }, no[0]),
+  );
+}
+
 // ---- Charts ----------------------------------------------------------------------------------------
 
-function sparkline(values, label) {
+/** A queue's visible messages over its recent life (the overview's `sparkline`), as a small SVG. */
+function sparkline(line, name) {
   const width = 120;
-  const height = 24;
+  const height = 28;
+  const values = line.visible;
   const max = Math.max(1, ...values);
-  const step = values.length > 1 ? width / (values.length - 1) : 0;
-  const points = values.map(
-    (v, i) => `${(i * step).toFixed(1)},${(height - 2 - (v / max) * (height - 4)).toFixed(1)}`,
-  );
+  const x = (i) => (values.length > 1 ? 2 + (i / (values.length - 1)) * (width - 4) : width - 2);
+  const y = (v) => height - 3 - (v / max) * (height - 6);
+  const points = values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`);
+  const span = line.spanSeconds > 0 ? `over the last ${formatAge(line.spanSeconds)}` : 'now';
+  const label = `visible messages of ${name} ${span}: ${values[0]} → ${values.at(-1)}, highest ${max}`;
+  const last = values.length - 1;
   return s(
     'svg',
-    { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': label },
+    {
+      class: 'sparkline',
+      width,
+      height,
+      viewBox: `0 0 ${width} ${height}`,
+      role: 'img',
+      'aria-label': label,
+    },
     s('title', {}, label),
-    values.length > 0
-      ? s('polyline', { points: points.join(' '), fill: 'none', stroke: '#0b5cad', 'stroke-width': 1.5 })
-      : '',
+    s('polygon', {
+      points: [`${x(0).toFixed(1)},${y(0)}`, ...points, `${x(last).toFixed(1)},${y(0)}`].join(' '),
+      fill: '#dbe8f6',
+    }),
+    s('polyline', { points: points.join(' '), fill: 'none', stroke: '#0b5cad', 'stroke-width': 1.5 }),
+    s('circle', { cx: x(last).toFixed(1), cy: y(values[last]).toFixed(1), r: 2, fill: '#0b5cad' }),
   );
 }
 
@@ -148,17 +213,19 @@ function lineChart(title, samples, series) {
   const width = 520;
   const height = 170;
   const pad = { left: 44, right: 8, top: 10, bottom: 22 };
-  const max = Math.max(1, ...series.flatMap((line) => samples.map(line.value)));
+  // Rates below 1 a second get their own scale; an all-zero chart keeps 0 to 1.
+  const max = Math.max(0, ...series.flatMap((line) => samples.map(line.value))) || 1;
   const t0 = samples[0]?.at ?? 0;
   const t1 = samples.at(-1)?.at ?? 1;
   const x = (t) => pad.left + ((t - t0) / Math.max(1, t1 - t0)) * (width - pad.left - pad.right);
   const y = (v) => height - pad.bottom - (v / max) * (height - pad.top - pad.bottom);
+  const top = Number.isInteger(max) ? String(max) : max.toFixed(2);
   const svg = s(
     'svg',
     { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': title },
     s('title', {}, title),
     s('line', { x1: pad.left, y1: y(0), x2: width - pad.right, y2: y(0), stroke: '#a9b4c2' }),
-    s('text', { x: 4, y: y(max) + 4, 'font-size': 11, fill: '#5b6675' }, String(max)),
+    s('text', { x: 4, y: y(max) + 4, 'font-size': 11, fill: '#5b6675' }, top),
     s('text', { x: 4, y: y(0), 'font-size': 11, fill: '#5b6675' }, '0'),
   );
   if (samples.length > 0) {
@@ -204,9 +271,128 @@ function badges(queue) {
   ];
 }
 
+const holdsMessages = (q) => q.visible + q.notVisible + q.delayed > 0;
+
 async function queueListPage() {
   const filter = h('input', { type: 'search', id: 'filter', placeholder: 'part of a name' });
   const tbody = h('tbody');
+  const cut = h('p', { id: 'overview-cut', class: 'muted', hidden: true });
+  let queues = [];
+  /** The queue whose deletion waits for a yes; the list is not redrawn under the question. */
+  let confirming;
+
+  const deleteQueue = (q) =>
+    attempt(async () => {
+      confirming = undefined;
+      await sqs('DeleteQueue', { QueueUrl: queueUrl(q.name) });
+      await load();
+    }, `Deleted queue ${q.name}.`);
+  const deleteCell = (q) => {
+    if (confirming === q.name)
+      return confirmation(
+        `Delete ${q.name} and its ${plural(q.visible + q.notVisible + q.delayed, 'message')}?`,
+        ['Yes, delete', `Yes, delete ${q.name}`],
+        ['Keep it', `Keep ${q.name}`],
+        () => deleteQueue(q),
+        () => {
+          confirming = undefined;
+          render();
+        },
+      );
+    return h(
+      'button',
+      {
+        type: 'button',
+        class: 'secondary small',
+        'aria-label': `Delete queue ${q.name}`,
+        onclick: () => {
+          confirming = q.name;
+          render();
+          tbody.querySelector('.confirm button')?.focus();
+        },
+      },
+      'Delete…',
+    );
+  };
+  const render = () => {
+    tbody.replaceChildren(
+      ...queues.map((q) =>
+        h(
+          'tr',
+          { 'data-queue': q.name },
+          h('td', {}, queueLink(q.name), badges(q)),
+          h('td', { 'data-col': 'url', class: 'url' }, queueUrl(q.name)),
+          h('td', {}, q.fifo ? 'FIFO' : 'Standard'),
+          h('td', { class: 'num', 'data-col': 'visible' }, q.visible),
+          h('td', { class: 'num', 'data-col': 'in-flight' }, q.notVisible),
+          h('td', { class: 'num', 'data-col': 'delayed' }, q.delayed),
+          h('td', { class: 'num' }, holdsMessages(q) ? formatAge(q.oldestAgeSeconds) : '–'),
+          h('td', {}, sparkline(q.sparkline, q.name)),
+          h('td', { class: 'actions' }, deleteCell(q)),
+        ),
+      ),
+    );
+    if (queues.length === 0)
+      tbody.append(
+        h(
+          'tr',
+          {},
+          h(
+            'td',
+            { colspan: 9, class: 'muted' },
+            filter.value.trim() ? 'No queue matches.' : 'No queues yet: create one below.',
+          ),
+        ),
+      );
+  };
+  const load = async () => {
+    const data = await loadOverview({ filter: filter.value.trim() });
+    queues = data.queues;
+    cut.hidden = data.matching <= queues.length;
+    cut.textContent = `Showing the first ${queues.length} of ${data.matching} queues by name; filter to narrow.`;
+    render();
+    await createForm.refreshPicker();
+  };
+  // The filter runs on the server (the overview is capped), so typing waits for a pause before asking.
+  let typing;
+  filter.addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => attempt(load), 200);
+  });
+  const createForm = createQueueSection(load);
+
+  main.replaceChildren(
+    h('h1', {}, 'Queues'),
+    h(
+      'section',
+      {},
+      h('h2', {}, 'All queues'),
+      field('Filter by name', filter),
+      cut,
+      h(
+        'table',
+        { id: 'queues' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Name', 'URL', 'Type', 'Visible', 'In flight', 'Delayed', 'Oldest', 'Visible, recent', ''].map(
+              (t) => h('th', { scope: 'col' }, t),
+            ),
+          ),
+        ),
+        tbody,
+      ),
+    ),
+    createForm.section,
+  );
+  await load();
+  every(2000, () => (confirming === undefined ? load() : undefined));
+}
+
+function createQueueSection(reload) {
   const dlqSelect = h('select', { id: 'new-dlq' });
   const name = h('input', {
     id: 'new-name',
@@ -223,65 +409,6 @@ async function queueListPage() {
     max: 43200,
     placeholder: '30',
   });
-  const cut = h('p', { id: 'overview-cut', class: 'muted', hidden: true });
-  let queues = [];
-
-  const render = (data) => {
-    cut.hidden = data.matching <= queues.length;
-    cut.textContent = `Showing the first ${queues.length} of ${data.matching} queues by name; filter to narrow.`;
-    tbody.replaceChildren(
-      ...queues.map((q) =>
-        h(
-          'tr',
-          { 'data-queue': q.name },
-          h('td', {}, h('a', { href: `#/queue/${encodeURIComponent(q.name)}` }, q.name), badges(q)),
-          h('td', {}, q.fifo ? 'FIFO' : 'Standard'),
-          h('td', { class: 'num', 'data-col': 'visible' }, q.visible),
-          h('td', { class: 'num', 'data-col': 'in-flight' }, q.notVisible),
-          h('td', { class: 'num', 'data-col': 'delayed' }, q.delayed),
-          h(
-            'td',
-            { class: 'num' },
-            q.visible + q.notVisible + q.delayed > 0 ? formatAge(q.oldestAgeSeconds) : '–',
-          ),
-          h('td', {}, sparkline(q.sparkline, `visible messages of ${q.name} over the last hour`)),
-        ),
-      ),
-    );
-    if (queues.length === 0)
-      tbody.append(
-        h(
-          'tr',
-          {},
-          h(
-            'td',
-            { colspan: 7, class: 'muted' },
-            filter.value.trim() ? 'No queue matches.' : 'No queues yet.',
-          ),
-        ),
-      );
-  };
-  const renderPicker = (names) => {
-    const chosen = dlqSelect.value;
-    dlqSelect.replaceChildren(
-      h('option', { value: '' }, '(none)'),
-      ...names.map((queueName) => h('option', { value: queueName }, queueName)),
-    );
-    dlqSelect.value = names.includes(chosen) ? chosen : '';
-  };
-  const load = async () => {
-    const [data, names] = await Promise.all([loadOverview({ filter: filter.value.trim() }), queueNames()]);
-    queues = data.queues;
-    render(data);
-    renderPicker(names);
-  };
-  // The filter runs on the server (the overview is capped), so typing waits for a pause before asking.
-  let typing;
-  filter.addEventListener('input', () => {
-    clearTimeout(typing);
-    typing = setTimeout(() => attempt(load), 200);
-  });
-
   const create = async (event) => {
     event.preventDefault();
     const queueName = name.value.trim();
@@ -297,13 +424,20 @@ async function queueListPage() {
     await attempt(async () => {
       await sqs('CreateQueue', { QueueName: queueName, Attributes: attributes });
       name.value = '';
-      await load();
+      await reload();
     }, `Created queue ${queueName}.`);
   };
-
-  main.replaceChildren(
-    h('h1', {}, 'Queues'),
-    h(
+  return {
+    async refreshPicker() {
+      const names = await queueNames();
+      const chosen = dlqSelect.value;
+      dlqSelect.replaceChildren(
+        h('option', { value: '' }, '(none)'),
+        ...names.map((queueName) => h('option', { value: queueName }, queueName)),
+      );
+      dlqSelect.value = names.includes(chosen) ? chosen : '';
+    },
+    section: h(
       'section',
       {},
       h('h2', {}, 'Create a queue'),
@@ -318,35 +452,12 @@ async function queueListPage() {
         h('div', {}, h('button', { type: 'submit' }, 'Create queue')),
       ),
     ),
-    h(
-      'section',
-      {},
-      h('h2', {}, 'All queues'),
-      field('Filter by name', filter),
-      cut,
-      h(
-        'table',
-        { id: 'queues' },
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            ['Name', 'Type', 'Visible', 'In flight', 'Delayed', 'Oldest', 'Last hour'].map((t) =>
-              h('th', { scope: 'col' }, t),
-            ),
-          ),
-        ),
-        tbody,
-      ),
-    ),
-  );
-  await load();
-  every(2000, load);
+  };
 }
 
 // ---- Queue page ------------------------------------------------------------------------------------
+
+const RANGES = { '1h': 'hour', '24h': '24 hours' };
 
 async function queuePage(name) {
   const url = queueUrl(name);
@@ -362,122 +473,52 @@ async function queuePage(name) {
     );
     return;
   }
-  const fifoQueue = first.queue.fifo;
-  const heading = h('h1', {}, name, ' ');
+  const queue = first.queue;
+  const heading = h('h1', {}, name, ' ', badges(queue));
   const banners = h('div', { id: 'banners' });
-  const summary = h('p', { id: 'summary' });
   const links = h('p', { id: 'links' });
+  const metrics = metricsSection(queue.deadLetterSources.length > 0);
   const charts = h('div', { id: 'charts' });
   let range = '1h';
 
   const refresh = async () => {
-    const { data, queue } = await overviewOf();
-    if (!queue) return;
-    heading.replaceChildren(name, ' ', ...badges(queue));
-    summary.replaceChildren(
-      h('strong', { id: 'count-visible' }, queue.visible),
-      ' visible · ',
-      h('strong', { id: 'count-in-flight' }, queue.notVisible),
-      ' in flight · ',
-      h('strong', {}, queue.delayed),
-      ' delayed · oldest ',
-      queue.visible + queue.notVisible + queue.delayed > 0 ? formatAge(queue.oldestAgeSeconds) : '–',
-    );
+    const { queue: now } = await overviewOf();
+    if (!now) return;
+    heading.replaceChildren(name, ' ', ...badges(now));
     links.replaceChildren(
-      queue.deadLetterQueue
-        ? h(
-            'span',
-            {},
-            'Dead-letter queue: ',
-            h('a', { href: `#/queue/${encodeURIComponent(queue.deadLetterQueue)}` }, queue.deadLetterQueue),
-            '. ',
-          )
-        : '',
-      queue.deadLetterSources.length > 0
-        ? h(
-            'span',
-            {},
-            'Dead-letter queue of: ',
-            queue.deadLetterSources.flatMap((source, i) => [
-              i ? ', ' : '',
-              h('a', { href: `#/queue/${encodeURIComponent(source)}` }, source),
-            ]),
-            '.',
-          )
-        : '',
+      h(
+        'span',
+        {},
+        'URL ',
+        h('code', { class: 'url' }, url),
+        now.deadLetterQueue ? [' · Dead-letter queue: ', queueLink(now.deadLetterQueue)] : '',
+        now.deadLetterSources.length > 0
+          ? [
+              ' · Dead-letter queue of: ',
+              now.deadLetterSources.flatMap((source, i) => [i ? ', ' : '', queueLink(source)]),
+            ]
+          : '',
+      ),
     );
-    await renderBanners(data.now, queue);
-  };
-
-  const renderBanners = async (now, queue) => {
-    if (queue.deadLetterSources.length === 0) {
-      banners.replaceChildren();
-      return;
-    }
-    const { alarms } = await api('/alarms');
-    const alarm = alarms.find((a) => a.queue === name);
-    const parts = [];
-    if (alarm?.state === 'ALARM') {
-      parts.push(
-        h(
-          'div',
-          { class: 'banner alarm', role: 'alert', id: 'alarm-banner' },
-          h(
-            'strong',
-            {},
-            `Alarm: ${alarm.visible} messages in this dead-letter queue (threshold ${alarm.threshold})`,
-          ),
-          alarm.since ? ` since ${formatTime(alarm.since)}` : '',
-          alarm.silenced ? ' — silenced' : '',
-        ),
-      );
-    }
-    const last = alarm?.history.at(-1);
-    if (
-      alarm?.state === 'ALARM' &&
-      last?.nextExpiryAt !== undefined &&
-      last.nextExpiryAt - now <= 24 * 3600 * 1000
-    ) {
-      const hours = Math.max(0, (last.nextExpiryAt - now) / 3_600_000).toFixed(1);
-      parts.push(
-        h(
-          'div',
-          { class: 'banner warning', id: 'retention-warning' },
-          `Retention: the oldest message here expires in ${hours} h (${formatTime(last.nextExpiryAt)}) and is then lost. Redrive it or raise MessageRetentionPeriod.`,
-        ),
-      );
-    }
-    if (alarm && alarm.history.length > 0) {
-      parts.push(
-        h(
-          'details',
-          { id: 'alarm-history' },
-          h('summary', {}, `Alarm history (${alarm.history.length})`),
-          h(
-            'ul',
-            {},
-            [...alarm.history]
-              .reverse()
-              .map((n) => h('li', {}, `${formatTime(n.at)} ${n.event}: ${n.message}`)),
-          ),
-        ),
-      );
-    }
-    banners.replaceChildren(...parts);
+    const alarm = now.deadLetterSources.length > 0 ? await alarmOf(name) : undefined;
+    banners.replaceChildren(...alarmBanners(alarm));
+    metrics.showCounts(now, alarm);
   };
 
   const renderCharts = async () => {
     const history = await api(`/api/history?queue=${encodeURIComponent(name)}&range=${range}`);
+    metrics.showRates(history.rates);
+    const perSecond = (count) => (sample) => count(sample) / (sample.periodMs / 1000);
     charts.replaceChildren(
-      lineChart(`Depth, last ${range}`, history.samples, [
+      lineChart(`Depth, last ${RANGES[range]}`, history.samples, [
         { label: 'visible', color: '#0b5cad', value: (x) => x.visible },
         { label: 'in flight', color: '#9a5b00', value: (x) => x.notVisible },
         { label: 'delayed', color: '#6b4fbb', value: (x) => x.delayed },
       ]),
-      lineChart(`Throughput per sample, last ${range}`, history.samples, [
-        { label: 'sent', color: '#17733a', value: (x) => x.sent },
-        { label: 'received', color: '#0b5cad', value: (x) => x.received },
-        { label: 'deleted', color: '#b42318', value: (x) => x.deleted },
+      lineChart(`Sent, received and deleted per second, last ${RANGES[range]}`, history.samples, [
+        { label: 'sent', color: '#17733a', value: perSecond((x) => x.sent) },
+        { label: 'received', color: '#0b5cad', value: perSecond((x) => x.received) },
+        { label: 'deleted', color: '#b42318', value: perSecond((x) => x.deleted) },
       ]),
     );
   };
@@ -495,25 +536,46 @@ async function queuePage(name) {
           await attempt(renderCharts);
         },
       },
-      value,
+      `Last ${RANGES[value]}`,
     );
 
+  const messages = messagesPanel(name, url, queue, refresh);
   main.replaceChildren(
-    h('p', {}, h('a', { href: '#/' }, '← Queues')),
+    h('p', { class: 'crumbs' }, h('a', { href: '#/' }, '← Queues')),
     heading,
-    banners,
-    summary,
     links,
+    banners,
+    // What people come to a queue for comes first: send, poll, purge, redrive. Figures and settings follow.
+    h(
+      'section',
+      { id: 'actions' },
+      h(
+        'div',
+        { class: 'columns' },
+        messages.sendForm,
+        h(
+          'div',
+          {},
+          messages.pollForm,
+          queue.deadLetterSources.length > 0 ? redriveForm(name, queue, await queueNames()) : '',
+        ),
+      ),
+      messages.results,
+    ),
+    metrics.section,
     h(
       'section',
       { id: 'charts-section' },
       h('h2', {}, 'Charts'),
-      h('div', { role: 'group', 'aria-label': 'Chart range' }, rangeButton('1h'), rangeButton('24h')),
+      h(
+        'div',
+        { role: 'group', 'aria-label': 'Chart range', class: 'range' },
+        rangeButton('1h'),
+        rangeButton('24h'),
+      ),
       charts,
     ),
-    messagesSection(name, url, fifoQueue),
-    first.queue.deadLetterSources.length > 0 ? redriveSection(name, first.queue, await queueNames()) : '',
-    await attributesSection(url, fifoQueue),
+    await attributesSection(url, queue.fifo),
     await tagsSection(url),
   );
   await refresh();
@@ -522,11 +584,131 @@ async function queuePage(name) {
   every(10_000, renderCharts);
 }
 
-function messagesSection(name, url, fifoQueue) {
+async function alarmOf(name) {
+  const { alarms } = await api('/alarms');
+  return alarms.find((a) => a.queue === name);
+}
+
+/** The alarm of a DLQ and the retention warning, above its page's actions. */
+function alarmBanners(alarm) {
+  const parts = [];
+  if (alarm?.state === 'ALARM') {
+    parts.push(
+      h(
+        'div',
+        { class: 'banner alarm', role: 'alert', id: 'alarm-banner' },
+        h(
+          'strong',
+          {},
+          `Alarm: ${plural(alarm.visible, 'message')} in this dead-letter queue (threshold ${alarm.threshold})`,
+        ),
+        alarm.since ? ` since ${formatTime(alarm.since)}` : '',
+        alarm.silenced ? ' — silenced' : '',
+        ' · ',
+        h('a', { href: '#/alarms' }, 'Alarms page'),
+      ),
+    );
+  }
+  const last = alarm?.history.at(-1);
+  if (
+    alarm?.state === 'ALARM' &&
+    last?.nextExpiryAt !== undefined &&
+    last.nextExpiryAt - serverNow() <= 24 * 3600 * 1000
+  ) {
+    const hours = Math.max(0, (last.nextExpiryAt - serverNow()) / 3_600_000).toFixed(1);
+    parts.push(
+      h(
+        'div',
+        { class: 'banner warning', id: 'retention-warning' },
+        `Retention: the oldest message here expires in ${hours} h (${formatTime(last.nextExpiryAt)}) and is then lost. Redrive it or raise MessageRetentionPeriod.`,
+      ),
+    );
+  }
+  return parts;
+}
+
+/** The queue's figures: counts now (overview), rates over the last minute (history), and a DLQ's alarm. */
+function metricsSection(isDeadLetterQueue) {
+  const tiles = {};
+  const tile = (key, label, id) => {
+    tiles[key] = h('dd', { class: 'value', id }, '–');
+    return h('div', { class: 'tile', 'data-metric': key }, h('dt', {}, label), tiles[key]);
+  };
+  const rateNote = h('span', {}, 'Rates appear after the first sample (one every 10 s).');
+  const history = h('div', { id: 'alarm-history-box' });
+  const section = h(
+    'section',
+    { id: 'metrics' },
+    h('h2', {}, 'Metrics'),
+    h(
+      'dl',
+      { class: 'tiles' },
+      tile('visible', 'Visible', 'count-visible'),
+      tile('in-flight', 'In flight', 'count-in-flight'),
+      tile('delayed', 'Delayed'),
+      tile('oldest', 'Oldest'),
+      tile('sent', 'Sent /s'),
+      tile('received', 'Received /s'),
+      tile('deleted', 'Deleted /s'),
+      tile('empty-receives', 'Empty receives /s'),
+      isDeadLetterQueue ? tile('alarm', 'DLQ alarm') : '',
+    ),
+    h(
+      'p',
+      { class: 'muted small' },
+      rateNote,
+      ' Prometheus text of every queue: ',
+      h('a', { href: '/metrics', target: '_blank', rel: 'noopener' }, '/metrics ↗'),
+    ),
+    history,
+  );
+  return {
+    section,
+    showCounts(queue, alarm) {
+      tiles.visible.textContent = queue.visible;
+      tiles['in-flight'].textContent = queue.notVisible;
+      tiles.delayed.textContent = queue.delayed;
+      tiles.oldest.textContent = holdsMessages(queue) ? formatAge(queue.oldestAgeSeconds) : '–';
+      if (alarm) {
+        tiles.alarm.textContent = `${alarm.state}${alarm.silenced ? ' (silenced)' : ''}`;
+        tiles.alarm.className = `value ${alarm.state === 'ALARM' ? 'bad' : ''}`;
+      }
+      // Redrawn only when it changed, so that an opened list stays open.
+      const count = alarm?.history.length ?? 0;
+      if (history.dataset.count !== String(count)) {
+        history.dataset.count = String(count);
+        history.replaceChildren(count > 0 ? alarmHistoryList(alarm) : '');
+      }
+    },
+    showRates(rates) {
+      if (!rates) return;
+      for (const key of ['sent', 'received', 'deleted']) tiles[key].textContent = rates[key].toFixed(2);
+      tiles['empty-receives'].textContent = rates.emptyReceives.toFixed(2);
+      rateNote.textContent = `Rates: per second over the last ${Math.round(rates.windowSeconds)} s of samples.`;
+    },
+  };
+}
+
+function alarmHistoryList(alarm) {
+  return h(
+    'details',
+    { id: 'alarm-history' },
+    h('summary', {}, `Alarm history (${alarm.history.length})`),
+    h(
+      'ul',
+      {},
+      [...alarm.history].reverse().map((n) => h('li', {}, `${formatTime(n.at)} ${n.event}: ${n.message}`)),
+    ),
+  );
+}
+
+/** Send, poll and purge; `refresh` redraws the page's counts after each. */
+function messagesPanel(name, url, queue, refresh) {
+  const fifoQueue = queue.fifo;
   const body = h('textarea', { id: 'send-body', required: true });
-  const delay = h('input', { type: 'number', id: 'send-delay', min: 0, max: 900, placeholder: '0' });
-  const group = h('input', { id: 'send-group' });
-  const dedup = h('input', { id: 'send-dedup' });
+  const delay = h('input', { type: 'number', id: 'send-delay', min: 0, max: 900, placeholder: '0', size: 5 });
+  const group = h('input', { id: 'send-group', size: 14 });
+  const dedup = h('input', { id: 'send-dedup', size: 14 });
   const attributeRows = h('div', { id: 'send-attributes' });
   const addAttribute = () => {
     const n = attributeRows.children.length + 1;
@@ -534,7 +716,7 @@ function messagesSection(name, url, fifoQueue) {
       h(
         'div',
         { class: 'attribute-row' },
-        field(`Attribute ${n} name`, h('input', { class: 'attr-name' })),
+        field(`Attribute ${n} name`, h('input', { class: 'attr-name', size: 12 })),
         field(
           'type',
           h(
@@ -543,7 +725,7 @@ function messagesSection(name, url, fifoQueue) {
             ['String', 'Number', 'Binary'].map((t) => h('option', { value: t }, t)),
           ),
         ),
-        field('value', h('input', { class: 'attr-value' })),
+        field('value', h('input', { class: 'attr-value', size: 14 })),
       ),
     );
   };
@@ -568,74 +750,76 @@ function messagesSection(name, url, fifoQueue) {
     await attempt(async () => {
       const output = await sqs('SendMessage', input);
       say(`Sent message ${output.MessageId}.`);
+      await refresh();
     });
   };
 
-  const visibility = h('input', { type: 'number', id: 'poll-visibility', min: 0, max: 43200, value: 30 });
-  const max = h('input', { type: 'number', id: 'poll-max', min: 1, max: 10, value: 10 });
+  const visibility = h('input', {
+    type: 'number',
+    id: 'poll-visibility',
+    min: 0,
+    max: 43200,
+    value: 30,
+    size: 6,
+  });
+  const max = h('input', { type: 'number', id: 'poll-max', min: 1, max: 10, value: 10, size: 4 });
   const results = h('div', { id: 'poll-results', 'aria-live': 'polite' });
   const poll = async (event) => {
     event.preventDefault();
     await attempt(async () => {
+      const visibilitySeconds = Number(visibility.value);
       const output = await sqs('ReceiveMessage', {
         QueueUrl: url,
         MaxNumberOfMessages: Number(max.value),
-        VisibilityTimeout: Number(visibility.value),
+        VisibilityTimeout: visibilitySeconds,
         WaitTimeSeconds: 0,
         AttributeNames: ['All'],
         MessageAttributeNames: ['All'],
       });
+      const received = { url, queue, refresh, handleLapsesAt: serverNow() + visibilitySeconds * 1000 };
       const messages = output.Messages ?? [];
       results.replaceChildren(
-        h('p', {}, `${messages.length} message(s) received, invisible to others for ${visibility.value} s.`),
-        ...messages.map((m) => renderMessage(url, m)),
+        h(
+          'p',
+          {},
+          `${plural(messages.length, 'message')} received, invisible to others for ${visibilitySeconds} s.`,
+        ),
+        ...messages.map((m) => renderMessage(m, received)),
       );
+      await refresh();
     });
   };
 
-  const confirmBox = h('span', { id: 'purge-confirm', hidden: true });
+  const purgeBox = h('span', { id: 'purge-confirm' });
   const purgeButton = h('button', { type: 'button', class: 'danger', id: 'purge' }, 'Purge queue…');
   purgeButton.addEventListener('click', () => {
-    confirmBox.hidden = false;
-    confirmBox.querySelector('button').focus();
-  });
-  confirmBox.append(
-    ` Delete every message in ${name}? `,
-    h(
-      'button',
-      {
-        type: 'button',
-        class: 'danger',
-        onclick: async () => {
-          confirmBox.hidden = true;
-          await attempt(() => sqs('PurgeQueue', { QueueUrl: url }), `Purged ${name}.`);
-          results.replaceChildren();
+    purgeBox.replaceChildren(
+      confirmation(
+        `Delete every message in ${name}?`,
+        ['Yes, purge', 'Yes, purge'],
+        ['Keep the messages', 'Keep the messages'],
+        async () => {
+          purgeBox.replaceChildren();
+          await attempt(async () => {
+            await sqs('PurgeQueue', { QueueUrl: url });
+            results.replaceChildren();
+            await refresh();
+          }, `Purged ${name}.`);
         },
-      },
-      'Yes, purge',
-    ),
-    h(
-      'button',
-      {
-        type: 'button',
-        class: 'secondary',
-        onclick: () => {
-          confirmBox.hidden = true;
+        () => {
+          purgeBox.replaceChildren();
           purgeButton.focus();
         },
-      },
-      'Keep the messages',
-    ),
-  );
+      ),
+    );
+    purgeBox.querySelector('button').focus();
+  });
 
-  return h(
-    'section',
-    { id: 'messages' },
-    h('h2', {}, 'Messages'),
-    h(
+  return {
+    sendForm: h(
       'form',
       { id: 'send-form', onsubmit: send },
-      h('h3', {}, 'Send a message'),
+      h('h2', {}, 'Send a message'),
       field('Body', body),
       h(
         'div',
@@ -648,20 +832,20 @@ function messagesSection(name, url, fifoQueue) {
       h(
         'div',
         {},
-        h('button', { type: 'button', class: 'secondary', onclick: addAttribute }, 'Add attribute'),
         h('button', { type: 'submit' }, 'Send message'),
+        h('button', { type: 'button', class: 'secondary', onclick: addAttribute }, 'Add attribute'),
       ),
     ),
-    h(
+    pollForm: h(
       'form',
       { id: 'poll-form', onsubmit: poll },
-      h('h3', {}, 'Poll for messages'),
+      h('h2', {}, 'Poll for messages'),
       field('Visibility timeout (s)', visibility),
       field('Up to', max),
-      h('div', {}, h('button', { type: 'submit' }, 'Poll'), purgeButton, confirmBox),
+      h('div', {}, h('button', { type: 'submit' }, 'Poll'), purgeButton, purgeBox),
     ),
     results,
-  );
+  };
 }
 
 function prettyBody(body) {
@@ -672,9 +856,14 @@ function prettyBody(body) {
   return body;
 }
 
-function renderMessage(url, m) {
+/**
+ * A received message with its Delete button; `received` says where from and when its handle lapses, and
+ * refreshes the page's counts.
+ */
+function renderMessage(m, received) {
   const attributes = m.Attributes ?? {};
   const deleteButton = h('button', { type: 'button', class: 'secondary' }, 'Delete');
+  const outcome = h('div', { class: 'outcome', role: 'status' });
   const box = h(
     'article',
     { class: 'message', 'data-message-id': m.MessageId },
@@ -688,6 +877,8 @@ function renderMessage(url, m) {
       h('dd', { class: 'receive-count' }, attributes.ApproximateReceiveCount ?? '?'),
       h('dt', {}, 'Sent'),
       h('dd', {}, attributes.SentTimestamp ? formatTime(Number(attributes.SentTimestamp)) : '?'),
+      h('dt', {}, 'Handle valid until'),
+      h('dd', {}, formatTime(received.handleLapsesAt)),
       attributes.MessageGroupId ? [h('dt', {}, 'Group'), h('dd', {}, attributes.MessageGroupId)] : '',
       attributes.DeadLetterQueueSourceArn
         ? [h('dt', {}, 'Dead-lettered from'), h('dd', {}, attributes.DeadLetterQueueSourceArn)]
@@ -698,17 +889,70 @@ function renderMessage(url, m) {
       ]),
     ),
     deleteButton,
+    outcome,
   );
-  deleteButton.addEventListener('click', () =>
-    attempt(async () => {
-      await sqs('DeleteMessage', { QueueUrl: url, ReceiptHandle: m.ReceiptHandle });
-      box.replaceChildren(h('p', { class: 'muted' }, `Deleted ${m.MessageId}.`));
-    }, 'Message deleted.'),
-  );
+  const remove = async () => {
+    try {
+      await sqs('DeleteMessage', { QueueUrl: received.url, ReceiptHandle: m.ReceiptHandle });
+    } catch (error) {
+      if (!(error instanceof ServerError)) throw error;
+      say(error.message, true);
+      outcome.className = 'outcome error';
+      outcome.replaceChildren(
+        h('strong', {}, 'Not deleted. '),
+        `The server answered ${error.code}: ${error.detail} `,
+        whyItStays(error, received),
+      );
+      return;
+    }
+    // The time now, as the server counts it (the refresh reads it), tells whether the handle had lapsed.
+    await received.refresh();
+    box.replaceChildren(
+      h(
+        'div',
+        { class: 'outcome' },
+        serverNow() < received.handleLapsesAt
+          ? `Deleted ${m.MessageId}: the server accepted DeleteMessage while the message was in flight under this handle.`
+          : lapsedDelete(m.MessageId, received),
+      ),
+    );
+    say(`DeleteMessage succeeded for ${m.MessageId}.`);
+  };
+  deleteButton.addEventListener('click', () => attempt(remove));
   return box;
 }
 
-function redriveSection(name, queue, names) {
+/**
+ * SQS answers a delete with success both when it deleted the message and when the message had already
+ * gone, so after a lapsed handle the console says both what happened and what it cannot know.
+ */
+function lapsedDelete(messageId, received) {
+  const dlq = received.queue.deadLetterQueue;
+  return [
+    `DeleteMessage succeeded for ${messageId}, but this handle's visibility timeout had lapsed at ${formatTime(received.handleLapsesAt)}. `,
+    'Either the message was still in the queue and is deleted now (a standard queue takes any handle it issued, even after another receive, unless the server refuses stale handles with --strict-receipt-handles), ',
+    'or it had already left — deleted by another consumer',
+    dlq ? [', or moved to the dead-letter queue ', queueLink(dlq), ' after its last allowed receive'] : '',
+    ' — and the server answers the same success. The answer does not say which.',
+  ];
+}
+
+/** Why a refused delete leaves the message where it is. */
+function whyItStays(error, received) {
+  if (error.code === 'InvalidParameterValueException' || error.code === 'InvalidParameterValue')
+    return received.queue.fifo
+      ? `The message stays in the queue: on a FIFO queue a receipt handle works only while its visibility timeout lasts, and this one lapsed at ${formatTime(received.handleLapsesAt)}. Poll again to receive the message with a new handle.`
+      : 'The message stays in the queue.';
+  if (error.code === 'ReceiptHandleIsInvalid')
+    return /strict receipt handles/.test(error.detail)
+      ? 'The message stays in the queue, with the consumer that received it since or visible for the next: this queue refuses stale handles (strict receipt handles). Poll again to receive it with a new handle.'
+      : 'The message stays in the queue: the server does not know this handle (was the queue deleted and created again?).';
+  if (error.code === 'AccessDeniedException' || error.code === 'AccessDenied')
+    return 'The message stays in the queue: this key may not delete its messages.';
+  return 'The message stays in the queue.';
+}
+
+function redriveForm(name, queue, names) {
   const destination = h(
     'select',
     { id: 'redrive-destination' },
@@ -723,6 +967,7 @@ function redriveSection(name, queue, names) {
     min: 1,
     max: 500,
     placeholder: 'server default',
+    size: 10,
   });
   const progress = h('progress', { id: 'redrive-progress', max: 1, value: 0 });
   const progressText = h('span', { id: 'redrive-status' }, 'No move task yet.');
@@ -765,17 +1010,13 @@ function redriveSection(name, queue, names) {
   every(1000, showTask);
   queueMicrotask(() => attempt(showTask));
   return h(
-    'section',
-    { id: 'redrive' },
+    'form',
+    { id: 'redrive-form', onsubmit: start },
     h('h2', {}, 'Dead-letter queue redrive'),
-    h(
-      'form',
-      { id: 'redrive-form', onsubmit: start },
-      field('Destination', destination),
-      field('Messages per second', rate),
-      h('div', {}, h('button', { type: 'submit' }, 'Start DLQ redrive')),
-    ),
-    h('p', {}, h('label', { class: 'inline' }, 'Progress', progress), ' ', progressText, ' ', cancel),
+    field('Destination', destination),
+    field('Messages per second', rate),
+    h('div', {}, h('button', { type: 'submit' }, 'Start DLQ redrive'), cancel),
+    h('p', { class: 'progress' }, h('label', { class: 'inline' }, 'Progress', progress), ' ', progressText),
   );
 }
 
@@ -912,20 +1153,175 @@ async function tagsSection(url) {
   );
 }
 
+// ---- Alarms ----------------------------------------------------------------------------------------
+
+/** Every watched dead-letter queue's alarm: its state, its history, and a control to silence it. */
+async function alarmsPage() {
+  const list = h('div', { id: 'alarms' });
+  /** Which histories are open, by queue, kept across redraws. */
+  const closed = new Set();
+  const setSilence = (alarm, silenced) =>
+    attempt(
+      async () => {
+        await apiPost('/api/alarms/silence', { queue: alarm.queue, silenced });
+        await load();
+      },
+      `${silenced ? 'Silenced' : 'Unsilenced'} the alarm of ${alarm.queue}.`,
+    );
+  const silenceLine = (alarm) => {
+    const by = alarm.silence?.by ? ` by ${alarm.silence.by}` : '';
+    const when = alarm.silence ? ` at ${formatTime(alarm.silence.at)}` : '';
+    if (alarm.silenced)
+      return h(
+        'p',
+        { class: 'silence' },
+        `Silenced${alarm.silence ? `${by}${when}` : ' in the config file'}: no log warnings or webhooks. `,
+        h(
+          'button',
+          { type: 'button', class: 'secondary small', onclick: () => setSilence(alarm, false) },
+          'Unsilence',
+        ),
+      );
+    return h(
+      'p',
+      { class: 'silence' },
+      `Notifies: log warnings and webhooks${alarm.silence ? ` (unsilenced${by}${when})` : ''}. `,
+      h(
+        'button',
+        { type: 'button', class: 'secondary small', onclick: () => setSilence(alarm, true) },
+        'Silence',
+      ),
+    );
+  };
+  const card = (alarm) => {
+    const history = h(
+      'details',
+      {
+        open: !closed.has(alarm.queue),
+        ontoggle: (event) => (event.target.open ? closed.delete(alarm.queue) : closed.add(alarm.queue)),
+      },
+      h('summary', {}, `History (${alarm.history.length})`),
+      alarm.history.length === 0
+        ? h('p', { class: 'muted' }, 'Nothing has happened yet.')
+        : h(
+            'table',
+            { class: 'history' },
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['Time', 'Event', 'What'].map((t) => h('th', { scope: 'col' }, t)),
+              ),
+            ),
+            h(
+              'tbody',
+              {},
+              [...alarm.history]
+                .reverse()
+                .map((n) =>
+                  h(
+                    'tr',
+                    { 'data-event': n.event },
+                    h('td', { class: 'time' }, formatTime(n.at)),
+                    h('td', {}, n.event),
+                    h('td', {}, n.message),
+                  ),
+                ),
+            ),
+          ),
+    );
+    return h(
+      'article',
+      { class: `alarm ${alarm.state === 'ALARM' ? 'raised' : ''}`, 'data-alarm': alarm.queue },
+      h(
+        'h2',
+        {},
+        queueLink(alarm.queue),
+        ' ',
+        h('span', { class: `badge ${alarm.state === 'ALARM' ? 'alarm' : 'ok'}` }, alarm.state),
+      ),
+      h(
+        'p',
+        {},
+        `${plural(alarm.visible, 'message')} visible, threshold ${alarm.threshold}`,
+        alarm.since ? `; raised ${formatTime(alarm.since)}` : '',
+        '.',
+      ),
+      silenceLine(alarm),
+      history,
+    );
+  };
+  let shown;
+  const load = async () => {
+    const { alarms } = await api('/alarms');
+    await countAlarms();
+    // Redrawn only when something changed, so that a button keeps its focus between polls.
+    const text = JSON.stringify(alarms);
+    if (text === shown) return;
+    shown = text;
+    list.replaceChildren(
+      ...(alarms.length === 0
+        ? [
+            h(
+              'p',
+              { class: 'muted' },
+              'No dead-letter queue is watched yet: a queue is, as soon as another queue’s RedrivePolicy names it.',
+            ),
+          ]
+        : alarms.map(card)),
+    );
+  };
+  main.replaceChildren(
+    h('h1', {}, 'Alarms'),
+    h(
+      'p',
+      { class: 'muted' },
+      'Every dead-letter queue is watched. Its alarm is raised when it holds more visible messages than its threshold, speaks again each time the count doubles, and is resolved when it falls back; a silenced alarm keeps its state and history but sends no log warning or webhook.',
+    ),
+    list,
+  );
+  await load();
+  every(2000, load);
+}
+
+function notFoundPage() {
+  main.replaceChildren(
+    h('h1', {}, 'No such page'),
+    h('p', {}, `The console has no page ${location.hash}. `, h('a', { href: '#/' }, 'Go to the queues')),
+  );
+}
+
 // ---- Routing ---------------------------------------------------------------------------------------
 
 function every(ms, work) {
   timers.push(setInterval(() => attempt(work), ms));
 }
 
+function pageOf(hash) {
+  const queue = /^#\/queue\/(.+)$/.exec(hash);
+  if (queue) return { nav: '#/', show: () => queuePage(decodeURIComponent(queue[1])) };
+  if (hash === '' || hash === '#' || hash === '#/') return { nav: '#/', show: queueListPage };
+  if (hash === '#/alarms') return { nav: '#/alarms', show: alarmsPage };
+  return { nav: undefined, show: notFoundPage };
+}
+
 async function route() {
   for (const timer of timers) clearInterval(timer);
   timers = [];
   say('');
-  const match = /^#\/queue\/(.+)$/.exec(location.hash);
-  await attempt(() => (match ? queuePage(decodeURIComponent(match[1])) : queueListPage()));
-  main.focus();
+  const page = pageOf(location.hash);
+  for (const link of document.querySelectorAll('header nav a'))
+    if (link.getAttribute('href') === page.nav) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  await attempt(page.show);
+  // For screen readers and the keyboard; the page stays scrolled to its top, header included.
+  main.focus({ preventScroll: true });
 }
 
 window.addEventListener('hashchange', route);
 route();
+// The header's alarm count, whatever page is on screen.
+attempt(countAlarms);
+setInterval(() => attempt(countAlarms), 5000);

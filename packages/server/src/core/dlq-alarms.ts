@@ -1,4 +1,5 @@
 import { type PeriodicJob, repeatEvery } from 'sluice-client/clock';
+import type { QueueRecord } from '../store/contract.ts';
 import { parseRedrivePolicy } from './redrive-policy.ts';
 import type { SqsService } from './sqs-service.ts';
 
@@ -23,8 +24,22 @@ export const EXPIRY_WARNING_MS = 24 * 60 * 60 * 1000;
 const HISTORY_LENGTH = 50;
 /** The store's cluster-state document holding the watches, so every node answers with the holder's states. */
 export const ALARM_STATE_DOCUMENT = 'dlq-alarms';
+/**
+ * One cluster-state document per DLQ holds its run-time silence: any node writes it in one statement, the
+ * lease holder reads it at its next check, and it outlives restarts as the store does.
+ */
+const silenceDocument = (queue: string) => `dlq-alarm-silence:${queue}`;
 
-export type AlarmEvent = 'raised' | 'growing' | 'expiring' | 'resolved';
+export type AlarmEvent = 'raised' | 'growing' | 'expiring' | 'resolved' | 'silenced' | 'unsilenced';
+
+/** A silence set or lifted at run time (the console), which outranks the config file's `silenced`. */
+export interface AlarmSilence {
+  silenced: boolean;
+  /** Epoch ms. */
+  at: number;
+  /** The access key that set it, when credentials are configured. */
+  by: string | undefined;
+}
 
 export interface AlarmNotification {
   event: AlarmEvent;
@@ -49,10 +64,15 @@ export interface AlarmState {
   threshold: number;
   /** When the current alarm was raised. */
   since: number | undefined;
+  /** The run-time silence in force; undefined when the config file decides. */
+  silence: AlarmSilence | undefined;
+  /** What happened, oldest first: raised, growing, expiring, resolved, silenced, unsilenced (the last 50). */
   history: AlarmNotification[];
 }
 
 interface Watch extends AlarmState {
+  /** The DLQ's store id: a silence set for an earlier queue of the same name does not apply. */
+  queueId: number;
   /** The visible count last notified; the alarm speaks again at each doubling. */
   notifiedCount: number;
   expiryNotified: boolean;
@@ -96,7 +116,31 @@ export class DlqAlarms {
 
   /** The watched DLQs, by name, as the cluster's lease holder last checked them: what any node answers. */
   async clusterStates(): Promise<AlarmState[]> {
-    return publicStates(await this.storedWatches());
+    const watches = await this.storedWatches();
+    // A silence set since the holder's last check is in force already: it is what the next check finds.
+    for (const watch of watches) {
+      const silence = await this.silenceOf(watch.queue, watch.queueId);
+      if (silence) Object.assign(watch, { silenced: silence.silenced, silence });
+    }
+    return publicStates(watches);
+  }
+
+  /** Silences the queue's alarm, or lifts its silence, from now on: kept in the store, for every node. */
+  async setSilence(queue: QueueRecord, silenced: boolean, by: string | undefined): Promise<AlarmSilence> {
+    const silence: AlarmSilence = { silenced, at: this.service.clock.now(), by };
+    await this.service.store.saveClusterState(
+      silenceDocument(queue.name),
+      JSON.stringify({ ...silence, queueId: queue.id }),
+    );
+    return silence;
+  }
+
+  private async silenceOf(queue: string, queueId: number | undefined): Promise<AlarmSilence | undefined> {
+    const stored = await this.service.store.clusterState(silenceDocument(queue));
+    if (stored === undefined) return undefined;
+    const { queueId: silencedId, ...silence } = JSON.parse(stored) as AlarmSilence & { queueId: number };
+    // A queue deleted and created again under the same name starts over from the config file.
+    return silencedId === queueId ? silence : undefined;
   }
 
   private async storedWatches(): Promise<Watch[]> {
@@ -128,23 +172,28 @@ export class DlqAlarms {
       const threshold = own.threshold ?? this.settings.threshold;
       const { visible } = await this.service.store.countMessages(queue.id, now);
       const nextExpiryAt = await this.service.store.nextExpiryAt(queue.id, now);
+      const silence = await this.silenceOf(queue.name, queue.id);
+      const silenced = silence?.silenced ?? own.silenced === true;
       let watch = this.watches.get(queue.name);
       if (!watch) {
         watch = {
           queue: queue.name,
+          queueId: queue.id,
           state: 'OK',
-          silenced: false,
+          silenced,
           visible,
           threshold,
           since: undefined,
+          silence,
           history: [],
           notifiedCount: 0,
           expiryNotified: false,
         };
         this.watches.set(queue.name, watch);
       }
-      Object.assign(watch, { silenced: own.silenced === true, visible, threshold });
-      const say = (event: AlarmEvent, message: string) => {
+      const silenceChanged = watch.silenced !== silenced;
+      Object.assign(watch, { queueId: queue.id, silenced, silence, visible, threshold });
+      const say = (event: AlarmEvent, message: string, at = now) => {
         const notification: AlarmNotification = {
           event,
           queue: queue.name,
@@ -153,23 +202,33 @@ export class DlqAlarms {
           visible,
           threshold,
           nextExpiryAt,
-          at: now,
+          at,
           message,
         };
         watch.history = [...watch.history, notification].slice(-HISTORY_LENGTH);
-        if (!watch.silenced) this.notify(notification);
+        // Whoever the alarm notifies hears that it falls silent, and why.
+        if (!watch.silenced || event === 'silenced') this.notify(notification);
       };
+      if (silenceChanged) {
+        const who =
+          silence === undefined ? ' (config file)' : silence.by === undefined ? '' : ` by ${silence.by}`;
+        say(
+          silenced ? 'silenced' : 'unsilenced',
+          `alarm of dead-letter queue ${queue.name} ${silenced ? 'silenced' : 'unsilenced'}${who}`,
+          silence?.at,
+        );
+      }
       const from = sourceQueues.join(', ');
       if (visible > threshold) {
         if (watch.state === 'OK') {
           Object.assign(watch, { state: 'ALARM', since: now, notifiedCount: visible, expiryNotified: false });
           say(
             'raised',
-            `dead-letter queue ${queue.name} holds ${visible} messages (threshold ${threshold}), from ${from}`,
+            `dead-letter queue ${queue.name} holds ${messages(visible)} (threshold ${threshold}), from ${from}`,
           );
         } else if (visible >= 2 * watch.notifiedCount) {
           watch.notifiedCount = visible;
-          say('growing', `dead-letter queue ${queue.name} keeps growing: ${visible} messages, from ${from}`);
+          say('growing', `dead-letter queue ${queue.name} keeps growing: ${messages(visible)}, from ${from}`);
         }
         if (!watch.expiryNotified && nextExpiryAt !== undefined && nextExpiryAt - now <= EXPIRY_WARNING_MS) {
           watch.expiryNotified = true;
@@ -183,7 +242,7 @@ export class DlqAlarms {
         Object.assign(watch, { state: 'OK', since: undefined, notifiedCount: 0, expiryNotified: false });
         say(
           'resolved',
-          `dead-letter queue ${queue.name} is back to ${visible} messages (threshold ${threshold})`,
+          `dead-letter queue ${queue.name} is back to ${messages(visible)} (threshold ${threshold})`,
         );
       }
     }
@@ -196,8 +255,13 @@ export class DlqAlarms {
   }
 }
 
+const messages = (count: number) => `${count} message${count === 1 ? '' : 's'}`;
+
 function publicStates(watches: readonly Watch[]): AlarmState[] {
   return watches
-    .map(({ notifiedCount: _n, expiryNotified: _e, ...state }) => ({ ...state, history: [...state.history] }))
+    .map(({ queueId: _q, notifiedCount: _n, expiryNotified: _e, ...state }) => ({
+      ...state,
+      history: [...state.history],
+    }))
     .sort((a, b) => a.queue.localeCompare(b.queue));
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { AlarmState } from '../core/dlq-alarms.ts';
+import type { AlarmState, DlqAlarms } from '../core/dlq-alarms.ts';
+import { errors, type SqsError } from '../core/errors.ts';
 import { attributeCatalog } from '../core/queue-attributes.ts';
 import {
   ageSeconds,
@@ -8,16 +9,42 @@ import {
   HISTORY_RANGES,
   type HistoryRange,
   queueHistory,
+  SAMPLE_PERIOD_MS,
   samplesSince,
 } from '../core/queue-history.ts';
 import { parseRedrivePolicy } from '../core/redrive-policy.ts';
 import type { SqsService } from '../core/sqs-service.ts';
-import type { QueueRecord } from '../store/contract.ts';
+import { renderJsonError } from '../protocol/json.ts';
+import type { QueueRecord, QueueSample } from '../store/contract.ts';
 import type { PageViewer } from './auth/page-access.ts';
 import type { Page } from './http-server.ts';
 
-/** Points in each queue's sparkline on the overview: one per minute of the last hour. */
-const SPARKLINE_BUCKET_MS = 60_000;
+/** Most points of a queue's sparkline before the count now: an hour at one a minute, or less at one a sample. */
+const SPARKLINE_POINTS = 60;
+/** The rates beside a queue's counts are over the samples of the last minute. */
+const RATE_WINDOW_MS = 60_000;
+
+/**
+ * A queue's visible messages over its sampled life, an hour at most: a fresh queue's line is drawn from its
+ * 10 s samples (a minute-long step would leave it one point), an older one's from coarser steps.
+ */
+export interface Sparkline {
+  /** Seconds between points. */
+  stepSeconds: number;
+  /** Seconds from the first sample to now. */
+  spanSeconds: number;
+  /** Oldest first, one per step; the last is the count now. */
+  visible: number[];
+}
+
+/** What clients did to a queue per second over the last minute's samples (`windowSeconds` of them). */
+export interface RecentRates {
+  windowSeconds: number;
+  sent: number;
+  received: number;
+  deleted: number;
+  emptyReceives: number;
+}
 
 export interface QueueOverview {
   name: string;
@@ -32,8 +59,7 @@ export interface QueueOverview {
   /** Names of the queues whose RedrivePolicy sends here. */
   deadLetterSources: string[];
   alarm: { state: 'OK' | 'ALARM'; silenced: boolean; since: number | undefined } | undefined;
-  /** Visible messages, one point per minute of the last hour, oldest first. */
-  sparkline: number[];
+  sparkline: Sparkline;
 }
 
 /**
@@ -104,20 +130,52 @@ export async function overview(
       deadLetterQueue: deadLetterQueueOf.get(queue.name),
       deadLetterSources: sources.get(queue.name) ?? [],
       alarm: alarm && { state: alarm.state, silenced: alarm.silenced, since: alarm.since },
-      sparkline: bucketSamples(samples, SPARKLINE_BUCKET_MS).map((s) => s.visible),
+      sparkline: sparklineOf(samples, counts.visible, now),
     });
   }
   return { queues, matching: matches.length };
+}
+
+function sparklineOf(samples: readonly QueueSample[], visibleNow: number, now: number): Sparkline {
+  const spanMs = now - (samples[0]?.at ?? now);
+  const stepMs = Math.max(1, Math.ceil(spanMs / SPARKLINE_POINTS / SAMPLE_PERIOD_MS)) * SAMPLE_PERIOD_MS;
+  return {
+    stepSeconds: stepMs / 1000,
+    spanSeconds: Math.round(spanMs / 1000),
+    visible: [...bucketSamples(samples, stepMs).map((sample) => sample.visible), visibleNow],
+  };
+}
+
+/** Rates per second over `samples`, or undefined when there are none yet. */
+function ratesOf(samples: readonly QueueSample[]): RecentRates | undefined {
+  const seconds = samples.reduce((sum, sample) => sum + sample.periodMs, 0) / 1000;
+  if (seconds === 0) return undefined;
+  const perSecond = (count: (sample: QueueSample) => number) =>
+    samples.reduce((sum, sample) => sum + count(sample), 0) / seconds;
+  return {
+    windowSeconds: seconds,
+    sent: perSecond((sample) => sample.sent),
+    received: perSecond((sample) => sample.received),
+    deleted: perSecond((sample) => sample.deleted),
+    emptyReceives: perSecond((sample) => sample.emptyReceives),
+  };
 }
 
 function json(value: unknown, status = 200): Page {
   return { status, contentType: 'application/json', body: JSON.stringify(value) };
 }
 
+/** An SQS-shaped JSON error as a page's answer (with the error's own status unless told another). */
+export function errorPage(error: SqsError, status = error.spec.status): Page {
+  const rendered = renderJsonError(error);
+  const { 'content-type': contentType, ...headers } = rendered.headers;
+  return { status, contentType: contentType ?? 'application/json', body: rendered.body, headers };
+}
+
 /**
- * GET /api/overview?filter=TEXT|queue=NAME, /api/history?queue=NAME&range=1h|24h, and /api/attributes (which
- * queue attributes exist and how they may be set, so the console's forms follow the server's one list).
- * `signedInAs` is the viewer's key, when credentials are configured.
+ * GET /api/overview?filter=TEXT|queue=NAME, /api/history?queue=NAME&range=1h|24h (with the last minute's
+ * rates), and /api/attributes (which queue attributes exist and how they may be set, so the console's forms
+ * follow the server's one list). `signedInAs` is the viewer's key, when credentials are configured.
  */
 export function consoleApi(
   service: SqsService,
@@ -145,7 +203,45 @@ export function consoleApi(
         return json({ error: `${viewer.accessKeyId} may not read ${queue}` }, 403);
       if (!(range in HISTORY_RANGES)) return json({ error: 'range must be 1h or 24h' }, 400);
       const samples = await queueHistory(service, queue, range as HistoryRange);
-      return json({ queue, range, now: service.clock.now(), samples });
+      const now = service.clock.now();
+      // Samples taken within the last minute, each covering the period before it.
+      const recent = await samplesSince(service, queue, now - RATE_WINDOW_MS + 1);
+      return json({ queue, range, now, samples, rates: ratesOf(recent) });
+    },
+  };
+}
+
+/** A console request that changes state: served on POST, from the console's own origin only. */
+export type ConsoleChange = (body: string, viewer: PageViewer) => Promise<Page>;
+
+/**
+ * POST /api/alarms/silence `{"queue": NAME, "silenced": true|false}`: silences a DLQ's alarm, or lifts the
+ * silence, for every node and across restarts. The viewer needs SetQueueAttributes on the queue.
+ */
+export function consoleChanges(service: SqsService, alarms: DlqAlarms): Record<string, ConsoleChange> {
+  return {
+    '/api/alarms/silence': async (body, viewer) => {
+      let request: { queue?: unknown; silenced?: unknown };
+      try {
+        request = Object(JSON.parse(body));
+      } catch {
+        return errorPage(
+          errors.serialization('The body must be JSON: {"queue": NAME, "silenced": true|false}.'),
+        );
+      }
+      const { queue: name, silenced } = request;
+      if (typeof name !== 'string' || name === '') return errorPage(errors.missingParameter('queue'));
+      if (typeof silenced !== 'boolean')
+        return errorPage(errors.invalidParameterValue('silenced must be true or false.'));
+      if (!(await viewer.mayConfigure(name)))
+        return errorPage(
+          errors.accessDenied(
+            `User: ${viewer.accessKeyId} is not authorized to perform: sqs:SetQueueAttributes on resource: ${service.queueArn(name)}`,
+          ),
+        );
+      const queue = await service.store.getQueue(name);
+      if (!queue) return errorPage(errors.queueDoesNotExist());
+      return json({ queue: name, ...(await alarms.setSilence(queue, silenced, viewer.accessKeyId)) });
     },
   };
 }

@@ -34,6 +34,7 @@ import {
   guardConnections,
   nodeTimeoutOptions,
 } from './connections.ts';
+import { type ConsoleChange, errorPage } from './console-api.ts';
 import type { Logger } from './logger.ts';
 import { LONG_POLL_CAP_DEFAULTS, type LongPollCaps, longPollGate } from './long-poll-gate.ts';
 
@@ -44,6 +45,8 @@ export interface HttpServerOptions {
   maxRequestBytes?: number;
   /** Read-only pages served on GET besides the SQS API (/metrics, /alarms, /api/*, /console), by path. */
   pages?: Record<string, (url: URL, viewer: PageViewer) => Page | Promise<Page>>;
+  /** The console's requests that change state, served on POST to /api/..., by path. */
+  changes?: Record<string, ConsoleChange>;
   /** Who may read the pages, the console's sign-in, and its session cookie on SQS requests; all open without. */
   pageAccess?: PageAccess;
   /** Told of every SQS API request answered: its action, HTTP status and duration. */
@@ -215,6 +218,20 @@ async function handle(
   }
   if (request.method === 'POST' && options.pageAccess?.isForm(url().pathname)) {
     answer(options.pageAccess.submitForm(url().pathname, request, body, baseUrlOf(request)));
+    return;
+  }
+  // SQS requests never go to /api/, so they do not pay for parsing their URL here.
+  const change =
+    request.method === 'POST' && request.url?.startsWith('/api/')
+      ? options.changes?.[url().pathname]
+      : undefined;
+  if (change) {
+    // As for the SQS API: no other origin's page may make a browser send it.
+    const crossOrigin = options.browser?.crossOriginRefusal(request);
+    const viewer = crossOrigin
+      ? errorPage(crossOrigin)
+      : (options.pageAccess?.admitChange(request, body, baseUrlOf(request)) ?? ANYONE);
+    answer('contentType' in viewer ? viewer : await change(body, viewer));
     return;
   }
   try {

@@ -15,7 +15,7 @@ import { createBrowserGuard, isLoopback } from './browser-guard.ts';
 import { ClusterLease } from './cluster-lease.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
 import type { ConnectionLimits } from './connections.ts';
-import { consoleApi, consolePages } from './console-api.ts';
+import { consoleApi, consoleChanges, consolePages } from './console-api.ts';
 import { createHttpServer } from './http-server.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import type { LongPollCaps } from './long-poll-gate.ts';
@@ -256,6 +256,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       ...consoleApi(service, () => alarms.clusterStates()),
       ...consolePages(),
     },
+    changes: consoleChanges(service, alarms),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

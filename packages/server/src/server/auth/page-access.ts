@@ -2,8 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Clock } from 'sluice-client/clock';
 import { errors, SqsError } from '../../core/errors.ts';
 import type { AccessedQueue, QueueAccess } from '../../core/queue-reference.ts';
-import { renderJsonError } from '../../protocol/json.ts';
-import { loginPage } from '../console-api.ts';
+import { errorPage, loginPage } from '../console-api.ts';
 import type { Page } from '../http-server.ts';
 import { type AccessKey, type Authenticator, sameSecret } from './access.ts';
 import { ConsoleSessions, LoginThrottle, SESSION_COOKIE, SESSION_TTL_MS } from './console-sessions.ts';
@@ -11,11 +10,14 @@ import { ConsoleSessions, LoginThrottle, SESSION_COOKIE, SESSION_TTL_MS } from '
 /** Who reads a page: which queues it may see, and the key it signed in with (none when pages are open). */
 export interface PageViewer {
   readonly accessKeyId?: string;
+  /** Whether the viewer may see the queue (GetQueueAttributes). */
   mayRead(queue: string): Promise<boolean>;
+  /** Whether the viewer may change the queue's settings, its alarm's silence too (SetQueueAttributes). */
+  mayConfigure(queue: string): Promise<boolean>;
 }
 
-/** Pages without credentials configured: everyone sees every queue. */
-export const ANYONE: PageViewer = { mayRead: async () => true };
+/** Pages without credentials configured: everyone sees and changes every queue. */
+export const ANYONE: PageViewer = { mayRead: async () => true, mayConfigure: async () => true };
 
 const LOGIN_PATH = '/console/login';
 const LOGOUT_PATH = '/console/logout';
@@ -33,6 +35,11 @@ export interface PageAccess {
   submitForm(path: string, request: IncomingMessage, body: string, origin: string): Page;
   /** The viewer of a GET page, or the answer refusing it. */
   admit(path: string, request: IncomingMessage): PageViewer | Page;
+  /**
+   * The viewer of a console request that changes state (a POST to /api/...), or the answer refusing it: a
+   * signature, or a session from the server's own origin (`origin`, as for the SQS requests it signs in).
+   */
+  admitChange(request: IncomingMessage, body: string, origin: string): PageViewer | Page;
   /**
    * The key of an SQS request authenticated by the console's session cookie: undefined when it carries a
    * signature or no cookie (SigV4 then decides). A cookie is accepted only from the server's own origin.
@@ -59,19 +66,43 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
   const sessions = new ConsoleSessions(options.clock);
   const throttle = new LoginThrottle(options.clock);
 
-  const viewerOf = (checks: Authenticator, key: AccessKey): PageViewer => ({
-    accessKeyId: key.accessKeyId,
-    async mayRead(queue) {
+  const viewerOf = (checks: Authenticator, key: AccessKey): PageViewer => {
+    const may = async (action: string, queue: string) => {
       let access: QueueAccess;
       try {
-        access = checks.authorize(key, 'GetQueueAttributes', {});
+        access = checks.authorize(key, action, {});
       } catch (error) {
         if (error instanceof SqsError) return false;
         throw error;
       }
       return access.allows(await options.describeQueue(queue));
-    },
-  });
+    };
+    return {
+      accessKeyId: key.accessKeyId,
+      mayRead: (queue) => may('GetQueueAttributes', queue),
+      mayConfigure: (queue) => may('SetQueueAttributes', queue),
+    };
+  };
+  /** The key a signature or session cookie names (undefined: neither), or the answer refusing a bad one. */
+  const keyOf = (
+    checks: Authenticator,
+    request: IncomingMessage,
+    body: string,
+  ): AccessKey | undefined | Page => {
+    try {
+      return isSigned(request)
+        ? checks.authenticate({
+            method: request.method ?? 'GET',
+            target: request.url ?? '/',
+            rawHeaders: request.rawHeaders,
+            body,
+          })
+        : sessionKey(request);
+    } catch (error) {
+      if (error instanceof SqsError) return errorPage(error);
+      throw error;
+    }
+  };
   const mayReadMetrics = (key: AccessKey) =>
     unlimited(key.queues) &&
     unlimited(key.actions) &&
@@ -118,52 +149,52 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
       if (isMetrics && metricsToken !== undefined && bearer !== undefined) {
         return sameSecret(metricsToken, bearer)
           ? ANYONE
-          : refusal(errors.accessDenied('The bearer token is not the server’s metrics token.'), 403);
+          : errorPage(errors.accessDenied('The bearer token is not the server’s metrics token.'));
       }
       if (!auth) return isMetrics && metricsToken !== undefined ? metricsRefusal() : ANYONE;
-      let key: AccessKey | undefined;
-      try {
-        key = isSigned(request)
-          ? auth.authenticate({
-              method: request.method ?? 'GET',
-              target: request.url ?? '/',
-              rawHeaders: request.rawHeaders,
-              body: '',
-            })
-          : sessionKey(request);
-      } catch (error) {
-        if (error instanceof SqsError) return refusal(error, error.spec.status);
-        throw error;
-      }
+      const key = keyOf(auth, request, '');
+      if (isPage(key)) return key;
       if (!key) {
         if (path === '/console' || path.startsWith('/console/')) return loginPage(401, '');
         return isMetrics && metricsToken !== undefined
           ? metricsRefusal()
-          : refusal(errors.missingAuthenticationToken(), 401);
+          : errorPage(errors.missingAuthenticationToken(), 401);
       }
       if (isMetrics && !mayReadMetrics(key))
-        return refusal(
+        return errorPage(
           errors.accessDenied(
             `User: ${key.accessKeyId} may not read /metrics: it names every queue; use a key without queue or action limits, or the metrics token.`,
           ),
-          403,
         );
       return viewerOf(auth, key);
+    },
+
+    admitChange(request, body, origin) {
+      if (!auth) return ANYONE;
+      if (!isSigned(request) && sessionToken(request) !== undefined && !sameOrigin(request, origin))
+        return errorPage(errors.accessDenied(SESSION_ORIGIN_RULE));
+      const key = keyOf(auth, request, body);
+      if (isPage(key)) return key;
+      return key ? viewerOf(auth, key) : errorPage(errors.missingAuthenticationToken(), 401);
     },
 
     sessionCaller(request, origin) {
       if (!auth || isSigned(request)) return undefined;
       const token = sessionToken(request);
       if (token === undefined) return undefined;
-      if (!sameOrigin(request, origin))
-        throw errors.accessDenied(
-          'A request signed in by the console’s session cookie must come from the console’s own origin (Sec-Fetch-Site: same-origin, or Origin: the server’s address).',
-        );
+      if (!sameOrigin(request, origin)) throw errors.accessDenied(SESSION_ORIGIN_RULE);
       const key = sessions.keyOf(token);
       if (!key) throw errors.sessionEnded();
       return key;
     },
   };
+}
+
+const SESSION_ORIGIN_RULE =
+  'A request signed in by the console’s session cookie must come from the console’s own origin (Sec-Fetch-Site: same-origin, or Origin: the server’s address).';
+
+function isPage(value: AccessKey | Page | undefined): value is Page {
+  return value !== undefined && 'contentType' in value;
 }
 
 /** Absent, or with a wildcard that allows everything. */
@@ -203,15 +234,9 @@ function sameOrigin(request: IncomingMessage, origin: string): boolean {
   return request.headers.origin === origin;
 }
 
-function refusal(error: SqsError, status: number): Page {
-  const rendered = renderJsonError(error);
-  const { 'content-type': contentType, ...headers } = rendered.headers;
-  return { status, contentType: contentType ?? 'application/json', body: rendered.body, headers };
-}
-
 /** 401 naming the scheme a scraper should use. */
 function metricsRefusal(): Page {
-  const page = refusal(errors.missingAuthenticationToken(), 401);
+  const page = errorPage(errors.missingAuthenticationToken(), 401);
   return { ...page, headers: { ...page.headers, 'www-authenticate': 'Bearer realm="sluice metrics"' } };
 }
 
