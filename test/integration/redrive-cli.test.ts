@@ -146,7 +146,7 @@ describe('sluice redrive', () => {
     const target = (await sqs.send(new CreateQueueCommand({ QueueName: targetName }))).QueueUrl!;
     const { code, output } = await redrive(['--source', arn(dlqName), '--destination', arn(targetName)]).done;
     assert.equal(code, 0, output);
-    assert.match(output, /COMPLETED: 1 of 1 messages moved/);
+    assert.match(output, /COMPLETED: 1 of 1 message moved/);
     assert.equal(await visible(dlq), 0);
     assert.deepEqual(await drain(target), ['by-arn']);
   });

@@ -14,6 +14,7 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
+import { countOf } from '../core/plural.ts';
 import { DEFAULT_ENDPOINT, explainRefused, queueReference } from './endpoint.ts';
 import { integerFlag, UsageError } from './flags.ts';
 import { type MessageFilter, matchesAll, parseFilter } from './message-filter.ts';
@@ -159,7 +160,7 @@ async function runMoveTask(
       const toMove = task.ApproximateNumberOfMessagesToMove ?? moved;
       progress.update(moved, toMove, task.Status === 'RUNNING' ? '' : (task.Status ?? ''));
       if (task.Status && TERMINAL.has(task.Status)) {
-        const summary = `${task.Status}: ${moved} of ${toMove} messages moved`;
+        const summary = `${task.Status}: ${moved} of ${countOf(toMove, 'message')} moved`;
         progress.finish(task.FailureReason ? `${summary} (${task.FailureReason})` : summary);
         if (task.Status === 'COMPLETED') return 0;
         return task.Status === 'CANCELLED' ? 130 : 1;
@@ -187,7 +188,7 @@ async function runFilteredMove(sqs: SQSClient, queues: QueueLookup, move: Filter
   );
   const total = Number(attributes.Attributes?.ApproximateNumberOfMessages ?? 0);
   process.stderr.write(
-    `scanning ${total} messages of ${source.arn} for ${filters.map((f) => f.text).join(' and ')}\n`,
+    `scanning ${countOf(total, 'message')} of ${source.arn} for ${filters.map((f) => f.text).join(' and ')}\n`,
   );
   const progress = new ProgressLine(process.stderr, 'scanned');
   const held = new Map<string, string>(); // message id -> receipt handle of the messages left in the DLQ

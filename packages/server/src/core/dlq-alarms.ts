@@ -1,5 +1,6 @@
 import { type PeriodicJob, repeatEvery } from 'sluice-client/clock';
 import type { QueueRecord } from '../store/contract.ts';
+import { countOf } from './plural.ts';
 import { parseRedrivePolicy } from './redrive-policy.ts';
 import type { SqsService } from './sqs-service.ts';
 
@@ -224,11 +225,14 @@ export class DlqAlarms {
           Object.assign(watch, { state: 'ALARM', since: now, notifiedCount: visible, expiryNotified: false });
           say(
             'raised',
-            `dead-letter queue ${queue.name} holds ${messages(visible)} (threshold ${threshold}), from ${from}`,
+            `dead-letter queue ${queue.name} holds ${countOf(visible, 'message')} (threshold ${threshold}), from ${from}`,
           );
         } else if (visible >= 2 * watch.notifiedCount) {
           watch.notifiedCount = visible;
-          say('growing', `dead-letter queue ${queue.name} keeps growing: ${messages(visible)}, from ${from}`);
+          say(
+            'growing',
+            `dead-letter queue ${queue.name} keeps growing: ${countOf(visible, 'message')}, from ${from}`,
+          );
         }
         if (!watch.expiryNotified && nextExpiryAt !== undefined && nextExpiryAt - now <= EXPIRY_WARNING_MS) {
           watch.expiryNotified = true;
@@ -242,7 +246,7 @@ export class DlqAlarms {
         Object.assign(watch, { state: 'OK', since: undefined, notifiedCount: 0, expiryNotified: false });
         say(
           'resolved',
-          `dead-letter queue ${queue.name} is back to ${messages(visible)} (threshold ${threshold})`,
+          `dead-letter queue ${queue.name} is back to ${countOf(visible, 'message')} (threshold ${threshold})`,
         );
       }
     }
@@ -254,8 +258,6 @@ export class DlqAlarms {
     );
   }
 }
-
-const messages = (count: number) => `${count} message${count === 1 ? '' : 's'}`;
 
 function publicStates(watches: readonly Watch[]): AlarmState[] {
   return watches
