@@ -98,6 +98,23 @@ describe('TestClock (sluice serve --test-clock)', () => {
     assert.deepEqual(order, ['first finished', 'second started']);
   });
 
+  it('waits for work a timer started on real time, and passes the timers that work sets', async () => {
+    const clock = new TestClock();
+    let next: number | undefined;
+    // A move task's first step: fired by its real timeout, still at work when the advance comes.
+    clock.setTimer(0, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      clock.setTimer(1000, () => (next = clock.now()));
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    const periodicRuns: number[] = [];
+    clock.setTimer(100, () => periodicRuns.push(clock.now()), { periodic: true });
+    await clock.advance(5000);
+    assert.notEqual(next, undefined, 'the step the work set fired within the advance');
+    assert.equal(periodicRuns.length, 1);
+    assert.ok(next! < periodicRuns[0]!, 'at its own time, before the periodic run at the end');
+  });
+
   it('fires no cancelled timer', async () => {
     const clock = new TestClock();
     let fired = false;

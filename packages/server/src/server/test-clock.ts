@@ -21,6 +21,8 @@ interface PendingTimer {
 export class TestClock implements Clock {
   private offsetMs = 0;
   private readonly timers = new Set<PendingTimer>();
+  /** Work that timers fired on real time started and has not finished: an advance waits for it first. */
+  private readonly running = new Set<Promise<void>>();
   private order = 0;
   private advancing: Promise<void> = Promise.resolve();
 
@@ -67,7 +69,12 @@ export class TestClock implements Clock {
     // The offset grows by exactly `ms`; real time spent firing timers passes on top, as it would anyway.
     const offsetAfter = this.offsetMs + ms;
     for (;;) {
+      // Work under way may set timers the advance must pass (a move task's step sets its next).
       await settle();
+      while (this.running.size > 0) {
+        await Promise.all(this.running);
+        await settle();
+      }
       const end = Date.now() + offsetAfter;
       const due = this.nextDue(end);
       if (!due) break;
@@ -108,8 +115,17 @@ export class TestClock implements Clock {
     clearTimeout(timer.handle);
     timer.handle = setTimeout(
       () => {
-        if (timer.at > this.now()) this.arm(timer);
-        else this.fire(timer);
+        if (timer.at > this.now()) {
+          this.arm(timer);
+          return;
+        }
+        const started = this.fire(timer);
+        if (!(started instanceof Promise)) return;
+        const done: Promise<void> = started.then(
+          () => void this.running.delete(done),
+          () => void this.running.delete(done),
+        );
+        this.running.add(done);
       },
       Math.min(MAX_TIMEOUT_MS, Math.max(0, timer.at - this.now())),
     );
