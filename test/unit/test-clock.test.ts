@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { repeatEvery } from 'sluice-client/clock';
+import { repeatEvery, type Timer } from 'sluice-client/clock';
 import { TestClock } from '../../packages/server/src/server/test-clock.ts';
 
 /** Resolves with the clock's time when the timer fires. */
@@ -40,8 +40,9 @@ describe('TestClock (sluice serve --test-clock)', () => {
       ['second', 20_000],
     ] as const)
       clock.setTimer(ms, () => fired.push({ name, at: clock.now() - start }));
-    clock.setTimer(60_000, () => fired.push({ name: 'later', at: clock.now() - start }));
+    const later = clock.setTimer(60_000, () => fired.push({ name: 'later', at: clock.now() - start }));
     await clock.advance(45_000);
+    later.cancel();
     assert.deepEqual(
       fired.map((f) => f.name),
       ['first', 'second', 'third'],
@@ -55,12 +56,14 @@ describe('TestClock (sluice serve --test-clock)', () => {
   it('runs a chain of timers step by step through an advance (a move task at 10 steps a second)', async () => {
     const clock = new TestClock();
     let steps = 0;
+    let next: Timer | undefined;
     const step = () => {
       steps++;
-      clock.setTimer(100, step);
+      next = clock.setTimer(100, step);
     };
     clock.setTimer(100, step);
     await clock.advance(1000);
+    next?.cancel();
     // Ten steps fall within the second; real time spent between steps may push the last past it.
     assert.ok(steps >= 9 && steps <= 10, `${steps} steps`);
   });

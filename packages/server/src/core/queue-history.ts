@@ -79,6 +79,8 @@ export class QueueSampler {
   ) {}
 
   start(): void {
+    // A node that held the lease before counts its first period afresh, as the activity it takes does.
+    this.lastAt = undefined;
     this.job = repeatEvery(
       this.service.clock,
       SAMPLE_PERIOD_MS,
