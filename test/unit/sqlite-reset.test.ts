@@ -5,27 +5,19 @@ import { join } from 'node:path';
 import { after, it } from 'node:test';
 import type { NewMessage } from '../../packages/server/src/store/contract.ts';
 import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
+import { newMessage } from '../helpers/new-message.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-reset-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const now = Date.UTC(2026, 0, 1);
+const now = 1;
 
+/** A FIFO message of group `g` with a deduplication id. */
 function message(body: string, deduplicationId: string): NewMessage {
   return {
-    messageId: `id-${body}`,
-    body,
-    messageAttributes: undefined,
-    systemAttributes: undefined,
-    md5OfBody: 'md5',
-    md5OfMessageAttributes: undefined,
-    md5OfSystemAttributes: undefined,
-    senderId: 'test',
-    sentAt: now,
-    visibleAt: now,
-    expiresAt: now + 3_600_000,
+    ...newMessage(`id-${body}`, body),
     groupId: 'g',
-    deduplication: { scope: '', id: deduplicationId, expiresAt: now + 300_000 },
+    deduplication: { scope: '', id: deduplicationId, expiresAt: 1_000_000 },
   };
 }
 

@@ -57,7 +57,7 @@ export class QueueActivity {
 
   /** Every queue's counters go (test mode's reset). */
   clear(): void {
-    this.byQueue.clear();
+    for (const queue of [...this.byQueue.keys()]) this.forget(queue);
     this.unflushed.clear();
   }
 

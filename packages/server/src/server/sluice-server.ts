@@ -232,7 +232,16 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       await service.moveTasks.stop();
     },
   };
-  const testMode = testClock && createTestMode({ clock: testClock, store, service, clusterJobs, logger });
+  const testMode =
+    testClock &&
+    createTestMode({
+      clock: testClock,
+      store,
+      service,
+      queueCounts: sampler.counts,
+      clusterJobs,
+      logger,
+    });
   const keys = [...(config.credentials ?? []), ...(options.credentials ?? [])];
   if (keys.length === 0 && !isLoopback(host)) {
     if (!options.insecure) {

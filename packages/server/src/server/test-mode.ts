@@ -1,5 +1,6 @@
 import { errors } from '../core/errors.ts';
 import { parseJsonObject } from '../core/input.ts';
+import type { QueueCounts } from '../core/queue-counts.ts';
 import type { SqsService } from '../core/sqs-service.ts';
 import type { Store } from '../store/contract.ts';
 import { json } from './console-api.ts';
@@ -21,6 +22,8 @@ export interface ResetParts {
   clock: TestClock;
   store: Store;
   service: SqsService;
+  /** The counts /metrics serves and the history sampler reads. */
+  queueCounts: QueueCounts;
   /** Retention sweeps, DLQ alarms, history samples, move tasks: stopped across the reset when running. */
   clusterJobs: { readonly running: boolean; start(): Promise<void>; stop(): Promise<void> };
   logger: Logger;
@@ -33,7 +36,7 @@ export interface ResetParts {
  * one after the other.
  */
 export function createTestMode(parts: ResetParts): TestMode {
-  const { store, service, clusterJobs, logger } = parts;
+  const { store, service, queueCounts, clusterJobs, logger } = parts;
   if (!store.reset) throw new Error('--test-clock needs a store that can be reset (SQLite)');
   const resetStore = store.reset.bind(store);
   const resetAll = async () => {
@@ -41,6 +44,7 @@ export function createTestMode(parts: ResetParts): TestMode {
     if (running) await clusterJobs.stop();
     await resetStore();
     service.activity.clear();
+    await queueCounts.readAll();
     service.longPoll.closeAll();
     if (running) await clusterJobs.start();
     logger.info('test mode: every queue and all state forgotten (reset)');
