@@ -50,10 +50,11 @@ export interface HttpServerOptions {
   /** Who may read the pages, the console's sign-in, and its session cookie on SQS requests; all open without. */
   pageAccess?: PageAccess;
   /**
-   * Requests besides the SQS API that may change state (test mode's), by path, any method: refused to other
-   * origins' pages as SQS requests are; their errors are answered in JSON.
+   * Test mode's requests, by path, any method: refused to other origins' pages as SQS requests are, but
+   * open to any caller otherwise (test mode listens on loopback only), unlike the console's changes; their
+   * errors are answered in JSON.
    */
-  endpoints?: ReadonlyMap<string, Endpoint>;
+  testEndpoints?: ReadonlyMap<string, Endpoint>;
   /** Told of every SQS API request answered: its action, HTTP status and duration. */
   observeRequest?: (action: string, status: number, seconds: number) => void;
   /** With credentials configured: every SQS request must be signed by a known key allowed to make it. */
@@ -155,8 +156,8 @@ async function handle(
   let parsedUrl: URL | undefined;
   const url = () => (parsedUrl ??= new URL(request.url ?? '/', 'http://localhost'));
   // SQS's JSON requests all go to "/": the look-up parses no URL for them.
-  const endpoint = request.url === '/' ? undefined : options.endpoints?.get(url().pathname);
-  const protocol: Protocol = endpoint || isJsonRequest(request.headers) ? 'json' : 'query';
+  const testEndpoint = request.url === '/' ? undefined : options.testEndpoints?.get(url().pathname);
+  const protocol: Protocol = testEndpoint || isJsonRequest(request.headers) ? 'json' : 'query';
   let action = 'unknown';
   const cors = options.browser?.corsHeaders(request);
   const reply = (status: number, headers: Record<string, string>, body: string | Buffer, api = true) => {
@@ -256,8 +257,8 @@ async function handle(
       reply(204, {}, '', false);
       return;
     }
-    if (endpoint) {
-      answer(await endpoint({ method: request.method ?? 'GET', body }));
+    if (testEndpoint) {
+      answer(await testEndpoint({ method: request.method ?? 'GET', body }));
       return;
     }
     if (request.method === 'GET') checkGet(request, url(), protocol, options.auth !== undefined);

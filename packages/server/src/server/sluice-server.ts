@@ -315,7 +315,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       ...consolePages(),
     },
     changes: consoleChanges(service, alarms),
-    endpoints: testEndpoints(testMode),
+    testEndpoints: testEndpoints(testMode),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
