@@ -38,6 +38,7 @@ describe('sluice command line', () => {
       '--tls-cert',
       '--tls-key',
       '--strict-receipt-handles',
+      '--test-clock',
     ]) {
       assert.match(stdout, new RegExp(`${option} `), `serve --help does not mention ${option}`);
     }

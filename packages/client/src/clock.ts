@@ -6,6 +6,15 @@ export interface Timer {
   cancel(): void;
 }
 
+export interface TimerOptions {
+  /**
+   * The timer is one run of periodic work that looks at the state as it is (a sweep, a check, a sample). A
+   * clock moved forward by a long step (`sluice serve --test-clock`) runs it once, at the end of the step,
+   * instead of once for every period the step passes.
+   */
+  periodic?: boolean;
+}
+
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
@@ -13,7 +22,7 @@ export interface Clock {
    * Runs `fn` once `ms` milliseconds from now have passed on this clock. When `fn` returns a promise (work
    * the timer starts, like a move task's step), a FakeClock lets it finish before time moves on.
    */
-  setTimer(ms: number, fn: () => unknown): Timer;
+  setTimer(ms: number, fn: () => unknown, options?: TimerOptions): Timer;
 }
 
 export const systemClock: Clock = {
@@ -46,15 +55,19 @@ export function repeatEvery(
   let stopped = false;
   const schedule = (delayMs: number) => {
     if (stopped) return;
-    timer = clock.setTimer(delayMs, () => {
-      running = run()
-        .catch(onError)
-        .finally(() => {
-          running = undefined;
-          schedule(periodMs);
-        });
-      return running;
-    });
+    timer = clock.setTimer(
+      delayMs,
+      () => {
+        running = run()
+          .catch(onError)
+          .finally(() => {
+            running = undefined;
+            schedule(periodMs);
+          });
+        return running;
+      },
+      { periodic: true },
+    );
   };
   schedule(firstDelayMs);
   return {
@@ -73,7 +86,10 @@ interface PendingTimer {
   cancelled: boolean;
 }
 
-/** A clock that only moves when told to; timers fire in time order as it passes them. */
+/**
+ * A clock that only moves when told to; timers fire in time order as it passes them, periodic ones at every
+ * period too, so a test sees each run.
+ */
 export class FakeClock implements Clock {
   private current: number;
   private timers: PendingTimer[] = [];

@@ -2,7 +2,8 @@
  * The client toolkit: consumer, idempotency, producer, outbox and large payloads over the public SQS API.
  * Parts that need another package live in their own entry points, so this one loads with
  * `@aws-sdk/client-sqs` alone: `sluice-client/sqlite` (better-sqlite3), `sluice-client/postgres` (pg),
- * `sluice-client/s3` (@aws-sdk/client-s3), and `sluice-client/clock`.
+ * `sluice-client/s3` (@aws-sdk/client-s3), `sluice-client/clock`, and `sluice-client/testing` (helpers for
+ * tests against `sluice serve --test-clock`).
  */
 
 export {

@@ -87,6 +87,9 @@ Options:
   --strict-receipt-handles  standard queues refuse a stale receipt handle (superseded by a later
                       receive, or its visibility timeout lapsed) with ReceiptHandleIsInvalid, counted
                       in /metrics; by default they honour it, as AWS does (also per queue in --config)
+  --test-clock        test mode: tests read the server's time (GET /_sluice/clock) and move it forward
+                      (POST /_sluice/clock/advance {"seconds": N}), and POST /_sluice/reset (or moto's
+                      /moto-api/reset) forgets every queue; loopback --host and SQLite only
   -h, --help          this text
 
 SIGTERM or SIGINT stops accepting requests, answers long polls, and closes the database cleanly.`;
@@ -249,6 +252,7 @@ async function serve(args: string[]): Promise<void> {
       metrics: !values['no-metrics'],
       metricsToken: metricsToken(values['metrics-token']),
       strictReceiptHandles: values['strict-receipt-handles'] ?? false,
+      testClock: values['test-clock'] ?? false,
     });
   } catch (error) {
     fail(`cannot start: ${(error as Error).message}`);
@@ -330,6 +334,7 @@ function parseServeArgs(args: string[]) {
       'no-metrics': { type: 'boolean' },
       'metrics-token': { type: 'string' },
       'strict-receipt-handles': { type: 'boolean' },
+      'test-clock': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });

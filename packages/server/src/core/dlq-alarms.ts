@@ -95,7 +95,9 @@ export class DlqAlarms {
       throw new Error('the alarm period must be a positive number of seconds');
   }
 
+  /** Goes on from the states in the store (where the previous holder, or this node, left them). */
   start(): void {
+    this.watches.clear();
     this.resumed = false;
     this.job = repeatEvery(
       this.service.clock,

@@ -188,6 +188,13 @@ export const errors = {
       'MissingAuthenticationToken',
       'A Query request by GET must be signed in an Authorization header: any web page can make a browser send a GET. Send it by POST, or sign it.',
     ),
+  testModeOff: (path: string) =>
+    new SqsError(
+      'ResourceNotFound',
+      `${path} is served only in test mode: start the server with sluice serve --test-clock.`,
+    ),
+  wrongMethod: (path: string, method: string, allowed: string) =>
+    new SqsError('InvalidAction', `${path} takes ${allowed}, not ${method}.`),
   internal: () => new SqsError('InternalError', 'We encountered an internal error. Please try again.'),
   unavailable: (message: string) => new SqsError('ServiceUnavailable', message),
 };

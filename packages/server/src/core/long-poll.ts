@@ -73,6 +73,13 @@ export class LongPoll {
     return (this.queues.get(queueId)?.waiters.length ?? 0) > 0;
   }
 
+  /** Receives waiting now, on every queue. */
+  waiting(): number {
+    let count = 0;
+    for (const entry of this.queues.values()) count += entry.waiters.length;
+    return count;
+  }
+
   /** Messages may be visible now. */
   notify(queueId: number): void {
     const entry = this.queues.get(queueId);

@@ -55,6 +55,12 @@ export class QueueActivity {
     for (const listener of this.changeListeners) listener(queue);
   }
 
+  /** Every queue's counters go (test mode's reset). */
+  clear(): void {
+    for (const queue of [...this.byQueue.keys()]) this.forget(queue);
+    this.unflushed.clear();
+  }
+
   totals(queue: string): ActivityTotals {
     return { ...(this.byQueue.get(queue) ?? NO_ACTIVITY) };
   }

@@ -79,6 +79,10 @@ export class QueueSampler {
   ) {}
 
   start(): void {
+    // A node that held the lease before counts its first period afresh, as the activity it takes does, and
+    // records every queue once, as a new holder does.
+    this.lastAt = undefined;
+    this.recorded = new Map();
     this.job = repeatEvery(
       this.service.clock,
       SAMPLE_PERIOD_MS,

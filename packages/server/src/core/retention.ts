@@ -23,10 +23,14 @@ export function startRetentionSweeper(
         // keep going: there may be more
       }
     } finally {
-      if (!stopped) timer = service.clock.setTimer(intervalMs, () => void sweep().catch(onError));
+      if (!stopped) schedule();
     }
   };
-  timer = service.clock.setTimer(intervalMs, () => void sweep().catch(onError));
+  // The sweep is returned, so a clock moved forward waits for it.
+  const schedule = () => {
+    timer = service.clock.setTimer(intervalMs, () => sweep().catch(onError), { periodic: true });
+  };
+  schedule();
   return {
     stop() {
       stopped = true;

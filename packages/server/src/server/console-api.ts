@@ -161,7 +161,7 @@ function ratesOf(samples: readonly QueueSample[]): RecentRates | undefined {
   };
 }
 
-function json(value: unknown, status = 200): Page {
+export function json(value: unknown, status = 200): Page {
   return { status, contentType: 'application/json', body: JSON.stringify(value) };
 }
 

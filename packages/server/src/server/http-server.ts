@@ -49,6 +49,12 @@ export interface HttpServerOptions {
   changes?: Record<string, ConsoleChange>;
   /** Who may read the pages, the console's sign-in, and its session cookie on SQS requests; all open without. */
   pageAccess?: PageAccess;
+  /**
+   * Test mode's requests, by path, any method: refused to other origins' pages as SQS requests are, but
+   * open to any caller otherwise (test mode listens on loopback only), unlike the console's changes; their
+   * errors are answered in JSON.
+   */
+  testEndpoints?: ReadonlyMap<string, Endpoint>;
   /** Told of every SQS API request answered: its action, HTTP status and duration. */
   observeRequest?: (action: string, status: number, seconds: number) => void;
   /** With credentials configured: every SQS request must be signed by a known key allowed to make it. */
@@ -77,6 +83,14 @@ export interface Page {
   /** Sent besides the content type: the console's security headers, Set-Cookie, Location, WWW-Authenticate… */
   headers?: Readonly<Record<string, string>>;
 }
+
+export interface EndpointRequest {
+  method: string;
+  body: string;
+}
+
+/** A request outside the SQS API; a thrown SqsError is its answer. */
+export type Endpoint = (request: EndpointRequest) => Promise<Page>;
 
 export type SluiceHttpServer = Server | HttpsServer;
 
@@ -141,7 +155,9 @@ async function handle(
   // Parsed only when needed: a JSON POST (almost every SQS request) never looks at its URL.
   let parsedUrl: URL | undefined;
   const url = () => (parsedUrl ??= new URL(request.url ?? '/', 'http://localhost'));
-  const protocol: Protocol = isJsonRequest(request.headers) ? 'json' : 'query';
+  // SQS's JSON requests all go to "/": the look-up parses no URL for them.
+  const testEndpoint = request.url === '/' ? undefined : options.testEndpoints?.get(url().pathname);
+  const protocol: Protocol = testEndpoint || isJsonRequest(request.headers) ? 'json' : 'query';
   let action = 'unknown';
   const cors = options.browser?.corsHeaders(request);
   const reply = (status: number, headers: Record<string, string>, body: string | Buffer, api = true) => {
@@ -239,6 +255,10 @@ async function handle(
     if (crossOrigin) throw crossOrigin;
     if (request.method === 'OPTIONS' && cors) {
       reply(204, {}, '', false);
+      return;
+    }
+    if (testEndpoint) {
+      answer(await testEndpoint({ method: request.method ?? 'GET', body }));
       return;
     }
     if (request.method === 'GET') checkGet(request, url(), protocol, options.auth !== undefined);

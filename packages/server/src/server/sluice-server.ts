@@ -20,6 +20,8 @@ import { createHttpServer } from './http-server.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import type { LongPollCaps } from './long-poll-gate.ts';
 import { createServerMetrics } from './metrics.ts';
+import { TestClock } from './test-clock.ts';
+import { createTestMode, testEndpoints } from './test-mode.ts';
 import { webhookNotifier } from './webhooks.ts';
 
 /** How long a shutdown waits for requests under way before cutting their connections. */
@@ -41,6 +43,12 @@ export interface SluiceOptions {
   logLevel?: LogLevel;
   maxRequestBytes?: number;
   clock?: Clock;
+  /**
+   * Test mode: the server's clock starts at real time, runs on by itself, and moves forward when a test asks
+   * (`POST /_sluice/clock/advance`); `POST /_sluice/reset` forgets every queue. Loopback hosts and the SQLite
+   * store only; not with `clock`.
+   */
+  testClock?: boolean;
   /** Use this store instead of opening SQLite in dataDir (tests, other backends). */
   store?: Store;
   /**
@@ -106,6 +114,19 @@ export interface RunningSluice {
   close(): Promise<void>;
 }
 
+/** A reset empties every queue: test mode serves this machine only, on a store no other server shares. */
+function refuseTestMode(options: SluiceOptions, host: string): void {
+  if (!isLoopback(host))
+    throw new Error(
+      `--test-clock serves loopback addresses only (its reset empties every queue), not --host ${host}`,
+    );
+  if (options.storeUrl !== undefined)
+    throw new Error(
+      '--test-clock works with the embedded SQLite store only: the servers sharing a PostgreSQL database would not share the clock or see the reset',
+    );
+  if (options.clock) throw new Error('testClock and clock cannot both be given');
+}
+
 /** True when a --store value names a PostgreSQL database. */
 export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//.test(url);
@@ -129,7 +150,13 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const logger = options.logger ?? createLogger(options.logLevel);
   const dataDir = options.dataDir ?? './sluice-data';
   const config = options.configFile ? readConfigFile(options.configFile) : {};
-  const clock = options.clock ?? systemClock;
+  const host = options.host ?? '127.0.0.1';
+  if (options.testClock) refuseTestMode(options, host);
+  const testClock = options.testClock ? new TestClock() : undefined;
+  const clock = testClock ?? options.clock ?? systemClock;
+  // Signatures, console sessions and the transport's waits: clients and connections live in real time, which
+  // the test clock must not move; an injected clock drives them too, for the tests that need it to.
+  const transportClock = testClock ? systemClock : clock;
   const store = options.store ?? (await openStore(options, dataDir));
   const service = new SqsService({
     store,
@@ -174,7 +201,6 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     },
     (error) => logger.error({ err: error }, 'DLQ alarm check failed'),
   );
-  const host = options.host ?? '127.0.0.1';
   const sampler = new QueueSampler(service, (error) => logger.error({ err: error }, 'history sample failed'));
   const metrics =
     options.metrics === false
@@ -184,6 +210,38 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const activityFlusher = new ActivityFlusher(service, (error) =>
     logger.error({ err: error }, 'activity flush failed'),
   );
+  // Retention, DLQ alarms, history samples and move tasks run on one node of those sharing the store: the
+  // lease holder (with SQLite, this server, always). Another node's move tasks wait for the holder's tick.
+  let sweeper: { stop(): void } | undefined;
+  const clusterJobs = {
+    running: false,
+    async start() {
+      clusterJobs.running = true;
+      sweeper = startRetentionSweeper(service, (error) =>
+        logger.error({ err: error }, 'retention sweep failed'),
+      );
+      await service.moveTasks.resume();
+      alarms.start();
+      sampler.start();
+    },
+    async stop() {
+      clusterJobs.running = false;
+      sweeper?.stop();
+      await sampler.stop();
+      await alarms.stop();
+      await service.moveTasks.stop();
+    },
+  };
+  const testMode =
+    testClock &&
+    createTestMode({
+      clock: testClock,
+      store,
+      service,
+      queueCounts: sampler.counts,
+      clusterJobs,
+      logger,
+    });
   const keys = [...(config.credentials ?? []), ...(options.credentials ?? [])];
   if (keys.length === 0 && !isLoopback(host)) {
     if (!options.insecure) {
@@ -202,7 +260,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
           keys,
           region: service.region,
           accountId: service.accountId,
-          clock,
+          clock: transportClock,
         })
       : undefined;
   const metricsToken = options.metricsToken ?? config.metricsToken;
@@ -225,7 +283,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     maxBufferedBytes: options.maxBufferedBytes,
     maxResponseBytes: options.maxResponseBytes,
     connections: options.connections,
-    clock,
+    clock: transportClock,
     auth,
     pageAccess:
       auth || metricsToken !== undefined
@@ -233,7 +291,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
             auth,
             metricsToken,
             accountId: service.accountId,
-            clock,
+            clock: transportClock,
             tls: options.tls !== undefined,
             describeQueue: async (name) => ({
               name,
@@ -257,6 +315,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       ...consolePages(),
     },
     changes: consoleChanges(service, alarms),
+    testEndpoints: testEndpoints(testMode),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -265,10 +324,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const { port } = server.address() as AddressInfo;
   const endpoint = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   await applyConfig(service, config, { baseUrl: endpoint, senderId: service.accountId });
-  // Retention, DLQ alarms, history samples and move tasks run on one node of those sharing the store: the
-  // lease holder (with SQLite, this server, always). Another node's move tasks wait for the holder's tick.
   await service.moveTasks.stop();
-  let sweeper: { stop(): void } | undefined;
   // Where several nodes share the store, who runs the cluster jobs is news; a server alone always does.
   const leaseNews = (message: string) =>
     lease.shared ? logger.info({ holder: lease.holder }, message) : logger.debug(message);
@@ -278,12 +334,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     {
       async start() {
         leaseNews('running the cluster jobs (lease taken)');
-        sweeper = startRetentionSweeper(service, (error) =>
-          logger.error({ err: error }, 'retention sweep failed'),
-        );
-        await service.moveTasks.resume();
-        alarms.start();
-        sampler.start();
+        await clusterJobs.start();
       },
       async stop(reason) {
         leaseNews(
@@ -291,10 +342,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
             ? 'no longer running the cluster jobs (lease lost)'
             : 'no longer running the cluster jobs (lease released: shutting down)',
         );
-        sweeper?.stop();
-        await sampler.stop();
-        await alarms.stop();
-        await service.moveTasks.stop();
+        await clusterJobs.stop();
       },
       tick: () => service.moveTasks.resume(),
     },
@@ -302,6 +350,10 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   );
   activityFlusher.start();
   await lease.start();
+  if (testMode)
+    logger.warn(
+      'test mode (--test-clock): POST /_sluice/clock/advance moves the clock, POST /_sluice/reset forgets every queue',
+    );
   let closing: Promise<void> | undefined;
   return {
     endpoint,

@@ -34,6 +34,10 @@ export class ActivityTally {
     this.byQueue.delete(queue);
   }
 
+  clear(): void {
+    this.byQueue.clear();
+  }
+
   /** Everything added since the previous take, per queue that saw any. */
   take(): QueueActivityCounts[] {
     const taken = [...this.byQueue].map(([queue, counts]) => ({ queue, ...counts }));

@@ -168,6 +168,13 @@ export interface Store {
   claimLease?(name: string, holder: string, ttlMs: number): Promise<boolean>;
   /** Gives the lease up at once if `holder` holds it (a clean shutdown), so another node takes over now. */
   releaseLease?(name: string, holder: string): Promise<void>;
+  /**
+   * Forgets everything, as a fresh store would hold nothing: queues, messages, deleted-queue names, purge
+   * times, deduplication and attempt ids, move tasks, history samples, activity and cluster state (test
+   * mode's reset). Ids keep growing, so a request that found a queue before the reset names none after it.
+   * A store shared by several nodes leaves it out: their other nodes would not know.
+   */
+  reset?(): Promise<void>;
   close(): Promise<void>;
 }
 

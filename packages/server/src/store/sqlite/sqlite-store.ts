@@ -844,6 +844,14 @@ export class SqliteStore implements Store {
     return (this.statements.clusterState.get(name) as { value: string } | undefined)?.value;
   }
 
+  async reset(): Promise<void> {
+    await this.write('durable', () => {
+      for (const statement of this.statements.emptyTables) statement.run();
+      this.forgetCachedState();
+    });
+    this.activity.clear();
+  }
+
   /**
    * What the database's files take on disk, its WAL's included, less the free pages SQLite fills first: what
    * a full disk is made of. The WAL keeps its size once grown (up to a checkpoint's 32 MiB, more under
@@ -942,14 +950,14 @@ export class SqliteStore implements Store {
       outcomes = this.applyBatch(batch, false);
       if (outcomes === undefined) {
         rollback.run();
-        this.forgetUncommittedState();
+        this.forgetCachedState();
         begin.run();
         outcomes = this.applyBatch(batch, true)!;
       }
       commit.run();
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      this.forgetUncommittedState();
+      this.forgetCachedState();
       // A BEGIN that fails (read-only, full) leaves writes still pending; they fail with the batch, or
       // they would wait for a flush that nothing schedules.
       const failed = [...batch, ...this.pending.splice(0)];
@@ -997,15 +1005,18 @@ export class SqliteStore implements Store {
         if (!isolated) return undefined;
         rollbackTo.run();
         release.run();
-        this.forgetUncommittedState();
+        this.forgetCachedState();
         outcomes.push({ ok: false, error });
       }
     }
     return outcomes;
   }
 
-  /** Drops what memory learned inside a transaction that is being rolled back (in whole or to a savepoint). */
-  private forgetUncommittedState(): void {
+  /**
+   * Drops what memory learned of the tables: inside a transaction that is being rolled back (in whole or to a
+   * savepoint), or before a reset.
+   */
+  private forgetCachedState(): void {
     this.queuesWithoutTenants.clear();
     this.inFlightBound.clear();
     this.queueCache.clear();
@@ -1098,7 +1109,13 @@ function migrate(db: Database.Database): void {
 }
 
 function prepareStatements(db: Database.Database) {
+  const tables = db
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 7) <> 'sqlite_'")
+    .pluck()
+    .all() as string[];
   return {
+    // Every table of the schema, whatever migrations added; sqlite_sequence is kept, so ids are never reused.
+    emptyTables: tables.map((table) => db.prepare(`DELETE FROM "${table}"`)),
     begin: db.prepare('BEGIN IMMEDIATE'),
     savepoint: db.prepare('SAVEPOINT write'),
     release: db.prepare('RELEASE write'),
