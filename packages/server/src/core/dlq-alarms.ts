@@ -148,7 +148,10 @@ export class DlqAlarms {
 
   private async storedWatches(): Promise<Watch[]> {
     const stored = await this.service.store.clusterState(ALARM_STATE_DOCUMENT);
-    return stored === undefined ? [] : (JSON.parse(stored) as Watch[]);
+    // JSON leaves out a key whose value is undefined: a watch read back has `silence` as the checker wrote it.
+    return stored === undefined
+      ? []
+      : (JSON.parse(stored) as Watch[]).map((watch) => ({ ...watch, silence: watch.silence ?? undefined }));
   }
 
   /** Looks at every DLQ once, raising, repeating and resolving alarms. */
