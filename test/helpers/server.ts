@@ -26,21 +26,36 @@ export interface RunningServer {
 }
 
 export interface StartOptions {
-  /** Reuse a data directory (restart tests); a fresh temp directory otherwise. */
+  /**
+   * Reuse a data directory (restart tests); a fresh temp directory otherwise. Given in `--data`, unless
+   * `env` has SLUICE_DATA: then that is the directory and no `--data` is passed, so the variable is read.
+   */
   dataDir?: string;
   /** Fixed port; 0 (default) lets the OS choose. */
   port?: number;
   args?: string[];
   env?: Record<string, string>;
+  /** The program and the arguments before `serve` (default: this Node running the sources, SLUICE_CLI). */
+  command?: readonly [string, ...string[]];
+  cwd?: string;
 }
 
 /** Starts `sluice serve` as a real child process and resolves once it prints its endpoint. */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sluice-test-'));
+  const fromEnvironment = options.env?.SLUICE_DATA;
+  const dataDir = fromEnvironment ?? options.dataDir ?? mkdtempSync(join(tmpdir(), 'sluice-test-'));
+  const [program, ...programArgs] = options.command ?? [process.execPath, ...SLUICE_CLI];
   const child = spawn(
-    process.execPath,
-    [...SLUICE_CLI, 'serve', '--port', String(options.port ?? 0), '--data', dataDir, ...(options.args ?? [])],
-    { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    program,
+    [
+      ...programArgs,
+      'serve',
+      '--port',
+      String(options.port ?? 0),
+      ...(fromEnvironment === undefined ? ['--data', dataDir] : []),
+      ...(options.args ?? []),
+    ],
+    { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -64,6 +64,11 @@ Options:
   --no-metrics        serve no /metrics and keep no per-request counters or latency histograms
   -h, --help          this text
 
+Environment (a flag given wins; the container image sets all three):
+  SLUICE_HOST=ADDR    as --host
+  SLUICE_DATA=DIR     as --data
+  SLUICE_INSECURE=1   as --insecure (0 or empty: off); the server says so when it starts
+
 SIGTERM or SIGINT stops accepting requests, answers long polls, and closes the database cleanly.`;
 
 const DURABILITY = ['full', 'durable', 'normal', 'off'] as const;
@@ -138,13 +143,14 @@ async function serve(args: string[]): Promise<void> {
   }
   const account = values.account;
   if (account !== undefined && !/^\d{12}$/.test(account)) fail('--account must be 12 digits');
-  const dataDir = values.data ?? './sluice-data';
+  const dataDir = values.data ?? environment('SLUICE_DATA') ?? './sluice-data';
+  const insecureFromEnvironment = values.insecure === undefined && environmentSwitch('SLUICE_INSECURE');
   const durability = oneOf('durability', values.durability, DURABILITY) ?? 'durable';
   let sluice: Awaited<ReturnType<typeof startSluice>>;
   try {
     sluice = await startSluice({
       port: integer('port', values.port, 0, 65535) ?? 9324,
-      host: values.host ?? '127.0.0.1',
+      host: values.host ?? environment('SLUICE_HOST') ?? '127.0.0.1',
       dataDir,
       durability,
       storeUrl: values.store,
@@ -173,7 +179,7 @@ async function serve(args: string[]): Promise<void> {
         ),
       },
       credentials: (values.credentials ?? []).map(credential),
-      insecure: values.insecure ?? false,
+      insecure: values.insecure ?? insecureFromEnvironment,
       corsOrigins: values['cors-origin'] ?? [],
       allowedHosts: values['allow-host'] ?? [],
       tls: tlsFiles(values['tls-cert'], values['tls-key']),
@@ -189,6 +195,10 @@ async function serve(args: string[]): Promise<void> {
         : `store: ${withoutPassword(values.store)}`
     })\n`,
   );
+  if (insecureFromEnvironment)
+    process.stdout.write(
+      'sluice: --insecure is on (SLUICE_INSECURE in the environment): without credentials, anyone who can reach the port can use every queue\n',
+    );
   const shutdown = (signal: string) => {
     process.stdout.write(`sluice: ${signal}, shutting down\n`);
     sluice.close().then(
@@ -198,6 +208,18 @@ async function serve(args: string[]): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** A setting from the environment; empty counts as unset, as for a flag not given. */
+function environment(name: string): string | undefined {
+  return process.env[name] || undefined;
+}
+
+function environmentSwitch(name: string): boolean {
+  const value = environment(name);
+  if (value === undefined || value === '0' || value === 'false') return false;
+  if (value === '1' || value === 'true') return true;
+  fail(`${name} must be 1, true, 0 or false, not "${value}"`);
 }
 
 /** A store URL fit for a log line: its password left out. */
