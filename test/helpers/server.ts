@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Node arguments that run the `sluice` command from the TypeScript sources, so tests check the working tree, never a stale build. */
 export const SLUICE_CLI: readonly string[] = [
@@ -35,7 +36,11 @@ export interface StartOptions {
   port?: number;
   args?: string[];
   env?: Record<string, string>;
-  /** The program and the arguments before `serve` (default: this Node running the sources, SLUICE_CLI). */
+  /**
+   * The program and the arguments before `serve` (default: this Node running the sources, SLUICE_CLI). It runs
+   * in a process group of its own, which stop() and kill() signal whole, as a terminal's Ctrl-C does: a wrapper
+   * such as npx runs the server through a shell that dies of SIGTERM without passing it on.
+   */
   command?: readonly [string, ...string[]];
   cwd?: string;
 }
@@ -55,7 +60,12 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       ...(fromEnvironment === undefined ? ['--data', dataDir] : []),
       ...(options.args ?? []),
     ],
-    { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: options.command !== undefined,
+    },
   );
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -78,8 +88,18 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   });
   const port = Number(new URL(endpoint).port);
   const signal = async (name: NodeJS.Signals) => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(name);
+    if (options.command === undefined) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(name);
+      await exited;
+      return;
+    }
+    const group = -(child.pid ?? 0);
+    if (groupAlive(group)) process.kill(group, name);
     await exited;
+    for (let waited = 0; groupAlive(group); waited += 50) {
+      if (waited >= 30_000) throw new Error(`process group ${-group} still runs 30 s after ${name}`);
+      await sleep(50);
+    }
   };
   return {
     endpoint,
@@ -90,6 +110,15 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     stop: () => signal('SIGTERM'),
     kill: () => signal('SIGKILL'),
   };
+}
+
+function groupAlive(group: number): boolean {
+  try {
+    process.kill(group, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Removes a temp data directory made by startServer. */
