@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { alive } from './processes.ts';
 
 /** Node arguments that run the `sluice` command from the TypeScript sources, so tests check the working tree, never a stale build. */
 export const SLUICE_CLI: readonly string[] = [
@@ -94,9 +95,9 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       return;
     }
     const group = -(child.pid ?? 0);
-    if (groupAlive(group)) process.kill(group, name);
+    if (alive(group)) process.kill(group, name);
     await exited;
-    for (let waited = 0; groupAlive(group); waited += 50) {
+    for (let waited = 0; alive(group); waited += 50) {
       if (waited >= 30_000) throw new Error(`process group ${-group} still runs 30 s after ${name}`);
       await sleep(50);
     }
@@ -110,15 +111,6 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     stop: () => signal('SIGTERM'),
     kill: () => signal('SIGKILL'),
   };
-}
-
-function groupAlive(group: number): boolean {
-  try {
-    process.kill(group, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Removes a temp data directory made by startServer. */
