@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { freePort } from './free-port.ts';
 import { createTestDatabase, TEST_PG_SERVER } from './postgres.ts';
+import { alive } from './processes.ts';
 
 /** A PostgreSQL with wal_level=logical, for the CDC relay: a database on the shared server, or a throwaway one. */
 export interface LogicalPostgres {
@@ -97,13 +98,4 @@ async function throwawayPostgres(): Promise<LogicalPostgres> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -2,6 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { alive } from './processes.ts';
 
 /** Node arguments that run the `sluice` command from the TypeScript sources, so tests check the working tree, never a stale build. */
 export const SLUICE_CLI: readonly string[] = [
@@ -27,7 +29,10 @@ export interface RunningServer {
 }
 
 export interface StartOptions {
-  /** Reuse a data directory (restart tests); a fresh temp directory otherwise. */
+  /**
+   * Reuse a data directory (restart tests); a fresh temp directory otherwise. Given in `--data`, unless
+   * `env` has SLUICE_DATA: then that is the directory and no `--data` is passed, so the variable is read.
+   */
   dataDir?: string;
   /**
    * `--in-memory` instead of `--data`: the fresh temp directory (`dataDir`) is then the server's working
@@ -38,19 +43,33 @@ export interface StartOptions {
   port?: number;
   args?: string[];
   env?: Record<string, string>;
+  /**
+   * The program and the arguments before `serve` (default: this Node running the sources, SLUICE_CLI). It runs
+   * in a process group of its own, which stop() and kill() signal whole, as a terminal's Ctrl-C does: a wrapper
+   * such as npx runs the server through a shell that dies of SIGTERM without passing it on.
+   */
+  command?: readonly [string, ...string[]];
+  cwd?: string;
 }
 
 /** Starts `sluice serve` as a real child process and resolves once it prints its endpoint. */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sluice-test-'));
-  const storage = options.inMemory ? ['--in-memory'] : ['--data', dataDir];
+  const fromEnvironment = options.env?.SLUICE_DATA;
+  const dataDir = fromEnvironment ?? options.dataDir ?? mkdtempSync(join(tmpdir(), 'sluice-test-'));
+  const storage = options.inMemory
+    ? ['--in-memory']
+    : fromEnvironment === undefined
+      ? ['--data', dataDir]
+      : [];
+  const [program, ...programArgs] = options.command ?? [process.execPath, ...SLUICE_CLI];
   const child = spawn(
-    process.execPath,
-    [...SLUICE_CLI, 'serve', '--port', String(options.port ?? 0), ...storage, ...(options.args ?? [])],
+    program,
+    [...programArgs, 'serve', '--port', String(options.port ?? 0), ...storage, ...(options.args ?? [])],
     {
+      cwd: options.cwd ?? (options.inMemory ? dataDir : undefined),
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
-      ...(options.inMemory && { cwd: dataDir }),
+      detached: options.command !== undefined,
     },
   );
   let output = '';
@@ -75,8 +94,18 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   });
   const port = Number(new URL(endpoint).port);
   const signal = async (name: NodeJS.Signals) => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(name);
+    if (options.command === undefined) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(name);
+      await exited;
+      return;
+    }
+    const group = -(child.pid ?? 0);
+    if (alive(group)) process.kill(group, name);
     await exited;
+    for (let waited = 0; alive(group); waited += 50) {
+      if (waited >= 30_000) throw new Error(`process group ${-group} still runs 30 s after ${name}`);
+      await sleep(50);
+    }
   };
   return {
     endpoint,

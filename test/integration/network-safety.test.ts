@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,6 +57,48 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
       await keyed.stop();
       removeDataDir(keyed.dataDir);
     }
+  });
+
+  it('takes --host, --data and --insecure from SLUICE_HOST, SLUICE_DATA and SLUICE_INSECURE, says so, and a flag wins', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-env-'));
+    const open = await startServer({
+      env: { SLUICE_HOST: '0.0.0.0', SLUICE_DATA: dir, SLUICE_INSECURE: '1' },
+    });
+    try {
+      assert.match(open.endpoint, /^http:\/\/0\.0\.0\.0:\d+$/);
+      const said = /sluice: --insecure is on \(SLUICE_INSECURE in the environment\)/;
+      for (let waited = 0; !said.test(open.output()) && waited < 5_000; waited += 50) await sleep(50);
+      assert.match(open.output(), said);
+      assert.ok(existsSync(join(dir, 'sluice.db')), 'the database is in SLUICE_DATA');
+      assert.equal((await fetch(`http://127.0.0.1:${open.port}/health`)).status, 200);
+    } finally {
+      await open.stop();
+      removeDataDir(dir);
+    }
+    const flagged = await startServer({ args: ['--host', '127.0.0.1'], env: { SLUICE_HOST: '0.0.0.0' } });
+    try {
+      assert.match(flagged.endpoint, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.doesNotMatch(flagged.output(), /--insecure is on/);
+    } finally {
+      await flagged.stop();
+      removeDataDir(flagged.dataDir);
+    }
+    for (const [insecure, refusal] of [
+      ['0', /refusing to listen on 0\.0\.0\.0 without credentials/],
+      ['yes', /SLUICE_INSECURE must be 1, true, 0 or false, not "yes"/],
+    ] as const) {
+      await assert.rejects(
+        exec(process.execPath, [...SLUICE_CLI, 'serve', '--port', '0'], {
+          env: { ...process.env, SLUICE_HOST: '0.0.0.0', SLUICE_DATA: dir, SLUICE_INSECURE: insecure },
+        }),
+        (error: { code?: number; stderr?: string }) => {
+          assert.equal(error.code, 2);
+          assert.match(error.stderr ?? '', refusal);
+          return true;
+        },
+      );
+    }
+    removeDataDir(dir);
   });
 
   it('serves HTTPS with a given certificate; the SDK trusts it and queue URLs say https', async () => {

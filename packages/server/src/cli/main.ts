@@ -92,6 +92,11 @@ Options:
                       /moto-api/reset) forgets every queue; loopback --host and SQLite only
   -h, --help          this text
 
+Environment (a flag given wins; the container image sets all three):
+  SLUICE_HOST=ADDR    as --host
+  SLUICE_DATA=DIR     as --data
+  SLUICE_INSECURE=1   as --insecure (0 or empty: off); the server says so when it starts
+
 SIGTERM or SIGINT stops accepting requests, answers long polls, and closes the database cleanly.`;
 
 const DURABILITY = ['full', 'durable', 'normal', 'off'] as const;
@@ -186,21 +191,23 @@ async function serve(args: string[]): Promise<void> {
   }
   const account = values.account;
   if (account !== undefined && !/^\d{12}$/.test(account)) usage('serve', '--account must be 12 digits');
-  const inMemory = values['in-memory'] === true || values.data === IN_MEMORY;
-  if (inMemory && values.data !== undefined && values.data !== IN_MEMORY)
+  const dataFlag = values.data ?? environment('SLUICE_DATA');
+  const inMemory = values['in-memory'] === true || dataFlag === IN_MEMORY;
+  if (inMemory && dataFlag !== undefined && dataFlag !== IN_MEMORY)
     usage('serve', '--in-memory keeps no data directory: leave out --data');
   if (inMemory && values.store !== undefined) usage('serve', '--in-memory and --store do not go together');
   if (inMemory && values.durability !== undefined)
     usage('serve', '--durability has no meaning with --in-memory: nothing is written to disk');
   if (inMemory && values['disk-reserve-bytes'] !== undefined)
     usage('serve', '--disk-reserve-bytes has no meaning with --in-memory: nothing is written to disk');
-  const dataDir = inMemory ? IN_MEMORY : (values.data ?? './sluice-data');
+  const dataDir = inMemory ? IN_MEMORY : (dataFlag ?? './sluice-data');
+  const insecureFromEnvironment = values.insecure === undefined && environmentSwitch('SLUICE_INSECURE');
   const durability = oneOf('durability', values.durability, DURABILITY) ?? 'durable';
   let sluice: Awaited<ReturnType<typeof startSluice>>;
   try {
     sluice = await startSluice({
       port: integer('port', values.port, 0, 65535) ?? 9324,
-      host: values.host ?? '127.0.0.1',
+      host: values.host ?? environment('SLUICE_HOST') ?? '127.0.0.1',
       dataDir,
       durability,
       diskReserveBytes: integer('disk-reserve-bytes', values['disk-reserve-bytes'], 0, 2 ** 50),
@@ -245,7 +252,7 @@ async function serve(args: string[]): Promise<void> {
         ...optional('sendTimeoutMs', seconds('send-timeout', values['send-timeout'])),
       },
       credentials: (values.credentials ?? []).map(credential),
-      insecure: values.insecure ?? false,
+      insecure: values.insecure ?? insecureFromEnvironment,
       corsOrigins: values['cors-origin'] ?? [],
       allowedHosts: values['allow-host'] ?? [],
       tls: tlsFiles(values['tls-cert'], values['tls-key']),
@@ -276,6 +283,10 @@ async function serve(args: string[]): Promise<void> {
           : `data: ${dataDir}, durability: ${durability}`
     })\nsluice: console at ${consoleUrl(sluice.endpoint)}\n`,
   );
+  if (insecureFromEnvironment)
+    process.stdout.write(
+      'sluice: --insecure is on (SLUICE_INSECURE in the environment): without credentials, anyone who can reach the port can use every queue\n',
+    );
 }
 
 /** Where a person on this machine opens the console: a browser cannot open a wildcard bind address. */
@@ -284,6 +295,18 @@ function consoleUrl(endpoint: string): string {
   if (url.hostname === '0.0.0.0') url.hostname = '127.0.0.1';
   else if (url.hostname === '[::]') url.hostname = '[::1]';
   return url.href;
+}
+
+/** A setting from the environment; empty counts as unset, as for a flag not given. */
+function environment(name: string): string | undefined {
+  return process.env[name] || undefined;
+}
+
+function environmentSwitch(name: string): boolean {
+  const value = environment(name);
+  if (value === undefined || value === '0' || value === 'false') return false;
+  if (value === '1' || value === 'true') return true;
+  fail(`${name} must be 1, true, 0 or false, not "${value}"`);
 }
 
 /** A store URL fit for a log line: its password left out. */

@@ -1,7 +1,7 @@
 import { accessSync, closeSync, constants, fdatasync, fsyncSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { ActivityTally } from '../activity-tally.ts';
 import type {
   ChangeVisibilityOutcome,
@@ -45,6 +45,7 @@ import {
   toSample,
 } from '../rows.ts';
 import { DiskReserve, fileBytes } from './disk-reserve.ts';
+import { openDatabase } from './native-binding.ts';
 import { MIGRATIONS } from './schema.ts';
 
 /**
@@ -171,7 +172,7 @@ export class SqliteStore implements Store {
 
   constructor(options: SqliteStoreOptions) {
     const file = options.dataDir === ':memory:' ? ':memory:' : join(ensureDir(options.dataDir), 'sluice.db');
-    this.db = new Database(file);
+    this.db = openDatabase(file);
     // One server owns a data directory: the exclusive lock refuses a second one at start (instead of two
     // processes interleaving claims), and skips the shared-memory index, which makes each commit cheaper.
     this.db.pragma('locking_mode = EXCLUSIVE');

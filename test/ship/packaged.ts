@@ -1,0 +1,429 @@
+/**
+ * The packaged smoke test: both packages packed as npm publishes them, installed from the tarballs into
+ * empty folders outside the repository and run with plain Node (no tsx): this machine's, the oldest that the
+ * packages' `engines` admit, and the newest of the LTS lines 22 and 24 (.ci/fetch-node puts them in
+ * .tmp/nodes, from the npm registry). `npx sluice serve` answers an SDK client, ES module and CommonJS
+ * consumers of the toolkit run against it, a TypeScript consumer type-checks against the declarations, and
+ * `sluice` commands print no AWS SDK Node version notice.
+ *
+ * better-sqlite3 is compiled for each NODE_MODULE_VERSION, so this is not part of `npm test`:
+ * `npm run test:package`.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, describe, it, type TestContext } from 'node:test';
+import { promisify } from 'node:util';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ListQueuesCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
+import { sdkClient } from '../helpers/client-toolkit.ts';
+import { freshDatabase } from '../helpers/postgres.ts';
+import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
+import { fetchedNode, machineNode, type NodeRuntime, REPOSITORY } from './nodes.ts';
+
+const execFileAsync = promisify(execFile);
+const FIXTURES = new URL('fixtures/', import.meta.url).pathname;
+/** What the SDK prints on Node 20 (docs/decisions/node-versions.md); `sluice` commands must not. */
+const SDK_NODE_NOTICE = /NodeVersionSupportWarning/;
+/** The oldest Node the packages' `engines` admit, which is run too, so that the field says what is true. */
+const ENGINES_MINIMUM = /^>=(\d+\.\d+\.\d+)$/.exec(
+  (
+    JSON.parse(readFileSync(join(REPOSITORY, 'packages', 'server', 'package.json'), 'utf8')) as {
+      engines: { node: string };
+    }
+  ).engines.node,
+)?.[1];
+
+// `npm run test:package` passes npm's own variables (npm_config_local_prefix, ...), which would point the
+// npm commands run here at this repository instead of the folders they run in.
+for (const name of Object.keys(process.env)) if (name.startsWith('npm_')) delete process.env[name];
+
+assert.ok(ENGINES_MINIMUM, 'engines.node is >=X.Y.Z');
+// The oldest admitted and the LTS lines' newest, each unless it is this machine's.
+const fetchedNodes = (
+  await Promise.all(
+    [ENGINES_MINIMUM, '22', '24'].map(async (version) => ({ version, node: await fetchedNode(version) })),
+  )
+).filter(({ node }) => typeof node === 'string' || node.version !== machineNode.version);
+
+const scratch = mkdtempSync(join(tmpdir(), 'sluice-packaged-'));
+let tarballs: { client: string; server: string };
+
+/** What a program run with this Node gets besides this process's environment: it first on PATH, as nvm puts it. */
+function nodeVariables(node: NodeRuntime): Record<string, string> {
+  return {
+    PATH: `${dirname(node.binary)}:${process.env.PATH}`,
+    ...(node.nodedir === undefined ? {} : { npm_config_nodedir: node.nodedir }),
+    JOBS: 'max', // node-gyp's make on every core
+  };
+}
+
+async function run(
+  node: NodeRuntime,
+  folder: string,
+  command: string,
+  args: string[],
+  extra: Record<string, string> = {},
+): Promise<{ stdout: string; stderr: string }> {
+  return execFileAsync(command, args, {
+    cwd: folder,
+    env: { ...process.env, ...nodeVariables(node), ...extra },
+    maxBuffer: 64 << 20,
+    timeout: 30 * 60_000,
+  });
+}
+
+/** The failure of a command expected to fail: its exit code and output. */
+async function failure(
+  promise: Promise<unknown>,
+): Promise<{ code: number | undefined; stdout: string; stderr: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    const { code, stdout, stderr } = error as { code?: number; stdout?: string; stderr?: string };
+    return { code, stdout: stdout ?? '', stderr: stderr ?? '' };
+  }
+  assert.fail('the command succeeded');
+}
+
+interface Installed {
+  folder: string;
+  output: string;
+}
+
+/**
+ * A user's first install into an empty project folder: `setup` runs there first (the documented approval of
+ * better-sqlite3's install script), then `npm install` of the specs, timed and measured for the report.
+ */
+async function install(
+  t: TestContext,
+  node: NodeRuntime,
+  name: string,
+  specs: string[],
+  options: { setup?: string[][]; installArgs?: string[] } = {},
+): Promise<Installed> {
+  const folder = join(scratch, name);
+  mkdirSync(folder);
+  await run(node, folder, 'npm', ['init', '--yes']);
+  await run(node, folder, 'npm', ['pkg', 'set', 'type=module']);
+  for (const args of options.setup ?? []) await run(node, folder, 'npm', args);
+  const started = process.hrtime.bigint();
+  const { stdout, stderr } = await run(node, folder, 'npm', [
+    'install',
+    '--no-audit',
+    '--no-fund',
+    ...(options.installArgs ?? []),
+    ...specs,
+  ]);
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const packages = Object.keys(lockedPackages(folder)).length;
+  const kib = Number(
+    (await execFileAsync('du', ['-sk', join(folder, 'node_modules')])).stdout.split('\t')[0],
+  );
+  t.diagnostic(
+    `${name}: npm install ${seconds.toFixed(1)} s, ${packages} packages, ${(kib / 1024).toFixed(1)} MiB installed`,
+  );
+  return { folder, output: stdout + stderr };
+}
+
+/** node_modules/.package-lock.json's packages, by path: what npm installed. */
+function lockedPackages(folder: string): Record<string, { hasInstallScript?: boolean }> {
+  const lock = JSON.parse(readFileSync(join(folder, 'node_modules', '.package-lock.json'), 'utf8')) as {
+    packages: Record<string, { hasInstallScript?: boolean }>;
+  };
+  return lock.packages;
+}
+
+/** The documented install of the server: approve better-sqlite3's install script, then install. */
+function installServer(t: TestContext, node: NodeRuntime, name: string): Promise<Installed> {
+  return install(t, node, name, [tarballs.client, tarballs.server], {
+    setup: [['pkg', 'set', 'allowScripts.better-sqlite3=true', '--json']],
+  });
+}
+
+/** An application of the toolkit: the toolkit and the SDK client it is given. */
+async function installToolkit(t: TestContext, node: NodeRuntime, name: string): Promise<Installed> {
+  const installed = await install(t, node, name, [tarballs.client, '@aws-sdk/client-sqs']);
+  const packages = lockedPackages(installed.folder);
+  const scripted = Object.entries(packages).filter(([, entry]) => entry.hasInstallScript);
+  assert.deepEqual(scripted, [], 'the toolkit installs nothing with an install script');
+  for (const peer of ['better-sqlite3', 'pg', '@aws-sdk/client-s3', '@aws-sdk/lib-storage'])
+    assert.equal(packages[`node_modules/${peer}`], undefined, `${peer} is an optional peer, not installed`);
+  for (const file of ['consume-three.cjs', 'consumer.mjs', 'consumer.cjs'])
+    copyFileSync(join(FIXTURES, file), join(installed.folder, file));
+  return installed;
+}
+
+function serve(node: NodeRuntime, folder: string, args: string[] = []): Promise<RunningServer> {
+  return startServer({ command: ['npx', 'sluice'], cwd: folder, env: nodeVariables(node), args });
+}
+
+async function stopAndCheckGone(server: RunningServer): Promise<void> {
+  await server.stop();
+  // stop() waited for the whole process group: nothing may be left listening.
+  await assert.rejects(fetch(`${server.endpoint}/health`));
+  removeDataDir(server.dataDir);
+}
+
+/** What every Node version must do with the installed server and toolkit. */
+async function checkInstalled(node: NodeRuntime, serverFolder: string, toolkitFolder: string): Promise<void> {
+  const { stdout: version } = await run(node, serverFolder, 'npm', ['exec', '--call', 'node --version']);
+  assert.equal(version.trim(), `v${node.version}`, 'npx runs this Node');
+  assert.ok(!existsSync(join(serverFolder, 'node_modules', 'tsx')), 'tsx is not installed');
+
+  const server = await serve(node, serverFolder);
+  const sqs = sdkClient(server.endpoint);
+  try {
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'orders' }));
+    assert.equal(QueueUrl, `${server.endpoint}/000000000000/orders`);
+    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'hello' }));
+    const { QueueUrls } = await sqs.send(new ListQueuesCommand({}));
+    assert.deepEqual(QueueUrls, [QueueUrl]);
+
+    for (const program of ['consumer.mjs', 'consumer.cjs']) {
+      const queue = program.replace('.', '-');
+      const { stdout, stderr } = await run(node, toolkitFolder, 'node', [program], {
+        SQS_ENDPOINT: server.endpoint,
+        QUEUE: queue,
+      });
+      const result = JSON.parse(stdout) as { queueUrl: string; handled: string[] };
+      assert.deepEqual(result.handled, ['one', 'three', 'two'], `${program} handled the three messages`);
+      const { Attributes } = await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: result.queueUrl,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
+      );
+      assert.deepEqual(
+        Attributes,
+        { ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' },
+        `${program} deleted what it handled`,
+      );
+      // The control for the notice checks below: an application's own SDK client on Node 20 prints it.
+      if (node.major < 22) assert.match(stderr, SDK_NODE_NOTICE);
+      else assert.doesNotMatch(stderr, SDK_NODE_NOTICE);
+    }
+
+    // `sluice redrive` makes its own SDK client; `sluice stats` reads the server's history.
+    const { QueueUrl: dlqUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'orders-dlq' }));
+    await sqs.send(new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: 'dead' }));
+    const redrive = await run(node, serverFolder, 'npx', [
+      'sluice',
+      'redrive',
+      '--source',
+      'orders-dlq',
+      '--destination',
+      'orders',
+      '--filter',
+      'body=dead',
+      '--endpoint',
+      server.endpoint,
+    ]);
+    assert.doesNotMatch(redrive.stderr + redrive.stdout, SDK_NODE_NOTICE);
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+    );
+    assert.equal(Attributes?.ApproximateNumberOfMessages, '2', 'redrive moved the message');
+    const stats = await run(node, serverFolder, 'npx', [
+      'sluice',
+      'stats',
+      'orders',
+      '--endpoint',
+      server.endpoint,
+    ]);
+    assert.doesNotMatch(stats.stderr, SDK_NODE_NOTICE);
+  } finally {
+    sqs.destroy();
+    await stopAndCheckGone(server);
+  }
+  assert.doesNotMatch(server.output(), SDK_NODE_NOTICE);
+
+  // The server is a library too: startSluice in a plain Node program.
+  const embedded = await run(node, serverFolder, 'node', [
+    '--input-type=module',
+    '--eval',
+    "import { startSluice } from 'sluice'; const s = await startSluice({ port: 0, dataDir: ':memory:', logLevel: 'silent' }); console.log(s.endpoint); await s.close();",
+  ]);
+  assert.match(embedded.stdout.trim(), /^http:\/\/127\.0\.0\.1:\d+$/);
+}
+
+describe('the packed packages, installed outside the repository', () => {
+  before(async () => {
+    const packs = join(scratch, 'packs');
+    mkdirSync(packs);
+    // prepack builds each package first, so the tarballs hold the current sources.
+    const { stdout } = await run(machineNode, REPOSITORY, 'npm', [
+      'pack',
+      '--json',
+      '--workspace',
+      'sluice-client',
+      '--workspace',
+      'sluice',
+      '--pack-destination',
+      packs,
+    ]);
+    const packed = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ name: string; filename: string }>;
+    const file = (name: string) => join(packs, packed.find((entry) => entry.name === name)?.filename ?? name);
+    tarballs = { client: file('sluice-client'), server: file('sluice') };
+  });
+
+  after(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it('the tarballs hold what users need: the built JavaScript, declarations and maps, the CLI and the console', async () => {
+    const shipped = async (tarball: string) =>
+      (await execFileAsync('tar', ['-tzf', tarball])).stdout.trim().split('\n').sort();
+    const unexpected = (files: string[], allowed: RegExp) => files.filter((file) => !allowed.test(file));
+    const client = await shipped(tarballs.client);
+    const server = await shipped(tarballs.server);
+    assert.deepEqual(
+      unexpected(client, /^package\/(package\.json|README\.md|dist\/.+\.(js|d\.ts|js\.map))$/),
+      [],
+    );
+    assert.deepEqual(
+      unexpected(
+        server,
+        /^package\/(package\.json|README\.md|bin\/sluice\.js|console\/[\w.]+|dist\/.+\.(js|d\.ts|js\.map))$/,
+      ),
+      [],
+    );
+    for (const [files, entry] of [
+      [client, 'package/dist/index.d.ts'],
+      [client, 'package/dist/sqlite.js'],
+      [server, 'package/dist/cli/main.js'],
+      [server, 'package/dist/index.d.ts'],
+      [server, 'package/console/index.html'],
+    ] as const)
+      assert.ok(files.includes(entry), `${entry} is shipped`);
+  });
+
+  let machineServer: string | undefined;
+
+  describe(`on this machine's Node ${process.version}`, () => {
+    let blocked: Installed;
+
+    it('without its install script run, better-sqlite3 is named in one line with the command that builds it, and PostgreSQL needs none', async (t) => {
+      // What npm leaves when it does not run the script (a denial, --strict-allow-scripts, ignore-scripts).
+      blocked = await install(t, machineNode, 'server-unbuilt', [tarballs.client, tarballs.server], {
+        installArgs: ['--ignore-scripts'],
+      });
+      const dataDir = join(blocked.folder, 'data');
+      const refused = await failure(
+        run(machineNode, blocked.folder, 'npx', ['sluice', 'serve', '--port', '0', '--data', dataDir]),
+      );
+      assert.equal(refused.code, 2);
+      const lines = refused.stderr.trimEnd().split('\n');
+      assert.equal(lines.length, 1, `one line, not a stack or a list of paths:\n${refused.stderr}`);
+      assert.match(lines[0] ?? '', /^sluice: cannot start: better-sqlite3's native module is not built/);
+      assert.ok(
+        lines[0]?.includes(`npm rebuild better-sqlite3 --prefix ${blocked.folder}`),
+        `the message names the rebuild in this folder: ${lines[0]}`,
+      );
+
+      const database = await freshDatabase('sluice_packaged');
+      try {
+        const server = await serve(machineNode, blocked.folder, ['--store', database.url]);
+        const sqs = sdkClient(server.endpoint);
+        try {
+          const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'on-postgres' }));
+          assert.equal(QueueUrl, `${server.endpoint}/000000000000/on-postgres`);
+        } finally {
+          sqs.destroy();
+          await stopAndCheckGone(server);
+        }
+      } finally {
+        await database.drop();
+      }
+    });
+
+    it('the command the message names builds it, and the server starts', async () => {
+      await run(machineNode, scratch, 'npm', ['rebuild', 'better-sqlite3', '--prefix', blocked.folder]);
+      machineServer = blocked.folder;
+    });
+
+    it('npx sluice serve answers an SDK client; ESM and CommonJS consumers run; sluice commands print no SDK notice', async (t) => {
+      assert.ok(machineServer, 'the server was built');
+      const toolkit = await installToolkit(t, machineNode, 'toolkit');
+      await checkInstalled(machineNode, machineServer, toolkit.folder);
+    });
+
+    it('a TypeScript consumer type-checks against the declarations, with no optional peer installed', async () => {
+      assert.ok(machineServer, 'the server was installed');
+      copyFileSync(join(FIXTURES, 'consumer.ts'), join(machineServer, 'consumer.ts'));
+      // Only @types/node from the repository, as a TypeScript project has it; everything else is installed.
+      mkdirSync(join(machineServer, 'types'));
+      symlinkSync(join(REPOSITORY, 'node_modules', '@types', 'node'), join(machineServer, 'types', 'node'));
+      const tsconfig = {
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          typeRoots: ['./types'],
+          types: ['node'],
+        },
+        files: ['consumer.ts'],
+      };
+      writeFileSync(join(machineServer, 'tsconfig.json'), JSON.stringify(tsconfig));
+      await run(machineNode, machineServer, process.execPath, [
+        join(REPOSITORY, 'node_modules', 'typescript', 'bin', 'tsc'),
+        '--project',
+        machineServer,
+      ]);
+    });
+  });
+
+  for (const { version, node } of fetchedNodes) {
+    const name = typeof node === 'string' ? version : node.version;
+    describe(`on Node ${name}`, { skip: typeof node === 'string' && node }, () => {
+      it('the documented install approves and builds better-sqlite3, unless the machine build fits; everything runs as on the machine', async (t) => {
+        assert.ok(typeof node === 'object' && machineServer, 'this Node, and the machine build');
+        let serverFolder = machineServer;
+        // A Node with the machine's NODE_MODULE_VERSION (another Node 20) loads the machine build as it is.
+        if (node.modules !== machineNode.modules) {
+          const server = await installServer(t, node, `server-node${name}`);
+          assert.doesNotMatch(server.output, /install-scripts/, 'no install script is left unreviewed');
+          serverFolder = server.folder;
+        }
+        const toolkit = await installToolkit(t, node, `toolkit-node${name}`);
+        await checkInstalled(node, serverFolder, toolkit.folder);
+      });
+    });
+  }
+
+  const other = fetchedNodes
+    .map((entry) => entry.node)
+    .find((node) => typeof node === 'object' && node.modules !== machineNode.modules);
+  it('a native module built for another Node.js is named in one line, with the rebuild', {
+    skip: other === undefined && 'no Node with another NODE_MODULE_VERSION to run it on',
+  }, async () => {
+    assert.ok(typeof other === 'object' && machineServer, 'the machine build and another Node');
+    const refused = await failure(
+      run(other, machineServer, 'npx', ['sluice', 'serve', '--port', '0', '--data', join(scratch, 'abi')]),
+    );
+    assert.equal(refused.code, 2);
+    const lines = refused.stderr.trimEnd().split('\n');
+    assert.equal(lines.length, 1, refused.stderr);
+    assert.match(
+      lines[0] ?? '',
+      /better-sqlite3's native module was built for another Node\.js \(module version \d+; v\d+/,
+    );
+    assert.ok(lines[0]?.includes(`npm rebuild better-sqlite3 --prefix ${machineServer}`), lines[0]);
+  });
+});
