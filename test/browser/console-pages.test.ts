@@ -8,7 +8,7 @@ import {
   ReceiveMessageCommand,
   SendMessageCommand,
   SetQueueAttributesCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Page } from 'playwright-core';
 import type { RunningSluice } from 'sluice';
@@ -20,6 +20,7 @@ import {
   topOf,
   VIEWPORT,
 } from '../helpers/browser.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * What a new user meets first, page by page, in headless Chromium at 1280x800 against a really started
@@ -39,11 +40,7 @@ describe('console pages at 1280x800', { concurrency: false }, () => {
   before(async () => {
     ui = await startConsole();
     ({ sluice, page } = ui);
-    sqs = new SQSClient({
-      endpoint: sluice.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    });
+    sqs = sqsClient(sluice.endpoint);
     await createQueue('orders-dlq');
     await createQueue('orders', { RedrivePolicy: redrivePolicy('orders-dlq') });
   });
@@ -312,11 +309,7 @@ describe('console delete with strict receipt handles', { concurrency: false }, (
 
   before(async () => {
     ui = await startConsole({ strictReceiptHandles: true });
-    sqs = new SQSClient({
-      endpoint: ui.sluice.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    });
+    sqs = sqsClient(ui.sluice.endpoint);
   });
 
   after(async () => {

@@ -13,10 +13,10 @@ import {
   ListQueuesCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
-  SQSClient,
 } from '@aws-sdk/client-sqs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { type RunningSluice, startSluice } from 'sluice';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /** Debian's chromium (`.ci/run` installs it); playwright-core never downloads a browser of its own. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -44,13 +44,7 @@ describe('web pages of other origins in a real browser', { concurrency: false },
     dataDirs.push(dataDir);
     return startSluice({ port: 0, dataDir, logLevel: 'silent', ...options });
   };
-  const client = (endpoint: string) =>
-    new SQSClient({
-      endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-      maxAttempts: 1,
-    });
+  const client = (endpoint: string) => sqsClient(endpoint);
 
   before(async () => {
     site = createServer((request, response) => {

@@ -6,9 +6,10 @@ import {
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { FakeClock, type RunningSluice, startSluice } from 'sluice';
+import { sqsClient } from './sqs-client.ts';
 
 /**
  * A Sluice started in-process on a FakeClock (a real HTTP server; only time is injected), and an SDK client
@@ -30,20 +31,11 @@ export interface ToolkitServer {
   close(): Promise<void>;
 }
 
-export function sdkClient(endpoint: string): SQSClient {
-  return new SQSClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    maxAttempts: 1,
-  });
-}
-
 export async function startToolkitServer(start = Date.UTC(2026, 11, 1)): Promise<ToolkitServer> {
   const clock = new FakeClock(start);
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-client-'));
   const sluice = await startSluice({ port: 0, dataDir, clock, logLevel: 'silent' });
-  const sqs = sdkClient(sluice.endpoint);
+  const sqs = sqsClient(sluice.endpoint);
   const commands: string[] = [];
   sqs.middlewareStack.add(
     (next, context) => (args) => {
@@ -52,7 +44,7 @@ export async function startToolkitServer(start = Date.UTC(2026, 11, 1)): Promise
     },
     { step: 'initialize', name: 'recordCommands' },
   );
-  const probe = sdkClient(sluice.endpoint);
+  const probe = sqsClient(sluice.endpoint);
   let queues = 0;
   return {
     sluice,

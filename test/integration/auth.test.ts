@@ -8,11 +8,12 @@ import {
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
-  SQSClient,
+  type SQSClient,
   SQSServiceException,
 } from '@aws-sdk/client-sqs';
 import { NEEDS_OWN_SERVER, type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 import { sdkSigner } from '../helpers/sigv4.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 import { AwsCli } from './clients/aws-cli.ts';
 import { availability, CLIS, hasBoto3, PYTHONS, run } from './clients/clients.ts';
 
@@ -54,13 +55,7 @@ describe('SigV4 authentication against real clients', { skip: NEEDS_OWN_SERVER, 
   });
 
   const sdk = (key: { accessKeyId: string; secretAccessKey: string }, systemClockOffset = 0) =>
-    new SQSClient({
-      endpoint: server.endpoint,
-      region: 'us-east-1',
-      credentials: key,
-      maxAttempts: 1,
-      systemClockOffset,
-    });
+    sqsClient(server.endpoint, { credentials: key, systemClockOffset });
 
   async function sdkFails(call: Promise<unknown>, code: string, part = ''): Promise<void> {
     try {

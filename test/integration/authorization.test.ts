@@ -24,7 +24,7 @@ import {
   SendMessageBatchCommand,
   SendMessageCommand,
   SetQueueAttributesCommand,
-  SQSClient,
+  type SQSClient,
   SQSServiceException,
   StartMessageMoveTaskCommand,
   TagQueueCommand,
@@ -33,6 +33,7 @@ import {
 import { ERROR_SPECS, type ErrorCode } from '../../packages/server/src/core/errors.ts';
 import { NEEDS_OWN_SERVER, type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 import { sdkSigner } from '../helpers/sigv4.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * Authorization acts on the queue the request touches, whatever the wire protocol. Every action is called
@@ -166,8 +167,8 @@ interface ActionSpec {
 }
 
 let server: RunningServer;
-const sdkClients = new Map<Key, SQSClient>();
-const sdk = (key: Key) => sdkClients.get(key) as SQSClient;
+const sqsClients = new Map<Key, SQSClient>();
+const sdk = (key: Key) => sqsClients.get(key) as SQSClient;
 
 function command(action: string, input: Input): Parameters<SQSClient['send']>[0] {
   const Command = COMMANDS[action] as new (input: never) => object;
@@ -735,18 +736,16 @@ describe('authorization acts on the queues a request touches', {
     writeFileSync(config, JSON.stringify({ credentials }));
     server = await startServer({ dataDir, args: ['--config', config] });
     for (const key of KEYS)
-      sdkClients.set(
+      sqsClients.set(
         key,
-        new SQSClient({
-          endpoint: server.endpoint,
+        sqsClient(server.endpoint, {
           region: REGION,
           credentials: { accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey },
-          maxAttempts: 1,
         }),
       );
   });
   after(async () => {
-    for (const client of sdkClients.values()) client.destroy();
+    for (const client of sqsClients.values()) client.destroy();
     await server?.stop();
     if (server) removeDataDir(server.dataDir);
   });

@@ -10,7 +10,6 @@ import {
   SendMessageBatchCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { sdkClient } from '../helpers/client-toolkit.ts';
 import {
   type CodeBlock,
   type DocSession,
@@ -20,6 +19,7 @@ import {
 } from '../helpers/doc-blocks.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 import { type RunningServer, startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * docs/operations/backups.md, run as written: its shell blocks are the backup and restore steps, and the
@@ -31,7 +31,7 @@ const SENT = ['first', 'second', 'third'];
 const HAS_SQLITE_CLI = spawnSync('sqlite3', ['-version']).status === 0;
 
 async function sendAll(endpoint: string): Promise<void> {
-  const sqs = sdkClient(endpoint);
+  const sqs = sqsClient(endpoint);
   try {
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'kept' }));
     const { Failed = [] } = await sqs.send(
@@ -48,7 +48,7 @@ async function sendAll(endpoint: string): Promise<void> {
 
 /** Receives (and deletes, when asked) every message of `kept`; receives until three empty answers. */
 async function drain(endpoint: string, remove: boolean): Promise<string[]> {
-  const sqs: SQSClient = sdkClient(endpoint);
+  const sqs: SQSClient = sqsClient(endpoint);
   const QueueUrl = `${endpoint}/000000000000/kept`;
   const bodies: string[] = [];
   try {

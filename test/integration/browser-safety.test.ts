@@ -7,7 +7,7 @@ import {
   GetQueueAttributesCommand,
   ListQueuesCommand,
   SendMessageCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { assertJsonError, assertQueryError, rawRequest, type WireResponse } from '../helpers/raw-requests.ts';
@@ -19,6 +19,7 @@ import {
   startServer,
 } from '../helpers/server.ts';
 import { NodeSha256 } from '../helpers/sigv4.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * What a web page can make a browser send, sent by hand to a really started server: a page on another
@@ -34,7 +35,7 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
 const OTHER_ORIGIN = 'http://127.0.0.1:5173';
 
 const sdk = (endpoint: string, credentials = { accessKeyId: 'test', secretAccessKey: 'test' }) =>
-  new SQSClient({ endpoint, region: 'us-east-1', credentials, maxAttempts: 1 });
+  sqsClient(endpoint, { credentials });
 
 const jsonCall = (
   endpoint: string,

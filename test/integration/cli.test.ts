@@ -5,14 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  ListQueueTagsCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, ListQueueTagsCommand } from '@aws-sdk/client-sqs';
 import { freePort } from '../helpers/free-port.ts';
 import { type RunningServer, removeDataDir, SLUICE_CLI, startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 const run = promisify(execFile);
 
@@ -128,11 +124,7 @@ describe('sluice command line', () => {
     );
     const second = await startServer({ dataDir: join(dir, 'data'), args });
     try {
-      const sqs = new SQSClient({
-        endpoint: second.endpoint,
-        region: 'eu-west-1',
-        credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-      });
+      const sqs = sqsClient(second.endpoint, { region: 'eu-west-1' });
       const QueueUrl = `${second.endpoint}/123456789012/orders`;
       const { Attributes } = await sqs.send(
         new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['All'] }),
@@ -242,11 +234,7 @@ describe('first contact with sluice serve', () => {
   });
 
   it('warns of the retention trap only for a DLQ whose retention nobody chose', async () => {
-    const sqs = new SQSClient({
-      endpoint: server.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    });
+    const sqs = sqsClient(server.endpoint);
     const pair = async (dlq: string, source: string, dlqAttributes: Record<string, string>) => {
       await sqs.send(new CreateQueueCommand({ QueueName: dlq, Attributes: dlqAttributes }));
       const RedrivePolicy = JSON.stringify({
@@ -426,11 +414,7 @@ describe('sluice serve --config', () => {
       }),
     );
     const server = await startServer({ inMemory: true, args: ['--config', config] });
-    const sqs = new SQSClient({
-      endpoint: server.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    });
+    const sqs = sqsClient(server.endpoint);
     try {
       const policyOf = async (name: string) => {
         const { Attributes } = await sqs.send(

@@ -2,13 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ChangeMessageVisibilityCommand, type Message, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { Consumer, type ConsumerOptions, type FailureHandling, POISON_ATTRIBUTES } from 'sluice-client';
-import {
-  eventually,
-  gate,
-  sdkClient,
-  startToolkitServer,
-  type ToolkitServer,
-} from '../helpers/client-toolkit.ts';
+import { eventually, gate, startToolkitServer, type ToolkitServer } from '../helpers/client-toolkit.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * The consumer against a really started Sluice (in-process, on a FakeClock shared with the consumer) through
@@ -385,7 +380,7 @@ describe('client consumer', { concurrency: false, timeout: 120_000 }, () => {
     const held = gate();
     let receiveAnswered = false;
     // Hold the consumer's receive answer until stop() has begun, as when a long poll returns mid-shutdown.
-    const sqs = sdkClient(t.sluice.endpoint);
+    const sqs = sqsClient(t.sluice.endpoint);
     sqs.middlewareStack.add(
       (next, context) => async (args) => {
         const result = await next(args);

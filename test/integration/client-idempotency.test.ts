@@ -8,14 +8,9 @@ import Database from 'better-sqlite3';
 import { Consumer, IdempotencyInProgressError, type IdempotencyStore, idempotent } from 'sluice-client';
 import { PostgresIdempotencyStore } from 'sluice-client/postgres';
 import { SqliteIdempotencyStore } from 'sluice-client/sqlite';
-import {
-  eventually,
-  gate,
-  sdkClient,
-  startToolkitServer,
-  type ToolkitServer,
-} from '../helpers/client-toolkit.ts';
+import { eventually, gate, startToolkitServer, type ToolkitServer } from '../helpers/client-toolkit.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /** A real table of balances, and the idempotency store kept in the same database. */
 interface Ledger {
@@ -105,7 +100,7 @@ describe('idempotent handler under repeated deliveries', { concurrency: false, t
     const account = `acct-${queue.split('-').pop()}`;
     // The consumer's own client: commands named in `dropped` fail before leaving the process.
     const dropped = new Set<string>();
-    const sqs = sdkClient(t.sluice.endpoint);
+    const sqs = sqsClient(t.sluice.endpoint);
     sqs.middlewareStack.add(
       (next, context) => (args) => {
         if (dropped.has(context.commandName ?? ''))

@@ -7,7 +7,8 @@ import {
   type SendMessageBatchRequestEntry,
 } from '@aws-sdk/client-sqs';
 import { Producer, type ProducerOptions, ProducerSendError } from 'sluice-client';
-import { sdkClient, startToolkitServer, type ToolkitServer } from '../helpers/client-toolkit.ts';
+import { startToolkitServer, type ToolkitServer } from '../helpers/client-toolkit.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /** What the injected fault does to one SendMessageBatch call (numbered from 1). */
 interface BatchFault {
@@ -46,7 +47,7 @@ describe('client producer', { concurrency: false, timeout: 120_000 }, () => {
     options: Partial<ProducerOptions> = {},
   ) {
     const batches: SendMessageBatchRequestEntry[][] = [];
-    const client = sdkClient(t.sluice.endpoint);
+    const client = sqsClient(t.sluice.endpoint);
     client.middlewareStack.add(
       (next, context) => async (args) => {
         if (context.commandName !== 'SendMessageBatchCommand') return next(args);

@@ -11,11 +11,12 @@ import {
   ListQueuesCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
-  SQSClient,
+  type SQSClient,
   SQSServiceException,
 } from '@aws-sdk/client-sqs';
 import { postForm } from '../helpers/raw-requests.ts';
 import { NEEDS_OWN_SERVER, type RunningServer, startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 import { mountTmpfs, type Tmpfs, tmpfsUnavailable } from '../helpers/tmpfs.ts';
 
 /**
@@ -53,12 +54,7 @@ describe('disk full', { skip: SKIP }, () => {
   });
 
   function connect(running: RunningServer): SQSClient {
-    return new SQSClient({
-      endpoint: running.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
-      maxAttempts: 1,
-    });
+    return sqsClient(running.endpoint, { credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
   }
 
   /** A send; resolves to the error when the server refuses it. */

@@ -5,10 +5,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { FakeClock, type RunningSluice, startSluice } from 'sluice';
 import { postForm } from '../helpers/raw-requests.ts';
 import { startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 import { AwsCli } from './clients/aws-cli.ts';
 import { availability, CLIS } from './clients/clients.ts';
 
@@ -309,12 +310,7 @@ describe('DLQ alarms across a restart of sluice serve', () => {
       }),
     );
     const start = () => startServer({ dataDir: join(dir, 'data'), args: ['--config', config] });
-    const sqsOf = (endpoint: string) =>
-      new SQSClient({
-        endpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-      });
+    const sqsOf = (endpoint: string) => sqsClient(endpoint);
     const first = await start();
     const firstSqs = sqsOf(first.endpoint);
     let raisedAt: number;

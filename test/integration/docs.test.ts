@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { sdkClient } from '../helpers/client-toolkit.ts';
 import { type BlockRun, docSession, readDoc, sectionBlocks } from '../helpers/doc-blocks.ts';
 import { useServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * The README's quick start and the consumer walkthrough, run as written, block after block, each on a fresh
@@ -60,7 +60,7 @@ describe('README.md', () => {
 describe('docs/client/consumer.md', () => {
   test('the walkthrough runs as written: queues, orders, consumer, poison message in the DLQ, redrive', async () => {
     const server = await useServer();
-    const sqs = sdkClient(server.endpoint);
+    const sqs = sqsClient(server.endpoint);
     try {
       const blocks = sectionBlocks(readDoc('docs/client/consumer.md'), 'Walkthrough');
       assert.deepEqual(
@@ -103,7 +103,7 @@ function quickStartExports(): ReturnType<typeof sectionBlocks>[number] {
 
 /** Bodies left in a queue after a page ran, to check what the page says happened. */
 async function bodiesIn(endpoint: string, queue: string): Promise<string[]> {
-  const sqs = sdkClient(endpoint);
+  const sqs = sqsClient(endpoint);
   try {
     const { Messages = [] } = await sqs.send(
       new ReceiveMessageCommand({ QueueUrl: `${endpoint}/000000000000/${queue}`, MaxNumberOfMessages: 10 }),

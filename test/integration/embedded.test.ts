@@ -7,9 +7,10 @@ import {
   CreateQueueCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { FakeClock, type RunningSluice, startSluice } from 'sluice';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * Sluice started in-process through the package's entry point, with an injected clock: a real SQLite
@@ -22,12 +23,7 @@ describe('embedded server (import from "sluice")', () => {
   let sqs: SQSClient;
   before(async () => {
     sluice = await startSluice({ port: 0, dataDir, clock, logLevel: 'silent' });
-    sqs = new SQSClient({
-      endpoint: sluice.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-      maxAttempts: 1,
-    });
+    sqs = sqsClient(sluice.endpoint);
   });
   after(async () => {
     sqs?.destroy();

@@ -10,9 +10,10 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { eventually, sdkClient, startToolkitServer } from '../helpers/client-toolkit.ts';
+import { eventually, startToolkitServer } from '../helpers/client-toolkit.ts';
 import { answeredRequests } from '../helpers/metrics.ts';
 import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const EXAMPLE = join(ROOT, 'examples/consumer.ts');
@@ -73,7 +74,7 @@ describe('examples/consumer.ts against a started Sluice', () => {
 
   before(async () => {
     server = await startServer();
-    sqs = sdkClient(server.endpoint);
+    sqs = sqsClient(server.endpoint);
     dir = mkdtempSync(join(tmpdir(), 'sluice-example-'));
   });
 

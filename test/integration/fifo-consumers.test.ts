@@ -10,9 +10,10 @@ import {
   ReceiveMessageCommand,
   SendMessageBatchCommand,
   SendMessageCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { type TestServer, useServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * FIFO group order and group blocking under concurrent consumers, through @aws-sdk/client-sqs against a
@@ -29,12 +30,7 @@ const run = randomBytes(4).toString('hex');
 
 before(async () => {
   server = await useServer();
-  sqs = new SQSClient({
-    endpoint: server.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    maxAttempts: 1,
-  });
+  sqs = sqsClient(server.endpoint);
 });
 after(async () => {
   sqs?.destroy();

@@ -10,9 +10,10 @@ import {
   ReceiveMessageCommand,
   SendMessageBatchCommand,
   SetQueueAttributesCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { removeDataDir, SLUICE_CLI, startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 const run = promisify(execFile);
 
@@ -23,11 +24,7 @@ function storageWrites(pid: number): number {
 }
 
 function client(endpoint: string): SQSClient {
-  return new SQSClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-  });
+  return sqsClient(endpoint);
 }
 
 describe('sluice serve --in-memory', () => {

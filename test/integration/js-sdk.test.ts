@@ -20,7 +20,7 @@ import {
   SendMessageBatchCommand,
   SendMessageCommand,
   SetQueueAttributesCommand,
-  SQSClient,
+  type SQSClient,
   SQSServiceException,
   TagQueueCommand,
   UntagQueueCommand,
@@ -29,6 +29,7 @@ import { md5Hex, md5OfAttributes } from '../helpers/md5.ts';
 import { assertJsonError, assertQueryError, type WireResponse } from '../helpers/raw-requests.ts';
 import { type TestServer, useServer } from '../helpers/server.ts';
 import { signV4 } from '../helpers/sigv4.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * The standard-queue scenario through @aws-sdk/client-sqs (AWS JSON 1.0; the SDK also verifies the
@@ -46,12 +47,7 @@ const created: string[] = [];
 
 before(async () => {
   server = await useServer();
-  sqs = new SQSClient({
-    endpoint: server.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    maxAttempts: 1,
-  });
+  sqs = sqsClient(server.endpoint);
 });
 after(async () => {
   for (const QueueUrl of created) await sqs.send(new DeleteQueueCommand({ QueueUrl })).catch(() => {});

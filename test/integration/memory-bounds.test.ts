@@ -5,11 +5,12 @@ import {
   DeleteMessageCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { RssSampler } from '../../bench/rss.ts';
 import { type AttackKind, runAttack } from '../helpers/abusive-client.ts';
 import { NEEDS_OWN_SERVER, removeDataDir, startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * Memory stays bounded before authentication, and a well-behaved client keeps being served, while abusive
@@ -67,13 +68,7 @@ describe('memory under abusive clients', { skip: NEEDS_OWN_SERVER }, () => {
   ] as const satisfies ReadonlyArray<readonly [AttackKind, number]>) {
     it(`${kind}: RSS under ${RSS_CEILING_MIB} MiB, the well-behaved p99 within ${P99_FACTOR}x`, async () => {
       const server = await startServer({ args: ['--credentials', 'test:test', '--durability', 'off'] });
-      const sqs = new SQSClient({
-        endpoint: server.endpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-        // A failure must show, not be retried away.
-        maxAttempts: 1,
-      });
+      const sqs = sqsClient(server.endpoint);
       const rss = new RssSampler(server.process.pid ?? 0, 50);
       try {
         const calm = (await sqs.send(new CreateQueueCommand({ QueueName: 'calm' }))).QueueUrl ?? '';

@@ -15,10 +15,11 @@ import {
   type SendMessageBatchRequestEntry,
   SendMessageCommand,
   type SendMessageCommandInput,
-  SQSClient,
+  type SQSClient,
   SQSServiceException,
 } from '@aws-sdk/client-sqs';
 import { type TestServer, useServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 import { availability, hasBoto3, PYTHONS, run } from './clients/clients.ts';
 
 /**
@@ -390,13 +391,7 @@ class JsonScenarios {
 
 type ScenarioName = Exclude<keyof JsonScenarios, 'constructor'>;
 
-const client = (endpoint: string) =>
-  new SQSClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    maxAttempts: 1,
-  });
+const client = (endpoint: string) => sqsClient(endpoint);
 
 const debianBoto3 = PYTHONS.find((python) => python.protocol === 'query')!;
 const query = availability(debianBoto3, debianBoto3.bin !== undefined && hasBoto3(debianBoto3.bin));

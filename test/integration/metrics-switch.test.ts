@@ -7,9 +7,10 @@ import {
   CreateQueueCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { type RunningSluice, type SluiceOptions, startSluice } from 'sluice';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /** The value of one unlabelled Prometheus sample line. */
 function sample(text: string, name: string): number | undefined {
@@ -26,11 +27,7 @@ describe('metrics switch and process memory', () => {
   const start = async (options: SluiceOptions) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'sluice-metrics-switch-'));
     const sluice = await startSluice({ port: 0, dataDir, logLevel: 'silent', ...options });
-    const sqs = new SQSClient({
-      endpoint: sluice.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    });
+    const sqs = sqsClient(sluice.endpoint);
     started.push({ sluice, sqs, dataDir });
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'switched' }));
     await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'hello' }));

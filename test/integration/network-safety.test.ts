@@ -7,13 +7,9 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import {
-  CreateQueueCommand,
-  ReceiveMessageCommand,
-  SendMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { NEEDS_OWN_SERVER, removeDataDir, SLUICE_CLI, startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 import { selfSignedCertificate } from '../helpers/tls.ts';
 
 const exec = promisify(execFile);
@@ -106,13 +102,7 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
     const { cert, key } = await selfSignedCertificate(dir);
     const server = await startServer({ dataDir: dir, args: ['--tls-cert', cert, '--tls-key', key] });
     const agent = new Agent({ ca: readFileSync(cert) });
-    const sqs = new SQSClient({
-      endpoint: server.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-      requestHandler: { httpsAgent: agent },
-      maxAttempts: 1,
-    });
+    const sqs = sqsClient(server.endpoint, { requestHandler: { httpsAgent: agent } });
     try {
       assert.match(server.endpoint, /^https:\/\/127\.0\.0\.1:\d+$/);
       const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'tls-q' }));

@@ -12,12 +12,13 @@ import {
   ReceiveMessageCommand,
   SendMessageCommand,
   SetQueueAttributesCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import pino from 'pino';
 import { FakeClock, type RunningSluice, startSluice } from 'sluice';
 import { eventually } from '../helpers/client-toolkit.ts';
 import { SLUICE_CLI } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 const run = promisify(execFile);
 
@@ -41,11 +42,7 @@ describe('metrics and history', { concurrency: false }, () => {
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'sluice-metrics-'));
     sluice = await startSluice({ port: 0, dataDir, clock, logLevel: 'silent' });
-    sqs = new SQSClient({
-      endpoint: sluice.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    });
+    sqs = sqsClient(sluice.endpoint);
     url = (await sqs.send(new CreateQueueCommand({ QueueName: 'metered' }))).QueueUrl!;
     for (const body of ['a', 'bb', 'c'.repeat(300)])
       await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body }));
@@ -283,11 +280,7 @@ describe('console API', { concurrency: false }, () => {
 
   before(async () => {
     sluice = await startSluice({ port: 0, dataDir: ':memory:', clock, logLevel: 'silent' });
-    sqs = new SQSClient({
-      endpoint: sluice.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    });
+    sqs = sqsClient(sluice.endpoint);
     // Created in reverse so that the answer's order is the server's doing.
     for (const name of [...names].reverse()) await sqs.send(new CreateQueueCommand({ QueueName: name }));
   });

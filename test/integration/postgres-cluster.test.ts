@@ -6,11 +6,11 @@ import {
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
-  SQSClient,
 } from '@aws-sdk/client-sqs';
 import { type RunningSluice, startSluice } from 'sluice';
 import { flushActivity } from '../../packages/server/src/core/queue-history.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * Two nodes on one PostgreSQL database, each a real server over HTTP: what only the lease holder computes
@@ -34,13 +34,7 @@ after(async () => {
   await database.drop();
 });
 
-const sqsOf = (node: RunningSluice) =>
-  new SQSClient({
-    endpoint: node.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    maxAttempts: 1,
-  });
+const sqsOf = (node: RunningSluice) => sqsClient(node.endpoint);
 
 function roles(): { holder: RunningSluice; other: RunningSluice } {
   const holder = nodes.find((node) => node.lease.isHolder);

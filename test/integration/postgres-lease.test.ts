@@ -7,12 +7,12 @@ import {
   ListMessageMoveTasksCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
-  SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import pg from 'pg';
 import { freshDatabase } from '../helpers/postgres.ts';
 import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * The cluster jobs run under a lease: with two nodes on one database, one holds it; SIGKILLed in the middle
@@ -44,14 +44,7 @@ after(async () => {
   await database.drop();
 });
 
-const sqsOf = (node: RunningServer) =>
-  new SQSClient({
-    endpoint: node.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    maxAttempts: 1,
-    useQueueUrlAsEndpoint: false,
-  });
+const sqsOf = (node: RunningServer) => sqsClient(node.endpoint, { useQueueUrlAsEndpoint: false });
 
 async function leaseHolderPid(): Promise<number | undefined> {
   const { rows } = await db.query<{ holder: string }>(

@@ -8,10 +8,11 @@ import {
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { freshDatabase } from '../helpers/postgres.ts';
 import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * Three real `sluice serve` processes on one PostgreSQL database; producers and consumers send each request
@@ -64,13 +65,7 @@ test('three nodes on one database, one SIGKILLed and restarted: nothing acknowle
   const client = (endpoint: string) => {
     let made = clients.get(endpoint);
     if (!made) {
-      made = new SQSClient({
-        endpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-        maxAttempts: 1,
-        useQueueUrlAsEndpoint: false,
-      });
+      made = sqsClient(endpoint, { useQueueUrlAsEndpoint: false });
       clients.set(endpoint, made);
     }
     return made;
@@ -245,14 +240,7 @@ test('a long poll on one node wakes at once when another node sends, or makes a 
   timeout: 30_000,
 }, async () => {
   const [a, b] = [nodes[0]!, nodes[2]!];
-  const sqs = (node: RunningServer) =>
-    new SQSClient({
-      endpoint: node.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-      maxAttempts: 1,
-      useQueueUrlAsEndpoint: false,
-    });
+  const sqs = (node: RunningServer) => sqsClient(node.endpoint, { useQueueUrlAsEndpoint: false });
   const [onA, onB] = [sqs(a), sqs(b)];
   const url = (node: RunningServer) => `${node.endpoint}/000000000000/wake`;
   await onA.send(new CreateQueueCommand({ QueueName: 'wake', Attributes: { VisibilityTimeout: '60' } }));

@@ -13,10 +13,11 @@ import {
   SendMessageBatchCommand,
   SendMessageCommand,
   SetQueueAttributesCommand,
-  SQSClient,
+  type SQSClient,
   SQSServiceException,
 } from '@aws-sdk/client-sqs';
 import { NEEDS_OWN_SERVER, type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * The queue owner and a key of another account, both signing with the real SDK: the other account gets
@@ -35,11 +36,8 @@ describe('queue policies for another account', { skip: NEEDS_OWN_SERVER }, () =>
     writeFileSync(config, JSON.stringify({ credentials: [OWNER, PARTNER] }));
     server = await startServer({ dataDir, args: ['--config', config] });
     const client = (key: { accessKeyId: string; secretAccessKey: string }) =>
-      new SQSClient({
-        endpoint: server.endpoint,
-        region: 'us-east-1',
+      sqsClient(server.endpoint, {
         credentials: { accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey },
-        maxAttempts: 1,
       });
     owner = client(OWNER);
     partner = client(PARTNER);

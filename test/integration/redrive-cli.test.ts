@@ -8,9 +8,10 @@ import {
   ListMessageMoveTasksCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { type RunningServer, removeDataDir, SLUICE_CLI, startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 const runFile = promisify(execFile);
 
@@ -21,11 +22,7 @@ describe('sluice redrive', () => {
   let counter = 0;
   before(async () => {
     server = await startServer();
-    sqs = new SQSClient({
-      endpoint: server.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    });
+    sqs = sqsClient(server.endpoint);
   });
   after(async () => {
     sqs?.destroy();

@@ -15,12 +15,13 @@ import {
   ReceiveMessageCommand,
   SendMessageCommand,
   type SendMessageCommandInput,
-  SQSClient,
+  type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { advanceClock, NotInTestModeError, reset, serverTime } from 'sluice-client/testing';
-import { eventually, sdkClient } from '../helpers/client-toolkit.ts';
+import { eventually } from '../helpers/client-toolkit.ts';
 import { type RunningServer, removeDataDir, SLUICE_CLI, startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 const run = promisify(execFile);
 
@@ -40,7 +41,7 @@ describe('sluice serve --test-clock', () => {
     writeFileSync(config, JSON.stringify({ alarms: { periodSeconds: 3600 } }));
     server = await startServer({ args: ['--test-clock', '--config', config] });
     endpoint = server.endpoint;
-    sqs = sdkClient(endpoint);
+    sqs = sqsClient(endpoint);
   });
 
   after(async () => {
@@ -333,11 +334,8 @@ describe('sluice serve --test-clock --in-memory --credentials', () => {
       inMemory: true,
       args: ['--test-clock', '--credentials', 'AKIDTESTCLOCK:secret'],
     });
-    const sqs = new SQSClient({
-      endpoint: server.endpoint,
-      region: 'us-east-1',
+    const sqs = sqsClient(server.endpoint, {
       credentials: { accessKeyId: 'AKIDTESTCLOCK', secretAccessKey: 'secret' },
-      maxAttempts: 1,
     });
     try {
       const { QueueUrl } = await sqs.send(

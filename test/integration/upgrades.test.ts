@@ -8,10 +8,10 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../packages/server/src/store/postgres/schema.ts';
 import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../packages/server/src/store/sqlite/schema.ts';
-import { sdkClient } from '../helpers/client-toolkit.ts';
 import { docSession, readDoc, sectionBlocks } from '../helpers/doc-blocks.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 import { startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * docs/operations/upgrades.md: a database left by an earlier version is migrated at start and keeps its
@@ -27,7 +27,7 @@ const NOW = Date.UTC(2026, 11, 1);
 
 /** The queue an earlier version left behind is served, and takes a message, after the upgrade. */
 async function assertServes(endpoint: string): Promise<void> {
-  const sqs = sdkClient(endpoint);
+  const sqs = sqsClient(endpoint);
   try {
     const QueueUrl = `${endpoint}/000000000000/left-by-an-earlier-version`;
     await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'after the upgrade' }));

@@ -21,8 +21,8 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { sdkClient } from '../helpers/client-toolkit.ts';
 import { freePort } from '../helpers/free-port.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 import { fetchedNode, REPOSITORY } from './nodes.ts';
 
 const execFileAsync = promisify(execFile);
@@ -74,7 +74,7 @@ async function runServer(
 ): Promise<{ endpoint: string; sqs: SQSClient; secondsToFirstAnswer: number }> {
   const port = await freePort();
   const endpoint = `http://127.0.0.1:${port}`;
-  const sqs = sdkClient(endpoint);
+  const sqs = sqsClient(endpoint);
   const started = process.hrtime.bigint();
   containers.push(container);
   await podman(

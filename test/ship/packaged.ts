@@ -31,9 +31,9 @@ import {
   ListQueuesCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
-import { sdkClient } from '../helpers/client-toolkit.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 import { fetchedNode, machineNode, type NodeRuntime, REPOSITORY } from './nodes.ts';
 
 const execFileAsync = promisify(execFile);
@@ -187,7 +187,7 @@ async function checkInstalled(node: NodeRuntime, serverFolder: string, toolkitFo
   assert.ok(!existsSync(join(serverFolder, 'node_modules', 'tsx')), 'tsx is not installed');
 
   const server = await serve(node, serverFolder);
-  const sqs = sdkClient(server.endpoint);
+  const sqs = sqsClient(server.endpoint);
   try {
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'orders' }));
     assert.equal(QueueUrl, `${server.endpoint}/000000000000/orders`);
@@ -337,7 +337,7 @@ describe('the packed packages, installed outside the repository', () => {
       const database = await freshDatabase('sluice_packaged');
       try {
         const server = await serve(machineNode, blocked.folder, ['--store', database.url]);
-        const sqs = sdkClient(server.endpoint);
+        const sqs = sqsClient(server.endpoint);
         try {
           const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'on-postgres' }));
           assert.equal(QueueUrl, `${server.endpoint}/000000000000/on-postgres`);
