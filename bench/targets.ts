@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { listeningUrl } from './listening.ts';
 
 export type TargetName = 'full' | 'durable' | 'normal' | 'moto' | 'null';
 
@@ -46,15 +47,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
       },
     );
   });
-}
-
-/** The most telling line of a failed start: the first one naming an error, else the last one. */
-function errorLine(output: string): string {
-  const lines = output
-    .split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean);
-  return lines.find((l) => /error/i.test(l)) ?? lines[lines.length - 1] ?? '(no output)';
 }
 
 /** Connect over 127.0.0.1 whatever host name the server printed. */
@@ -152,28 +144,13 @@ export async function spawnListening(
   };
   live.set(child, stop);
   try {
-    const endpoint = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${name} did not start in 30 s:\n${output}`)), 30_000);
-      const onData = (chunk: Buffer): void => {
-        // A server may log every request; keep draining the pipe but only remember the start.
-        if (output.length < 65_536) output += chunk.toString();
-        const match = pattern.exec(output);
-        if (match?.[1]) {
-          clearTimeout(timer);
-          resolve(match[1]);
-        }
-      };
-      child.stdout?.on('data', onData);
-      child.stderr?.on('data', onData);
-      child.once('error', (err) => {
-        clearTimeout(timer);
-        reject(err);
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`${name} exited with ${code} before listening: ${errorLine(output)}\n${output}`));
-      });
-    });
+    // A server may log every request; keep draining the pipe but only remember the start.
+    const remember = (chunk: Buffer): void => {
+      if (output.length < 65_536) output += chunk.toString();
+    };
+    child.stdout?.on('data', remember);
+    child.stderr?.on('data', remember);
+    const endpoint = await listeningUrl(child, { name, pattern, timeoutMs: 30_000, output: () => output });
     if (child.pid === undefined) throw new Error(`${name} has no pid`);
     return { name, endpoint: loopback(endpoint), pid: child.pid, output: () => output, stop };
   } catch (err) {

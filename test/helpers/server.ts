@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { listeningUrl } from '../../bench/listening.ts';
 import { alive } from './processes.ts';
 
 /** Node arguments that run the `sluice` command from the TypeScript sources, so tests check the working tree, never a stale build. */
@@ -75,22 +76,16 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   let output = '';
   // 'close', not 'exit': by then everything the server printed has been read into output().
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  const endpoint = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 20 s:\n${output}`)), 20_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (https?:\/\/[^\s]+)/.exec(output);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code} before listening:\n${output}`));
-    });
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const endpoint = await listeningUrl(child, {
+    name: 'server',
+    pattern: /listening on (https?:\/\/[^\s]+)/,
+    timeoutMs: 20_000,
+    output: () => output,
   });
   const port = Number(new URL(endpoint).port);
   const signal = async (name: NodeJS.Signals) => {
