@@ -25,6 +25,8 @@ const CLOSED_WITHIN_MS = 4_000;
 function closedAfter(socket: Socket): Promise<number> {
   const started = Date.now();
   socket.on('error', () => {});
+  // Read and drop what the server sends: a socket nobody reads never sees the server's FIN, and never closes.
+  socket.resume();
   return new Promise((resolve) => socket.once('close', () => resolve(Date.now() - started)));
 }
 
