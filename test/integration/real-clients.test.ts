@@ -13,6 +13,13 @@ import { availability, CLIS, hasBoto3, PYTHONS, run } from './clients/clients.ts
 
 const SCENARIO_PY = new URL('./clients/scenario.py', import.meta.url).pathname;
 
+/**
+ * Limits that catch a hang, not slowness: six Python clients start at once on this 2-core machine, each CLI
+ * call costs a second or more of start-up, and a walkthrough of dozens of calls took over 90 s under load.
+ */
+const SCENARIO_TIMEOUT_MS = 180_000;
+const CLI_FLOW_TIMEOUT_MS = 300_000;
+
 describe('real SQS clients', { concurrency: true }, () => {
   let server: TestServer;
   before(async () => {
@@ -25,7 +32,7 @@ describe('real SQS clients', { concurrency: true }, () => {
   describe('python scenario (boto3)', { concurrency: true }, () => {
     for (const client of PYTHONS) {
       const { skip, missing } = availability(client, client.bin !== undefined && hasBoto3(client.bin));
-      test(`${client.label} over ${client.protocol}`, { skip, timeout: 60_000 }, async () => {
+      test(`${client.label} over ${client.protocol}`, { skip, timeout: SCENARIO_TIMEOUT_MS }, async () => {
         assert.ok(!missing, missing);
         const result = await run(client.bin!, [SCENARIO_PY, server.endpoint]);
         const output = `${result.stdout}${result.stderr}`;
@@ -44,7 +51,10 @@ describe('real SQS clients', { concurrency: true }, () => {
         'a FIFO queue': fifoWalkthrough,
       };
       for (const [flow, drive] of Object.entries(flows)) {
-        test(`${client.label} (${client.protocol}): ${flow}`, { skip, timeout: 90_000 }, async () => {
+        test(`${client.label} (${client.protocol}): ${flow}`, {
+          skip,
+          timeout: CLI_FLOW_TIMEOUT_MS,
+        }, async () => {
           assert.ok(!missing, missing);
           const cli = new AwsCli(client.bin!, server.endpoint);
           try {
