@@ -64,13 +64,12 @@ function loopback(endpoint: string): string {
 function startSluice(
   name: 'full' | 'durable' | 'normal',
   bin: string,
-  nodeArgs: readonly string[],
-  serverArgs: readonly string[],
+  { nodeArgs = [], serverArgs = [], dataDir: keptDir }: SluiceStartOptions,
 ): Promise<RunningTarget> {
   if (!existsSync(bin)) {
     return Promise.reject(new Error(`${bin} not found; server not built yet`));
   }
-  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
+  const dataDir = keptDir ?? mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   return spawnListening(
     name,
     process.execPath,
@@ -89,7 +88,9 @@ function startSluice(
       ...serverArgs,
     ],
     /listening on (http:\/\/[^\s]+)/,
-    () => rmSync(dataDir, { recursive: true, force: true }),
+    () => {
+      if (keptDir === undefined) rmSync(dataDir, { recursive: true, force: true });
+    },
   );
 }
 
@@ -159,14 +160,20 @@ export async function spawnListening(
   }
 }
 
-/**
- * Starts a bench target. For Sluice, `nodeArgs` go to its node process only (e.g. --cpu-prof, which
- * NODE_OPTIONS refuses) and `serverArgs` are extra `sluice serve` flags (e.g. --no-metrics).
- */
+export interface SluiceStartOptions {
+  /** Flags for Sluice's node process only (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
+  nodeArgs?: readonly string[];
+  /** Extra `sluice serve` flags (e.g. --no-metrics). */
+  serverArgs?: readonly string[];
+  /** Data directory to use and keep (a restart on the same data); default a fresh one, removed at stop. */
+  dataDir?: string;
+}
+
+/** Starts a bench target; `sluice` applies to the Sluice targets only. */
 export function startTarget(
   name: TargetName,
   sluiceBin = SLUICE_BIN,
-  { nodeArgs = [], serverArgs = [] }: { nodeArgs?: readonly string[]; serverArgs?: readonly string[] } = {},
+  sluice: SluiceStartOptions = {},
 ): Promise<RunningTarget> {
   switch (name) {
     case 'moto':
@@ -184,7 +191,7 @@ export function startTarget(
         /listening on (http:\/\/[^\s]+)/,
       );
     default:
-      return startSluice(name, sluiceBin, nodeArgs, serverArgs);
+      return startSluice(name, sluiceBin, sluice);
   }
 }
 
