@@ -9,6 +9,7 @@ import { type Options, parseArgs, USAGE } from './args.ts';
 import { makeClient } from './client.ts';
 import { type ConsumerBench, consumerBench, renderConsumerBench } from './consumer.ts';
 import { cpuMeter } from './cpu.ts';
+import { runCpuStages } from './cpu-stages.ts';
 import { fairness, fifoComparison } from './fifo-and-fair.ts';
 import { machineFacts } from './machine.ts';
 import { type MetricsCost, metricsCost, renderMetricsCost } from './metrics-cost.ts';
@@ -334,6 +335,7 @@ async function runToolkit(options: Options): Promise<ToolkitResult> {
 
 async function main(): Promise<number> {
   if (process.argv.includes('--peers')) return runPeers(process.argv.slice(2), log);
+  if (process.argv.includes('--cpu-stages')) return runCpuStages(process.argv.slice(2), log);
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs(process.argv.slice(2));
