@@ -195,7 +195,7 @@ async function runMillion(result: TargetResult, options: Options, tlog: (m: stri
   try {
     let queueUrl: string | undefined;
     const target = await startTarget(result.name, options.sluiceBin, { dataDir });
-    let stopMs: number | undefined;
+    let stopMs = 0;
     try {
       const sampler = new RssSampler(target.pid, 500);
       sampler.start();
@@ -230,8 +230,9 @@ async function runMillion(result: TargetResult, options: Options, tlog: (m: stri
         client.close();
       }
     } finally {
+      // A shutdown cut short by SIGKILL would make the restart a crash recovery: give it the fill's time limit.
       const t0 = now();
-      await target.stop();
+      await target.stop(options.millionTimeout * 1000);
       stopMs = round(now() - t0, 0);
     }
     const m = result.million;

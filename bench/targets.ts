@@ -26,7 +26,8 @@ export interface RunningTarget {
   /** PID of the server process itself (RSS is sampled from it). */
   readonly pid: number;
   output(): string;
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL if it has not exited after graceMs (default 10 s). */
+  stop(graceMs?: number): Promise<void>;
 }
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -109,7 +110,7 @@ export function motoCommand(): string {
 }
 
 /** Every server child this process spawned and that has not exited yet. */
-const live = new Map<ChildProcess, () => Promise<void>>();
+const live = new Map<ChildProcess, (graceMs?: number) => Promise<void>>();
 
 /** Stops every server still running (Ctrl-C, or a crash of the harness). */
 export async function stopAllTargets(): Promise<void> {
@@ -128,11 +129,11 @@ export async function spawnListening(
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stopping: Promise<void> | null = null;
-  const stop = (): Promise<void> => {
+  const stop = (graceMs = 10_000): Promise<void> => {
     stopping ??= (async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       try {
-        await withTimeout(exited, 10_000, `${name} SIGTERM`);
+        await withTimeout(exited, graceMs, `${name} SIGTERM`);
       } catch {
         child.kill('SIGKILL');
         await withTimeout(exited, 5_000, `${name} SIGKILL`);
