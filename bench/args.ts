@@ -60,7 +60,8 @@ export const USAGE = `usage: npm run bench -- [flags]
                           (default 2, --quick 1)
   --no-metrics-cost       skip that comparison
   --phase-timeout S       time limit for each produce/consume phase, seconds (default 60)
-  --million               also fill a fresh server with 1,000,000 waiting messages, report RSS
+  --million               also fill a fresh server with 1,000,000 waiting messages, report RSS,
+                          then restart it on its data and time it to the first message
   --million-messages N    message count for --million (default 1000000)
   --million-producers C   concurrent producers for --million (default 16)
   --million-timeout S     time limit for the --million fill per target, seconds (default 600)

@@ -6,8 +6,17 @@ const TICKS_PER_SECOND = 100;
 
 /** user+system CPU seconds of a process (all its threads) from /proc; null if unavailable. */
 export function processCpuSeconds(pid: number): number | null {
+  return statCpuSeconds(`/proc/${pid}/stat`);
+}
+
+/** user+system CPU seconds of one thread of a process (tid = pid: its main thread); null if unavailable. */
+export function threadCpuSeconds(pid: number, tid: number): number | null {
+  return statCpuSeconds(`/proc/${pid}/task/${tid}/stat`);
+}
+
+function statCpuSeconds(path: string): number | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(path, 'utf8');
     // Fields after the parenthesised command name (which may contain spaces): state is field 3.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const utime = Number(fields[11]);

@@ -8,6 +8,7 @@ import type {
   MillionResult,
   MixedResult,
   ProduceResult,
+  QueueDepth,
 } from './scenarios.ts';
 import { round } from './stats.ts';
 import { BASELINE, TARGET_LABELS, type TargetName } from './targets.ts';
@@ -15,6 +16,28 @@ import { BASELINE, TARGET_LABELS, type TargetName } from './targets.ts';
 export interface MillionOutcome extends MillionResult {
   rssAfter: RssReading | null;
   maxSampledMiB: number;
+  /** The filled server stopped with SIGTERM and started again on its data directory. */
+  restart?: RestartOutcome;
+  restartError?: string;
+}
+
+export interface RestartOutcome {
+  /** SIGTERM to the filled server's exit, ms. */
+  stopMs: number;
+  /** Spawn of the new server to its "listening on" line, ms. */
+  listeningMs: number;
+  /** Spawn to the first ReceiveMessage that returned a message, ms: ready with the messages. */
+  readyMs: number;
+  /** ReceiveMessage calls until then, and how many of them failed. */
+  attempts: number;
+  failedReceives: number;
+  /** Right after the first message, and 2 s later. */
+  rssReady: RssReading | null;
+  rssSettled: RssReading | null;
+  /** Read after the first message (which is then in flight); null if GetQueueAttributes failed. */
+  depth: QueueDepth | null;
+  /** Waiting + in flight after the restart equals what was waiting before it. */
+  intact: boolean;
 }
 
 export interface TargetResult {
@@ -209,6 +232,39 @@ const MILLION_ROWS: Row[] = [
     better: 'lower',
     value: (r) => r.million?.rssAfter?.hwmMiB ?? null,
   },
+  {
+    label: 'million: in flight before restart (0: none delivered)',
+    better: null,
+    value: (r) => r.million?.depth?.inFlight ?? null,
+  },
+  {
+    label: 'million: SIGTERM to exit ms',
+    better: 'lower',
+    value: (r) => r.million?.restart?.stopMs ?? null,
+  },
+  {
+    label: 'million: restart, spawn to listening ms',
+    better: 'lower',
+    value: (r) => r.million?.restart?.listeningMs ?? null,
+  },
+  {
+    label: 'million: restart, spawn to first message ms',
+    better: 'lower',
+    value: (r) => r.million?.restart?.readyMs ?? null,
+  },
+  {
+    label: 'million: RSS after restart MiB (VmRSS, +2 s)',
+    better: 'lower',
+    value: (r) => r.million?.restart?.rssSettled?.rssMiB ?? null,
+  },
+  {
+    label: 'million: held after restart (waiting + in flight)',
+    better: null,
+    value: (r) => {
+      const depth = r.million?.restart?.depth;
+      return depth ? depth.visible + depth.inFlight : null;
+    },
+  },
 ];
 
 /** The targets' table and its notes, as data: the printed table and the history records (scripts/bench-docs.ts) both use it. */
@@ -333,6 +389,22 @@ export function evaluate(results: readonly TargetResult[], options: Options): Ev
         : rss === undefined
           ? (r.millionStartError ?? r.errors.million ?? r.startError ?? 'no result')
           : `${fmt(rss)} MiB with ${m?.produce.acked.toLocaleString('en-US')} waiting${full ? '' : ' (incomplete)'}`,
+    });
+    const restart = m?.restart;
+    evaluations.push({
+      goal: 'restart with 1,000,000 waiting: first message < 5 s, none lost or delivered before',
+      target: r.name,
+      verdict:
+        !options.million || !restart
+          ? 'NOT RUN'
+          : full && restart.readyMs < 5_000 && restart.intact && m.depth?.inFlight === 0
+            ? 'PASS'
+            : 'MISS',
+      value: !options.million
+        ? 'needs --million'
+        : !restart
+          ? (m?.restartError ?? r.millionStartError ?? r.errors.million ?? r.startError ?? 'no result')
+          : `${fmt(restart.readyMs)} ms to the first message, ${restart.intact ? 'all' : 'NOT all'} ${m?.produce.acked.toLocaleString('en-US')} still held${full ? '' : ' (incomplete fill)'}`,
     });
   }
   return evaluations;

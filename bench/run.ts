@@ -2,21 +2,39 @@
  * `npm run bench`: throughput, latency and memory of Sluice against moto_server measured in the
  * same run. See bench/README.md for the scenarios and flags.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { type Options, parseArgs, USAGE } from './args.ts';
 import { makeClient } from './client.ts';
 import { type ConsumerBench, consumerBench, renderConsumerBench } from './consumer.ts';
 import { cpuMeter } from './cpu.ts';
+import { runCpuStages } from './cpu-stages.ts';
 import { fairness, fifoComparison } from './fifo-and-fair.ts';
 import { machineFacts } from './machine.ts';
 import { type MetricsCost, metricsCost, renderMetricsCost } from './metrics-cost.ts';
 import { runPeers } from './peers/run.ts';
 import { type PostgresBenchResult, postgresComparison, renderPostgres } from './postgres.ts';
 import { type ProducerComparison, producerComparison, renderProducerComparison } from './producer.ts';
-import { evaluate, type MillionOutcome, renderEvaluation, renderTable, type TargetResult } from './report.ts';
-import { RssSampler } from './rss.ts';
-import { consume, createQueue, longPoll, million, mixed, produce } from './scenarios.ts';
+import {
+  evaluate,
+  type MillionOutcome,
+  type RestartOutcome,
+  renderEvaluation,
+  renderTable,
+  type TargetResult,
+} from './report.ts';
+import { RssSampler, readRss } from './rss.ts';
+import {
+  consume,
+  createQueue,
+  firstMessage,
+  longPoll,
+  million,
+  mixed,
+  produce,
+  queueDepth,
+} from './scenarios.ts';
 import { errorText, now, round, sleep } from './stats.ts';
 import {
   BASELINE,
@@ -167,11 +185,18 @@ async function runTarget(name: TargetName, options: Options): Promise<TargetResu
   return result;
 }
 
-/** A fresh server, filled with millionMessages waiting messages; RSS read after the fill. */
+/**
+ * A fresh server, filled with millionMessages waiting messages; RSS read after the fill. Then it is stopped
+ * with SIGTERM and started again on the same data directory: time to the first message, RSS, and the count.
+ */
 async function runMillion(result: TargetResult, options: Options, tlog: (m: string) => void): Promise<void> {
   tlog('million: starting a fresh server');
+  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-million-'));
   try {
-    await withTarget(result.name, options, async (target) => {
+    let queueUrl: string | undefined;
+    const target = await startTarget(result.name, options.sluiceBin, { dataDir });
+    let stopMs = 0;
+    try {
       const sampler = new RssSampler(target.pid, 500);
       sampler.start();
       const client = makeClient(options.client, target.endpoint);
@@ -181,7 +206,7 @@ async function runMillion(result: TargetResult, options: Options, tlog: (m: stri
           'million',
           tlog,
           async (): Promise<MillionOutcome> => {
-            const queueUrl = await createQueue(client, 'million');
+            queueUrl = await createQueue(client, 'million');
             const ctx = { client, log: tlog };
             const m = await million(
               ctx,
@@ -204,10 +229,70 @@ async function runMillion(result: TargetResult, options: Options, tlog: (m: stri
         sampler.stop();
         client.close();
       }
-    });
+    } finally {
+      // A shutdown cut short by SIGKILL would make the restart a crash recovery: give it the fill's time limit.
+      const t0 = now();
+      await target.stop(options.millionTimeout * 1000);
+      stopMs = round(now() - t0, 0);
+    }
+    const m = result.million;
+    if (!m || queueUrl === undefined) return;
+    tlog(`million: stopped (SIGTERM) in ${stopMs} ms; restarting on the same data directory`);
+    try {
+      m.restart = await restartWithMillion(result.name, options, dataDir, queueUrl, m.produce.acked, stopMs);
+      const r = m.restart;
+      tlog(
+        `million: restarted, first message after ${r.readyMs} ms (listening after ${r.listeningMs} ms), ` +
+          `RSS ${r.rssSettled ? round(r.rssSettled.rssMiB, 1) : '?'} MiB, ${r.intact ? 'all' : 'NOT all'} messages held`,
+      );
+    } catch (err) {
+      m.restartError = errorText(err);
+      tlog(`million: restart FAILED ${m.restartError}`);
+    }
   } catch (err) {
     result.millionStartError = errorText(err);
     tlog(`million: could not run: ${result.millionStartError}`);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Starts a server on the filled data directory and times it from spawn to the first message received. */
+async function restartWithMillion(
+  name: TargetName,
+  options: Options,
+  dataDir: string,
+  filledQueueUrl: string,
+  filled: number,
+  stopMs: number,
+): Promise<RestartOutcome> {
+  const t0 = now();
+  const target = await startTarget(name, options.sluiceBin, { dataDir });
+  const listeningMs = round(now() - t0, 0);
+  const client = makeClient(options.client, target.endpoint);
+  try {
+    // The new server listens on another port: same queue path, new origin.
+    const queueUrl = new URL(new URL(filledQueueUrl).pathname, target.endpoint).href;
+    const first = await firstMessage(client, queueUrl, options.millionTimeout * 1000);
+    const readyMs = round(now() - t0, 0);
+    const rssReady = readRss(target.pid);
+    await sleep(2_000);
+    const rssSettled = readRss(target.pid);
+    const depth = await queueDepth(client, queueUrl);
+    return {
+      stopMs,
+      listeningMs,
+      readyMs,
+      attempts: first.attempts,
+      failedReceives: first.errors,
+      rssReady,
+      rssSettled,
+      depth,
+      intact: depth.visible + depth.inFlight === filled,
+    };
+  } finally {
+    client.close();
+    await target.stop();
   }
 }
 
@@ -251,6 +336,7 @@ async function runToolkit(options: Options): Promise<ToolkitResult> {
 
 async function main(): Promise<number> {
   if (process.argv.includes('--peers')) return runPeers(process.argv.slice(2), log);
+  if (process.argv.includes('--cpu-stages')) return runCpuStages(process.argv.slice(2), log);
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs(process.argv.slice(2));

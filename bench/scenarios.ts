@@ -607,11 +607,31 @@ export async function longPoll(
 }
 
 // ---------------------------------------------------------------------------------------------------
-// (e, optional) a million waiting messages
+// (e, optional) a million waiting messages, and a restart with them
+
+/** A queue's messages by state, from GetQueueAttributes. */
+export interface QueueDepth {
+  /** ApproximateNumberOfMessages: waiting to be received. */
+  visible: number;
+  /** ApproximateNumberOfMessagesNotVisible: received, not deleted (in flight). */
+  inFlight: number;
+}
+
+export async function queueDepth(client: QueueClient, queueUrl: string): Promise<QueueDepth> {
+  const attributes = await client.getQueueAttributes(queueUrl, [
+    'ApproximateNumberOfMessages',
+    'ApproximateNumberOfMessagesNotVisible',
+  ]);
+  return {
+    visible: Number(attributes.ApproximateNumberOfMessages),
+    inFlight: Number(attributes.ApproximateNumberOfMessagesNotVisible),
+  };
+}
 
 export interface MillionResult {
   produce: ProduceResult;
-  approxVisible: number | null;
+  /** Read after the fill; null if GetQueueAttributes failed. */
+  depth: QueueDepth | null;
 }
 
 /** Fills one queue with n waiting 1 KiB messages; RSS is read by the caller afterwards. */
@@ -623,13 +643,48 @@ export async function million(
   timeLimitMs: number,
 ): Promise<MillionResult> {
   const { result } = await produce(ctx, queueUrl, n, producers, timeLimitMs);
-  let approxVisible: number | null = null;
+  let depth: QueueDepth | null = null;
   try {
-    const attributes = await ctx.client.getQueueAttributes(queueUrl, ['ApproximateNumberOfMessages']);
-    const raw = attributes.ApproximateNumberOfMessages;
-    approxVisible = raw === undefined ? null : Number(raw);
+    depth = await queueDepth(ctx.client, queueUrl);
   } catch (err) {
     ctx.log(`GetQueueAttributes failed: ${errorText(err)}`);
   }
-  return { produce: result, approxVisible };
+  return { produce: result, depth };
+}
+
+export interface FirstMessage {
+  message: ReceivedMessage;
+  /** ReceiveMessage calls made, the successful one included. */
+  attempts: number;
+  /** Calls that failed (e.g. refused while the server was still loading) before it. */
+  errors: number;
+}
+
+/**
+ * ReceiveMessage (1 message, no wait) until one comes back: how soon a restarted server serves what it
+ * holds. Failed and empty calls are retried after 5 ms, up to limitMs.
+ */
+export async function firstMessage(
+  client: QueueClient,
+  queueUrl: string,
+  limitMs: number,
+): Promise<FirstMessage> {
+  const deadline = now() + limitMs;
+  let attempts = 0;
+  const errors = new Errors();
+  for (;;) {
+    attempts++;
+    try {
+      const [message] = await client.receiveMessage(queueUrl, 1, 0);
+      if (message) return { message, attempts, errors: errors.count };
+    } catch (err) {
+      errors.add(err);
+    }
+    if (now() > deadline) {
+      throw new Error(
+        `no message in ${limitMs} ms (${attempts} receives, ${errors.count} failed${errors.first ? `: ${errors.first}` : ''})`,
+      );
+    }
+    await sleep(5);
+  }
 }

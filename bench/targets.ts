@@ -26,7 +26,8 @@ export interface RunningTarget {
   /** PID of the server process itself (RSS is sampled from it). */
   readonly pid: number;
   output(): string;
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL if it has not exited after graceMs (default 10 s). */
+  stop(graceMs?: number): Promise<void>;
 }
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -64,13 +65,12 @@ function loopback(endpoint: string): string {
 function startSluice(
   name: 'full' | 'durable' | 'normal',
   bin: string,
-  nodeArgs: readonly string[],
-  serverArgs: readonly string[],
+  { nodeArgs = [], serverArgs = [], dataDir: keptDir }: SluiceStartOptions,
 ): Promise<RunningTarget> {
   if (!existsSync(bin)) {
     return Promise.reject(new Error(`${bin} not found; server not built yet`));
   }
-  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
+  const dataDir = keptDir ?? mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   return spawnListening(
     name,
     process.execPath,
@@ -89,7 +89,9 @@ function startSluice(
       ...serverArgs,
     ],
     /listening on (http:\/\/[^\s]+)/,
-    () => rmSync(dataDir, { recursive: true, force: true }),
+    () => {
+      if (keptDir === undefined) rmSync(dataDir, { recursive: true, force: true });
+    },
   );
 }
 
@@ -108,7 +110,7 @@ export function motoCommand(): string {
 }
 
 /** Every server child this process spawned and that has not exited yet. */
-const live = new Map<ChildProcess, () => Promise<void>>();
+const live = new Map<ChildProcess, (graceMs?: number) => Promise<void>>();
 
 /** Stops every server still running (Ctrl-C, or a crash of the harness). */
 export async function stopAllTargets(): Promise<void> {
@@ -127,11 +129,11 @@ export async function spawnListening(
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stopping: Promise<void> | null = null;
-  const stop = (): Promise<void> => {
+  const stop = (graceMs = 10_000): Promise<void> => {
     stopping ??= (async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       try {
-        await withTimeout(exited, 10_000, `${name} SIGTERM`);
+        await withTimeout(exited, graceMs, `${name} SIGTERM`);
       } catch {
         child.kill('SIGKILL');
         await withTimeout(exited, 5_000, `${name} SIGKILL`);
@@ -159,14 +161,20 @@ export async function spawnListening(
   }
 }
 
-/**
- * Starts a bench target. For Sluice, `nodeArgs` go to its node process only (e.g. --cpu-prof, which
- * NODE_OPTIONS refuses) and `serverArgs` are extra `sluice serve` flags (e.g. --no-metrics).
- */
+export interface SluiceStartOptions {
+  /** Flags for Sluice's node process only (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
+  nodeArgs?: readonly string[];
+  /** Extra `sluice serve` flags (e.g. --no-metrics). */
+  serverArgs?: readonly string[];
+  /** Data directory to use and keep (a restart on the same data); default a fresh one, removed at stop. */
+  dataDir?: string;
+}
+
+/** Starts a bench target; `sluice` applies to the Sluice targets only. */
 export function startTarget(
   name: TargetName,
   sluiceBin = SLUICE_BIN,
-  { nodeArgs = [], serverArgs = [] }: { nodeArgs?: readonly string[]; serverArgs?: readonly string[] } = {},
+  sluice: SluiceStartOptions = {},
 ): Promise<RunningTarget> {
   switch (name) {
     case 'moto':
@@ -184,7 +192,7 @@ export function startTarget(
         /listening on (http:\/\/[^\s]+)/,
       );
     default:
-      return startSluice(name, sluiceBin, nodeArgs, serverArgs);
+      return startSluice(name, sluiceBin, sluice);
   }
 }
 

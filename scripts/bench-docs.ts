@@ -10,6 +10,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Options } from '../bench/args.ts';
+import { type CpuStagesResult, STAGE_RULES, type Stage } from '../bench/cpu-stages.ts';
 import { type PeerResult, peerTable } from '../bench/peers/report.ts';
 import { type TargetResult, targetTable } from '../bench/report.ts';
 
@@ -20,6 +21,7 @@ export const BENCHMARKS_PAGE = join(ROOT, 'docs/benchmarks.md');
 /** Kinds of record, in the page's order. `current`: the latest record of the kind is a current figure. */
 const KINDS = {
   peers: { heading: 'Against peer systems', current: true },
+  'cpu-stages': { heading: 'Server CPU by stage', current: true },
   targets: { heading: 'Sluice by durability level', current: true },
   million: { heading: 'A million waiting messages', current: true },
   postgres: { heading: 'PostgreSQL', current: true },
@@ -158,7 +160,8 @@ export function renderBenchmarks(records: ReadonlyArray<{ file: string; record: 
     '',
     'How fast Sluice is, measured by `npm run bench` (Sluice against moto, by durability level, and the',
     'PostgreSQL backend), `npm run bench -- --peers` (the same workload on RabbitMQ, NATS JetStream, BullMQ,',
-    'pg-boss, fauxqs and moto), `npm run soak` and `npm run bench:outbox`. Every flag and scenario is in',
+    "pg-boss, fauxqs and moto), `npm run bench -- --cpu-stages` (where the server's CPU per message goes),",
+    '`npm run soak` and `npm run bench:outbox`. Every flag and scenario is in',
     "[the bench's manual](../bench/README.md).",
     '',
     "Every run here was made on the project's development machine: a virtual machine with two cores shared",
@@ -194,7 +197,7 @@ interface BenchResultFile {
     commit: string;
   };
   options: Record<string, unknown>;
-  results: unknown[];
+  results?: unknown[];
   verdicts?: Array<{ target: string; verdict: string; detail: string }>;
   evaluations?: unknown[];
 }
@@ -209,9 +212,10 @@ export function recordOf(resultFile: string, result: BenchResultFile): BenchReco
     commit: machine.commit,
     source: `${basename(resultFile)} written by the bench, recorded with npm run bench:docs -- --record`,
   };
+  if (isCpuStages(result)) return cpuStagesRecord(result, facts);
   if (result.verdicts) {
     const options = result.options as { messages: number; motoMessages: number; duration: number };
-    const { notes, ...table } = peerTable(result.results as PeerResult[], options);
+    const { notes, ...table } = peerTable((result.results ?? []) as PeerResult[], options);
     return {
       title: 'Against peer systems (issue 9 workload)',
       kind: 'peers',
@@ -223,7 +227,7 @@ export function recordOf(resultFile: string, result: BenchResultFile): BenchReco
   }
   if (result.evaluations) {
     const { notes, ...table } = targetTable(
-      result.results as TargetResult[],
+      (result.results ?? []) as TargetResult[],
       result.options as unknown as Options,
     );
     return {
@@ -235,7 +239,51 @@ export function recordOf(resultFile: string, result: BenchResultFile): BenchReco
       notes,
     };
   }
-  throw new Error(`${resultFile}: neither a bench (latest.json) nor a peers (peers.json) result`);
+  throw new Error(
+    `${resultFile}: not a bench (latest.json), peers (peers.json) or CPU stages (cpu-stages.json) result`,
+  );
+}
+
+function isCpuStages(result: BenchResultFile): result is BenchResultFile & CpuStagesResult {
+  return Array.isArray((result as { rows?: unknown }).rows);
+}
+
+const fmtUs = (us: number): string => us.toFixed(1);
+
+function cpuStagesRecord(
+  result: CpuStagesResult,
+  facts: Omit<BenchRecord, 'title' | 'kind' | 'command' | 'tables' | 'notes'>,
+): BenchRecord {
+  const { mixed, options } = result;
+  return {
+    title: "Server CPU per message by stage (peer bench's durable workload, mixed phase)",
+    kind: 'cpu-stages',
+    command: `npm run bench -- --cpu-stages --duration ${options.duration}`,
+    ...facts,
+    tables: [
+      {
+        columns: ['stage', '% of main-thread samples', 'µs/msg', 'what'],
+        rows: result.rows.map((r) => [
+          r.stage,
+          r.sharePct === null ? '' : r.sharePct.toFixed(1),
+          fmtUs(r.usPerMsg),
+          r.stage in STAGE_RULES
+            ? STAGE_RULES[r.stage as Stage]
+            : r.stage === 'main thread'
+              ? "the server's main thread, from /proc"
+              : r.stage === 'other threads'
+                ? "the rest of the process: the fdatasync on libuv's pool, V8's GC helpers"
+                : 'the whole server process, from /proc',
+        ]),
+      },
+    ],
+    notes: [
+      `Mixed phase: ${options.producers} producers, ${options.consumers} consumers, ${options.duration} s then drained; ` +
+        `${mixed.sent.toLocaleString('en-US')} messages sent, e2e ${mixed.e2ePerSec.toLocaleString('en-US')} msg/s, ` +
+        `lost ${mixed.lost}, duplicates ${mixed.duplicates}. ${result.samples.busy.toLocaleString('en-US')} busy and ` +
+        `${result.samples.idle.toLocaleString('en-US')} idle samples of the main thread in the phase.`,
+    ],
+  };
 }
 
 function main(): number {

@@ -86,4 +86,43 @@ describe('docs/benchmarks.md', () => {
       /\| 2026-12-04 03:24 UTC \| Against peer systems \| \[An older run\]\(\.\.\/bench\/history\/old\.json\) \|/,
     );
   });
+  test('a --cpu-stages result becomes a record of its own kind, each stage a row with its µs per message', () => {
+    const rows = [
+      { stage: 'HTTP', sharePct: 60, usPerMsg: 30 },
+      { stage: 'store statements', sharePct: 40, usPerMsg: 20 },
+      { stage: 'main thread', sharePct: null, usPerMsg: 50 },
+      { stage: 'other threads', sharePct: null, usPerMsg: 10 },
+      { stage: 'server total', sharePct: null, usPerMsg: 60 },
+    ];
+    const result = {
+      machine: {
+        date: '2026-12-09T10:11:12.345Z',
+        cpuModel: 'Test CPU',
+        cores: 2,
+        memoryGiB: 8,
+        loadAverage1m: 1.5,
+        node: 'v20.20.2',
+        commit: 'abc1234',
+      },
+      options: { duration: 30, producers: 16, consumers: 16, backlog: 500 },
+      mixed: { sent: 1000, e2ePerSec: 33.3, lost: 0, duplicates: 0 },
+      samples: { busy: 90, idle: 10 },
+      rows,
+    };
+    const record = parseRecord('new.json', JSON.stringify(recordOf('cpu-stages.json', result)));
+    assert.equal(record.kind, 'cpu-stages');
+    assert.equal(record.command, 'npm run bench -- --cpu-stages --duration 30');
+    assert.equal(record.load, '1.5 at start');
+    assert.deepEqual(
+      record.tables[0]!.rows.map((row) => row.slice(0, 3)),
+      [
+        ['HTTP', '60.0', '30.0'],
+        ['store statements', '40.0', '20.0'],
+        ['main thread', '', '50.0'],
+        ['other threads', '', '10.0'],
+        ['server total', '', '60.0'],
+      ],
+    );
+    assert.match(renderBenchmarks([{ file: 'new.json', record }]), /### Server CPU by stage/);
+  });
 });
