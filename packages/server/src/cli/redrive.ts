@@ -13,11 +13,11 @@ import {
   SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
+import { type MessageFilter, matchesAll, parseFilter } from '../core/message-filter.ts';
 import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
 import { countOf } from '../core/plural.ts';
 import { DEFAULT_ENDPOINT, explainRefused, queueReference } from './endpoint.ts';
 import { integerFlag, UsageError } from './flags.ts';
-import { type MessageFilter, matchesAll, parseFilter } from './message-filter.ts';
 import { ProgressLine } from './progress.ts';
 
 export const REDRIVE_HELP = `sluice redrive — move messages out of a dead-letter queue, at a rate, with a progress bar
