@@ -99,3 +99,8 @@ export function toAuditRecord(row: AuditRow): AuditRecord {
     detail: row.detail ?? undefined,
   };
 }
+
+/** Both stores of Sluice triage; a store given to the server by a test or another backend may not. */
+export function isTriageStore(store: object): store is TriageStore {
+  return 'replayMessages' in store && 'appendAudit' in store;
+}
