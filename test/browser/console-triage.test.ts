@@ -109,6 +109,12 @@ describe('console: DLQ triage', { concurrency: false }, () => {
     await page.locator('#status', { hasText: 'Deleted 1 message.' }).waitFor();
     await page.locator('#message-list', { hasText: 'No messages match.' }).waitFor();
 
+    // A purge from the console is audited too, with how many messages it took.
+    await page.goto(`${sluice.endpoint}/console#/queue/orders-dlq`);
+    await page.locator('#purge').click();
+    await page.getByRole('button', { name: 'Yes, purge' }).click();
+    await page.locator('#status', { hasText: 'Purged orders-dlq.' }).waitFor();
+
     await page.locator('header nav a', { hasText: 'Audit' }).click();
     await page.locator('#audit tbody tr').first().waitFor();
     const actions = await page
@@ -121,6 +127,7 @@ describe('console: DLQ triage', { concurrency: false }, () => {
         ]),
       );
     assert.deepEqual(actions, [
+      ['purge', 'console', '1'],
       ['delete', 'console', '1'],
       ['replay', 'console', '2'],
     ]);

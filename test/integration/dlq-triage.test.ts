@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -9,7 +14,14 @@ import {
   SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { NEEDS_OWN_SERVER, type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
+import { signRequest } from '../../packages/server/src/server/auth/sigv4.ts';
+import {
+  NEEDS_OWN_SERVER,
+  type RunningServer,
+  removeDataDir,
+  SLUICE_CLI,
+  startServer,
+} from '../helpers/server.ts';
 
 interface Browsed {
   messageId: string;
@@ -288,4 +300,101 @@ describe('DLQ triage API', { skip: NEEDS_OWN_SERVER }, () => {
     assert.equal(one.length, 1);
     assert.equal(one[0]!.action, 'replay');
   });
+});
+
+/**
+ * With credentials: a signed request's key is the actor, refused without SetQueueAttributes on the queue,
+ * and an unsigned one needs to sign in.
+ */
+describe('DLQ triage API with credentials', { skip: NEEDS_OWN_SERVER }, () => {
+  const ADMIN = { accessKeyId: 'AKIDOPS', secretAccessKey: 'ops-secret' };
+  const READER = {
+    accessKeyId: 'AKIDREADER',
+    secretAccessKey: 'reader-secret',
+    queues: ['jobs*'],
+    actions: ['GetQueueAttributes'],
+  };
+  let server: RunningServer;
+  let sqs: SQSClient;
+
+  const signed = (
+    key: { accessKeyId: string; secretAccessKey: string },
+    method: 'GET' | 'POST',
+    path: string,
+    body = '',
+  ) => {
+    const url = new URL(`${server.endpoint}${path}`);
+    const { host: _host, ...headers } = signRequest({ method, url, body }, key, 'us-east-1', Date.now());
+    // Bytes: fetch adds no Content-Type to them, which the signature would have to cover.
+    return fetch(url, { method, headers, ...(method === 'POST' ? { body: Buffer.from(body) } : {}) });
+  };
+
+  before(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-triage-auth-'));
+    const config = join(dir, 'sluice.json');
+    writeFileSync(config, JSON.stringify({ credentials: [ADMIN, READER] }));
+    server = await startServer({ dataDir: join(dir, 'data'), args: ['--config', config] });
+    sqs = new SQSClient({ endpoint: server.endpoint, region: 'us-east-1', credentials: ADMIN });
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'jobs-dlq' }));
+    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'stuck job' }));
+  });
+  after(async () => {
+    sqs?.destroy();
+    await server?.stop();
+    if (server) removeDataDir(join(server.dataDir, '..'));
+  });
+
+  it('records the signing key as the actor and refuses a key that may only read', async () => {
+    assert.equal((await api()).status, 401);
+    const page = await signed(READER, 'GET', '/api/messages?queue=jobs-dlq');
+    assert.equal(page.status, 200);
+    const { messages } = (await page.json()) as BrowsePage;
+    assert.equal(messages.length, 1);
+    const body = JSON.stringify({ queue: 'jobs-dlq', ids: [messages[0]!.messageId] });
+    const refused = await signed(READER, 'POST', '/api/messages/delete', body);
+    assert.equal(refused.status, 403);
+    assert.equal(await errorCode(refused), 'AccessDeniedException');
+    const deleted = await signed(ADMIN, 'POST', '/api/messages/delete', body);
+    assert.equal(deleted.status, 200);
+    const { audit } = (await deleted.json()) as Report & { audit: AuditEntry };
+    assert.equal(audit.actor, 'AKIDOPS');
+    assert.equal(audit.via, 'api');
+    const trail = await signed(READER, 'GET', '/api/audit');
+    const { entries } = (await trail.json()) as { entries: AuditEntry[] };
+    assert.deepEqual(
+      entries.map((entry) => [entry.actor, entry.action, entry.source]),
+      [['AKIDOPS', 'delete', 'jobs-dlq']],
+    );
+  });
+
+  it('signs the CLI’s requests with the key in the environment', async () => {
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'jobs-dlq' }));
+    await sqs.send(new CreateQueueCommand({ QueueName: 'jobs' }));
+    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'stuck again' }));
+    const env = {
+      ...process.env,
+      AWS_ACCESS_KEY_ID: ADMIN.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: ADMIN.secretAccessKey,
+    };
+    const cli = (...args: string[]) =>
+      promisify(execFile)(process.execPath, [...SLUICE_CLI, ...args, '--endpoint', server.endpoint], { env });
+    const { stderr } = await cli(
+      'redrive',
+      '--source',
+      'jobs-dlq',
+      '--destination',
+      'jobs',
+      '--search',
+      'again',
+    );
+    assert.match(stderr, /DONE: 1 moved, 0 skipped/);
+    const { stdout } = await cli('audit', '--json', '--limit', '1');
+    const [entry] = JSON.parse(stdout) as AuditEntry[];
+    assert.deepEqual(
+      [entry!.actor, entry!.via, entry!.action, entry!.destination],
+      ['AKIDOPS', 'cli', 'replay', 'jobs'],
+    );
+  });
+
+  const api = () => fetch(`${server.endpoint}/api/messages?queue=jobs-dlq`);
 });

@@ -15,8 +15,8 @@ export function postJson<T>(url: string, body: unknown): Promise<T> {
 
 async function request<T>(method: 'GET' | 'POST', url: string, body: string): Promise<T> {
   const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_DEFAULT_REGION } = process.env;
+  // No Content-Type: a signature must cover it when present, and the signer covers Host and X-Amz-Date only.
   const headers: Record<string, string> = { 'user-agent': CLI_USER_AGENT };
-  if (method === 'POST') headers['content-type'] = 'application/json';
   const signed =
     AWS_ACCESS_KEY_ID && AWS_SECRET_ACCESS_KEY
       ? signRequest(
@@ -28,7 +28,12 @@ async function request<T>(method: 'GET' | 'POST', url: string, body: string): Pr
       : {};
   // fetch sets Host itself, from the URL signed.
   const { host: _host, ...sent } = { ...headers, ...signed };
-  const response = await fetch(url, { method, headers: sent, ...(method === 'POST' ? { body } : {}) });
+  // Bytes, which fetch sends without a Content-Type of its own.
+  const response = await fetch(url, {
+    method,
+    headers: sent,
+    ...(method === 'POST' ? { body: Buffer.from(body) } : {}),
+  });
   if (!response.ok) {
     // Sluice's API answers errors as SQS does in JSON: {"__type": "...#Code", "message": "..."}.
     const text = await response.text();
