@@ -314,12 +314,16 @@ async function handle(
         return answerRoom;
       },
     };
-    const audited = await options.operatorAudit?.(action, input, {
+    const audit = options.operatorAudit?.(action, input, () => ({
       actor: actorOf({ accessKeyId: caller?.accessKeyId }),
       via: viaOf(request, sessionKey !== undefined),
-    });
+    }));
+    const finishAudit = audit && (await audit);
     const output = await dispatch(options.service, action, input, context);
-    await audited?.(output);
+    // The action is done: a trail that cannot be written is logged, not answered as the action's failure.
+    await finishAudit?.(output).catch((error: unknown) =>
+      options.logger.error({ err: error, requestId, action }, 'audit entry not written'),
+    );
     if (response.destroyed) return;
     if (protocol === 'json') reply(200, { 'content-type': JSON_CONTENT_TYPE }, renderJsonResponse(output));
     else reply(200, { 'content-type': XML_CONTENT_TYPE }, renderQueryResponse(action, output, requestId));

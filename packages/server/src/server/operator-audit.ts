@@ -6,16 +6,20 @@ import type { AuditEntry } from '../store/triage.ts';
 /** The SQS actions an operator's console or CLI session writes to the audit trail. */
 const AUDITED = new Set(['PurgeQueue', 'StartMessageMoveTask', 'CancelMessageMoveTask']);
 
+/** Writes an audited action's entry once it succeeded, given its output. */
+export type AuditFinish = (output: unknown) => Promise<void>;
+
 /**
- * Called before an SQS request is carried out; for a purge or move task from the console or the CLI (not
- * applications' traffic, which would bury the trail), returns what to call with the action's output once it
- * succeeded, to write its entry. The counts are read before, as a purge leaves none to read.
+ * Called before an SQS request is carried out. Undefined, at once, for every action but a purge or a move
+ * task's start or cancel, so that clients' traffic pays nothing; for those, when they come from the console
+ * or the CLI (not applications, whose purges would bury the trail), what to call with the output once the
+ * action succeeded. The counts are read before, as a purge leaves none to read.
  */
 export type OperatorAudit = (
   action: string,
   input: Input,
-  who: { actor: string; via: AuditEntry['via'] },
-) => Promise<((output: unknown) => Promise<void>) | undefined>;
+  who: () => { actor: string; via: AuditEntry['via'] },
+) => Promise<AuditFinish | undefined> | undefined;
 
 export function operatorAudit(service: SqsService, triage: MessageTriage): OperatorAudit {
   const waiting = async (name: string | undefined) => {
@@ -26,8 +30,14 @@ export function operatorAudit(service: SqsService, triage: MessageTriage): Opera
   };
   const nameOf = (reference: unknown) =>
     typeof reference === 'string' ? reference.split(/[/:]/).at(-1) : undefined;
-  return async (action, input, who) => {
-    if (!AUDITED.has(action) || who.via === 'api') return undefined;
+  return (action, input, who) => (AUDITED.has(action) ? finisher(action, input, who()) : undefined);
+
+  async function finisher(
+    action: string,
+    input: Input,
+    who: { actor: string; via: AuditEntry['via'] },
+  ): Promise<AuditFinish | undefined> {
+    if (who.via === 'api') return undefined;
     const entry = { ...who, skipped: 0 };
     if (action === 'PurgeQueue') {
       const source = nameOf(input.QueueUrl) ?? '';
@@ -71,5 +81,5 @@ export function operatorAudit(service: SqsService, triage: MessageTriage): Opera
         detail: `task ${handle}`,
       });
     };
-  };
+  }
 }
