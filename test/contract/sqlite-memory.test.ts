@@ -6,6 +6,7 @@ import { historySemanticsSuite } from './history-semantics.ts';
 import { limitsSuite } from './limits-semantics.ts';
 import { sqsSemanticsSuite } from './sqs-semantics.ts';
 import { strictReceiptSuite } from './strict-receipt-semantics.ts';
+import { triageSemanticsSuite } from './triage-semantics.ts';
 
 // SQLite in memory, as `sluice serve --in-memory` runs it: the same semantics, nothing kept once closed.
 const sqliteInMemory = (): StoreFactory => ({
@@ -19,3 +20,4 @@ dlqSemanticsSuite('SQLite in memory', sqliteInMemory, inMemory);
 historySemanticsSuite('SQLite in memory', sqliteInMemory, inMemory);
 limitsSuite('SQLite in memory', sqliteInMemory);
 strictReceiptSuite('SQLite in memory', sqliteInMemory);
+triageSemanticsSuite('SQLite in memory', sqliteInMemory);

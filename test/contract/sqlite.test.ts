@@ -9,6 +9,7 @@ import { historySemanticsSuite } from './history-semantics.ts';
 import { limitsSuite } from './limits-semantics.ts';
 import { sqsSemanticsSuite } from './sqs-semantics.ts';
 import { strictReceiptSuite } from './strict-receipt-semantics.ts';
+import { triageSemanticsSuite } from './triage-semantics.ts';
 
 // A real SQLite file in a temp directory, as users run it.
 const sqliteFile = (): StoreFactory => {
@@ -24,3 +25,4 @@ dlqSemanticsSuite('SQLite', sqliteFile);
 historySemanticsSuite('SQLite', sqliteFile);
 limitsSuite('SQLite', sqliteFile);
 strictReceiptSuite('SQLite', sqliteFile);
+triageSemanticsSuite('SQLite', sqliteFile);

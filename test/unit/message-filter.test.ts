@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { matchesAll, parseFilter } from '../../packages/server/src/cli/message-filter.ts';
+import { matchesAll, parseFilter } from '../../packages/server/src/core/message-filter.ts';
 
 describe('sluice redrive --filter', () => {
   const message = {

@@ -491,6 +491,8 @@ async function queuePage(name) {
         {},
         'URL ',
         h('code', { class: 'url' }, url),
+        ' · ',
+        h('a', { href: `#/messages/${encodeURIComponent(name)}`, id: 'browse-messages' }, 'Browse messages'),
         now.deadLetterQueue ? [' · Dead-letter queue: ', queueLink(now.deadLetterQueue)] : '',
         now.deadLetterSources.length > 0
           ? [
@@ -1293,6 +1295,326 @@ function notFoundPage() {
   );
 }
 
+// ---- Messages (DLQ triage) -------------------------------------------------------------------------
+
+/** What a replay or delete did, in one line: how many, and each skipped message with its reason. */
+function triageSummary(verb, report) {
+  const reasons = { inFlight: 'in flight (a consumer holds it)', missing: 'no longer in the queue' };
+  const skipped = report.skipped.map((s) => `${s.messageId}: ${reasons[s.reason] ?? s.reason}`);
+  const more = report.truncated ? ' More matched than one request takes: repeat.' : '';
+  return `${verb} ${plural(report.done.length, 'message')}.${
+    skipped.length > 0 ? ` Skipped ${skipped.length}: ${skipped.join('; ')}.` : ''
+  }${more}`;
+}
+
+/**
+ * A queue's messages as they are, without receiving them: search, page through, and replay or delete the
+ * selection, each message atomically on the server; a message a consumer holds is skipped and said so.
+ */
+async function messagesPage(name) {
+  const text = h('input', { type: 'search', id: 'search-text', placeholder: 'text in the body' });
+  const filter = h('input', {
+    type: 'text',
+    id: 'search-filter',
+    placeholder: 'attr.kind=refund  body.customer.id=42  id=…',
+    size: 34,
+  });
+  const list = h('div', { id: 'message-list' });
+  const pager = h('p', { class: 'pager' });
+  const destinations = h(
+    'select',
+    { id: 'replay-destination' },
+    h('option', { value: '' }, 'each message’s origin'),
+  );
+  for (const queue of await queueNames())
+    if (queue !== name) destinations.append(h('option', { value: queue }, queue));
+  const confirmBox = h('span', { id: 'delete-confirm' });
+  /** Cursors of the pages before this one, to go back; the current page's own cursor last. */
+  const cursors = [undefined];
+  let next;
+  let shown = [];
+  const selected = new Set();
+
+  const query = () => {
+    const params = new URLSearchParams({ queue: name, limit: '20' });
+    if (text.value) params.set('text', text.value);
+    for (const part of filter.value.split(/\s+/).filter(Boolean)) params.append('filter', part);
+    return params;
+  };
+  const selection = () => [...selected];
+  const load = async () => {
+    const params = query();
+    const after = cursors.at(-1);
+    if (after) params.set('after', after);
+    const page = await api(`/api/messages?${params}`);
+    next = page.next;
+    shown = page.messages;
+    for (const id of [...selected]) if (!shown.some((m) => m.messageId === id)) selected.delete(id);
+    render();
+  };
+  const act = async (verb, path, extra = {}) => {
+    const report = await apiPost(path, { queue: name, ids: selection(), ...extra });
+    selected.clear();
+    await load();
+    say(triageSummary(verb, report), report.skipped.length > 0);
+  };
+  const replay = (extra = {}) =>
+    attempt(() =>
+      act('Replayed', '/api/messages/replay', {
+        ...(destinations.value ? { destination: destinations.value } : {}),
+        ...extra,
+      }),
+    );
+  const askDelete = () => {
+    if (selected.size === 0) return say('Select messages first.', true);
+    confirmBox.replaceChildren(
+      confirmation(
+        `Delete ${plural(selected.size, 'message')} from ${name}?`,
+        ['Yes, delete', 'Yes, delete the selected messages'],
+        ['Keep them', 'Keep the selected messages'],
+        async () => {
+          confirmBox.replaceChildren();
+          await attempt(() => act('Deleted', '/api/messages/delete'));
+        },
+        () => confirmBox.replaceChildren(),
+      ),
+    );
+    confirmBox.querySelector('button').focus();
+  };
+
+  const row = (message) => {
+    const box = h('input', {
+      type: 'checkbox',
+      checked: selected.has(message.messageId),
+      'aria-label': `select ${message.messageId}`,
+      onchange: (event) =>
+        event.target.checked ? selected.add(message.messageId) : selected.delete(message.messageId),
+    });
+    const edited = h('textarea', { rows: 4, cols: 60, class: 'edit-body' }, message.body);
+    const attributes = Object.entries(message.messageAttributes ?? {}).map(
+      ([key, value]) => `${key} (${value.DataType}) = ${value.StringValue ?? value.BinaryValue}`,
+    );
+    return h(
+      'tr',
+      { 'data-message': message.messageId, 'data-state': message.state },
+      h('td', {}, box),
+      h(
+        'td',
+        {},
+        h('code', {}, message.messageId),
+        h('div', { class: 'muted small' }, `sent ${formatTime(message.sentAt)}`),
+      ),
+      h(
+        'td',
+        {},
+        message.state === 'inFlight' ? h('span', { class: 'badge alarm' }, 'in flight') : message.state,
+      ),
+      h('td', { class: 'number' }, String(message.receiveCount)),
+      h(
+        'td',
+        {},
+        message.origin ? queueLink(message.origin.queue) : h('span', { class: 'muted' }, 'none'),
+        message.failureReason ? h('div', { class: 'muted small' }, message.failureReason) : '',
+      ),
+      h(
+        'td',
+        { class: 'body' },
+        h(
+          'details',
+          {},
+          h('summary', {}, message.body.length > 80 ? `${message.body.slice(0, 80)}…` : message.body),
+          attributes.length > 0 ? h('p', { class: 'small' }, 'Attributes: ', attributes.join(', ')) : '',
+          message.groupId ? h('p', { class: 'small' }, `Group: ${message.groupId}`) : '',
+          field('Body to replay with', edited),
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'secondary small',
+              onclick: () => {
+                selected.clear();
+                selected.add(message.messageId);
+                return replay(edited.value === message.body ? {} : { body: edited.value });
+              },
+            },
+            'Replay this message',
+          ),
+        ),
+      ),
+    );
+  };
+  const render = () => {
+    list.replaceChildren(
+      shown.length === 0
+        ? h('p', { class: 'muted' }, cursors.length > 1 ? 'No more messages.' : 'No messages match.')
+        : h(
+            'table',
+            { class: 'messages' },
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['', 'Message', 'State', 'Receives', 'Origin and reason', 'Body'].map((t) =>
+                  h('th', { scope: 'col' }, t),
+                ),
+              ),
+            ),
+            h('tbody', {}, shown.map(row)),
+          ),
+    );
+    pager.replaceChildren(
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          id: 'page-back',
+          disabled: cursors.length === 1,
+          onclick: () => {
+            cursors.pop();
+            return attempt(load);
+          },
+        },
+        '← Previous',
+      ),
+      ' ',
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          id: 'page-next',
+          disabled: next === undefined,
+          onclick: () => {
+            cursors.push(next);
+            return attempt(load);
+          },
+        },
+        'Next →',
+      ),
+    );
+  };
+
+  main.replaceChildren(
+    h('p', { class: 'crumbs' }, h('a', { href: `#/queue/${encodeURIComponent(name)}` }, `← ${name}`)),
+    h('h1', {}, `Messages of ${name}`),
+    h(
+      'p',
+      { class: 'muted' },
+      'Shown as they are, without receiving them: no receive is counted and nothing is hidden from consumers. A message a consumer holds (in flight) is left alone by replays and deletes.',
+    ),
+    h(
+      'form',
+      {
+        id: 'search-form',
+        onsubmit: (event) => {
+          event.preventDefault();
+          cursors.splice(1);
+          selected.clear();
+          return attempt(load);
+        },
+      },
+      field('Body contains', text),
+      field('Filters', filter),
+      h('button', { type: 'submit' }, 'Search'),
+    ),
+    h(
+      'p',
+      { id: 'triage-actions' },
+      field('Replay to', destinations),
+      ' ',
+      h('button', { type: 'button', id: 'replay-selected', onclick: () => replay() }, 'Replay selected'),
+      ' ',
+      h(
+        'button',
+        { type: 'button', class: 'danger', id: 'delete-selected', onclick: askDelete },
+        'Delete selected…',
+      ),
+      confirmBox,
+    ),
+    list,
+    pager,
+  );
+  await load();
+}
+
+// ---- Audit -----------------------------------------------------------------------------------------
+
+/** What operators did: replays and deletes, and the purges and move tasks of the console and the CLI. */
+async function auditPage() {
+  const list = h('div', { id: 'audit' });
+  const more = h('p', { class: 'pager' });
+  const entries = [];
+  const load = async (before) => {
+    const page = await api(`/api/audit?limit=50${before ? `&before=${before}` : ''}`);
+    entries.push(...page.entries);
+    list.replaceChildren(
+      entries.length === 0
+        ? h(
+            'p',
+            { class: 'muted' },
+            'Nothing yet: replays, deletes, purges and move tasks will be listed here.',
+          )
+        : h(
+            'table',
+            { class: 'history' },
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['Time', 'Who', 'Via', 'Action', 'From', 'To', 'Messages', 'Skipped', 'Selection'].map((t) =>
+                  h('th', { scope: 'col' }, t),
+                ),
+              ),
+            ),
+            h(
+              'tbody',
+              {},
+              entries.map((e) =>
+                h(
+                  'tr',
+                  { 'data-action': e.action },
+                  h('td', { class: 'time' }, formatTime(e.at)),
+                  h('td', {}, e.actor),
+                  h('td', {}, e.via),
+                  h('td', {}, e.action),
+                  h('td', {}, queueLink(e.source)),
+                  h('td', {}, e.destination ?? ''),
+                  h('td', { class: 'number' }, String(e.count)),
+                  h('td', { class: 'number' }, String(e.skipped)),
+                  h('td', { class: 'small' }, e.detail ?? ''),
+                ),
+              ),
+            ),
+          ),
+    );
+    more.replaceChildren(
+      page.next
+        ? h(
+            'button',
+            { type: 'button', class: 'secondary', onclick: () => attempt(() => load(page.next)) },
+            'Older',
+          )
+        : '',
+    );
+  };
+  main.replaceChildren(
+    h('h1', {}, 'Audit'),
+    h(
+      'p',
+      { class: 'muted' },
+      'Every replay and delete, and the purges and move tasks started from the console or the command line: who, when, from where to where, how many. Newest first.',
+    ),
+    list,
+    more,
+  );
+  await load();
+}
+
 // ---- Routing ---------------------------------------------------------------------------------------
 
 function every(ms, work) {
@@ -1302,6 +1624,9 @@ function every(ms, work) {
 function pageOf(hash) {
   const queue = /^#\/queue\/(.+)$/.exec(hash);
   if (queue) return { nav: '#/', show: () => queuePage(decodeURIComponent(queue[1])) };
+  const messages = /^#\/messages\/(.+)$/.exec(hash);
+  if (messages) return { nav: '#/', show: () => messagesPage(decodeURIComponent(messages[1])) };
+  if (hash === '#/audit') return { nav: '#/audit', show: auditPage };
   if (hash === '' || hash === '#' || hash === '#/') return { nav: '#/', show: queueListPage };
   if (hash === '#/alarms') return { nav: '#/alarms', show: alarmsPage };
   return { nav: undefined, show: notFoundPage };

@@ -4,6 +4,7 @@ import type { AccessKey } from '../server/auth/access.ts';
 import { ACCESS_KEY_ID, isMetricsToken, METRICS_TOKEN_RULE } from '../server/config-file.ts';
 import { startSluice } from '../server/sluice-server.ts';
 import { isWebhookUrl } from '../server/webhooks.ts';
+import { audit } from './audit.ts';
 import { integerFlag, usageMessage } from './flags.ts';
 import { redrive } from './redrive.ts';
 import { stats } from './stats.ts';
@@ -14,6 +15,7 @@ Usage:
   sluice serve [options]     start the server (see: sluice serve --help)
   sluice redrive [options]   move messages out of a dead-letter queue at a rate (see: sluice redrive --help)
   sluice stats QUEUE         a queue's recent history from a running server (see: sluice stats --help)
+  sluice audit               what operators did: replays, deletes, purges, move tasks (see: sluice audit --help)
   sluice --help              this text
   sluice --version           print the version
 
@@ -110,7 +112,7 @@ function fail(message: string): never {
 }
 
 /** A command-line mistake: one line, and where to read the options, not the whole help. */
-function usage(command: 'serve' | 'redrive' | 'stats' | undefined, message: string): never {
+function usage(command: 'serve' | 'redrive' | 'stats' | 'audit' | undefined, message: string): never {
   const help = command === undefined ? 'sluice --help' : `sluice ${command} --help`;
   fail(`${message}\nRun \`${help}\` to see the ${command === undefined ? 'commands' : 'options'}.`);
 }
@@ -372,6 +374,8 @@ async function main(argv: string[]): Promise<void> {
       return runRedrive(rest);
     case 'stats':
       return runStats(rest);
+    case 'audit':
+      return runAudit(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -408,6 +412,17 @@ async function runStats(args: string[]): Promise<void> {
     const mistake = usageMessage(error);
     if (mistake !== undefined) usage('stats', mistake);
     process.stderr.write(`sluice stats: ${(error as Error).message}\n`);
+    process.exitCode = 1;
+  }
+}
+
+async function runAudit(args: string[]): Promise<void> {
+  try {
+    process.exitCode = await audit(args, (text) => process.stdout.write(text));
+  } catch (error) {
+    const mistake = usageMessage(error);
+    if (mistake !== undefined) usage('audit', mistake);
+    process.stderr.write(`sluice audit: ${(error as Error).message}\n`);
     process.exitCode = 1;
   }
 }

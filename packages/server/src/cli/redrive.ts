@@ -13,17 +13,20 @@ import {
   SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
+import { type MessageFilter, matchesAll, parseFilter } from '../core/message-filter.ts';
 import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
 import { countOf } from '../core/plural.ts';
 import { DEFAULT_ENDPOINT, explainRefused, queueReference } from './endpoint.ts';
 import { integerFlag, UsageError } from './flags.ts';
-import { type MessageFilter, matchesAll, parseFilter } from './message-filter.ts';
 import { ProgressLine } from './progress.ts';
+import { redriveSelection } from './redrive-selection.ts';
+import { CLI_USER_AGENT } from './sluice-api.ts';
 
 export const REDRIVE_HELP = `sluice redrive — move messages out of a dead-letter queue, at a rate, with a progress bar
 
 Usage:
   sluice redrive --source DLQ [--destination QUEUE] [--rate N] [--filter EXPR ...] [options]
+  sluice redrive --source DLQ [--id ID ...] [--search TEXT] [--filter EXPR ...] [options]
 
 Queues are given by name, URL or ARN. Only the public SQS API is used, so this works against AWS SQS too.
 
@@ -36,7 +39,10 @@ Options:
                         attr.NAME=VALUE     a message attribute equals VALUE
                         body.PATH=VALUE     a field of a JSON body equals VALUE (PATH in dots: body.customer.id)
                         body=VALUE          the whole body equals VALUE
+                        id=VALUE            the message id is VALUE
                       and with ~ instead of =, VALUE is a regular expression the value must match
+  --id ID             Sluice only: replay the message with this id; repeat for several
+  --search TEXT       Sluice only: replay the messages whose body contains TEXT
   --hold SECONDS      with --filter: how long each non-matching message is hidden while the scan runs,
                       renewed while it runs (default 300); they are made visible again at the end
   --endpoint URL      the SQS endpoint (default http://127.0.0.1:9324; "aws" for the AWS regional endpoint)
@@ -47,7 +53,12 @@ Without --filter the server runs an SQS move task (StartMessageMoveTask): the pr
 ListMessageMoveTasks, and Ctrl-C cancels the task (CancelMessageMoveTask). With --filter the messages are
 received, matched here, sent to their destination and deleted from the DLQ, one at a time at the rate; a
 crash between the send and the delete can leave one message in both queues (at-least-once, as SQS).
-Exit status: 0 when everything was moved, 1 on failure, 130 when stopped with Ctrl-C.`;
+With --id or --search (and any --filter with them) the CLI uses a Sluice server's triage API instead: it
+finds the messages without receiving them and replays them at the rate, each moved atomically on the server;
+a message a consumer holds is skipped and listed. The server records the replays in its audit trail
+(sluice audit).
+Exit status: 0 when everything was moved, 1 on failure or when messages were skipped, 130 when stopped
+with Ctrl-C.`;
 
 interface QueueRef {
   url: string;
@@ -67,6 +78,8 @@ export async function redrive(args: string[]): Promise<number> {
       destination: { type: 'string' },
       rate: { type: 'string' },
       filter: { type: 'string', multiple: true },
+      id: { type: 'string', multiple: true },
+      search: { type: 'string' },
       hold: { type: 'string' },
       endpoint: { type: 'string' },
       region: { type: 'string' },
@@ -89,9 +102,34 @@ export async function redrive(args: string[]): Promise<number> {
   });
   const endpoint = values.endpoint ?? DEFAULT_ENDPOINT;
   const local = endpoint !== 'aws';
+  if (values.id !== undefined || values.search !== undefined) {
+    if (!local) throw new UsageError('--id and --search need a Sluice server; against AWS, use --filter');
+    let stopping = false;
+    const release = onInterrupt(() => {
+      stopping = true;
+    });
+    try {
+      return await redriveSelection({
+        endpoint: endpoint.replace(/\/+$/, ''),
+        source: queueReference(values.source).name,
+        destination: values.destination && queueReference(values.destination).name,
+        ids: values.id ?? [],
+        search: values.search,
+        filters: filters.map((filter) => filter.text),
+        rate: rate ?? MOVE_TASK_DEFAULTS.defaultRate,
+        stopping: () => stopping,
+      });
+    } catch (error) {
+      throw explainRefused(error, endpoint);
+    } finally {
+      release();
+    }
+  }
   const sqs = new SQSClient({
     region: values.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
     ...(local ? { endpoint } : {}),
+    // The server records the move tasks it is asked for by the CLI in its audit trail.
+    customUserAgent: CLI_USER_AGENT,
     // Sluice takes any credentials unless it was configured with keys; the SDK insists on some.
     ...(local && !process.env.AWS_ACCESS_KEY_ID
       ? { credentials: { accessKeyId: 'sluice', secretAccessKey: 'sluice' } }

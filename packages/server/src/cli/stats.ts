@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import { HISTORY_RANGES, type HistoryRange } from '../core/queue-history.ts';
-import { signRequest } from '../server/auth/sigv4.ts';
 import type { QueueSample } from '../store/contract.ts';
 import { DEFAULT_ENDPOINT, explainRefused, queueReference } from './endpoint.ts';
 import { integerFlag, UsageError } from './flags.ts';
+import { getJson } from './sluice-api.ts';
 
 export const STATS_HELP = `sluice stats — a queue's recent history, one row per 10 s sample (newest last)
 
@@ -95,22 +95,4 @@ export async function stats(args: string[], out: (text: string) => void): Promis
   } catch (error) {
     throw explainRefused(error, endpoint);
   }
-}
-
-async function getJson<T>(url: string): Promise<T> {
-  const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_DEFAULT_REGION } = process.env;
-  const headers =
-    AWS_ACCESS_KEY_ID && AWS_SECRET_ACCESS_KEY
-      ? signRequest(
-          { method: 'GET', url: new URL(url), body: '' },
-          { accessKeyId: AWS_ACCESS_KEY_ID, secretAccessKey: AWS_SECRET_ACCESS_KEY },
-          AWS_REGION ?? AWS_DEFAULT_REGION ?? 'us-east-1',
-          Date.now(),
-        )
-      : {};
-  // fetch sets Host itself, from the URL signed.
-  const { host: _host, ...sent } = headers;
-  const response = await fetch(url, { headers: sent });
-  if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
-  return (await response.json()) as T;
 }

@@ -298,7 +298,7 @@ export class MoveTasks {
 }
 
 /** A redriven message is a new message of its destination: that queue's delay and retention apply. */
-function moveDestination(queue: QueueRecord, now: number): MoveDestination {
+export function moveDestination(queue: QueueRecord, now: number): MoveDestination {
   return {
     queueId: queue.id,
     fifo: queue.fifo,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import type { AlarmState, DlqAlarms } from '../core/dlq-alarms.ts';
 import { errors, type SqsError } from '../core/errors.ts';
 import { attributeCatalog } from '../core/queue-attributes.ts';
@@ -212,7 +213,7 @@ export function consoleApi(
 }
 
 /** A console request that changes state: served on POST, from the console's own origin only. */
-export type ConsoleChange = (body: string, viewer: PageViewer) => Promise<Page>;
+export type ConsoleChange = (body: string, viewer: PageViewer, request: IncomingMessage) => Promise<Page>;
 
 /**
  * POST /api/alarms/silence `{"queue": NAME, "silenced": true|false}`: silences a DLQ's alarm, or lifts the

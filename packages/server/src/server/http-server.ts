@@ -37,6 +37,8 @@ import {
 import { type ConsoleChange, errorPage } from './console-api.ts';
 import type { Logger } from './logger.ts';
 import { LONG_POLL_CAP_DEFAULTS, type LongPollCaps, longPollGate } from './long-poll-gate.ts';
+import type { OperatorAudit } from './operator-audit.ts';
+import { actorOf, viaOf } from './triage-api.ts';
 
 export interface HttpServerOptions {
   service: SqsService;
@@ -49,6 +51,8 @@ export interface HttpServerOptions {
   changes?: Record<string, ConsoleChange>;
   /** Who may read the pages, the console's sign-in, and its session cookie on SQS requests; all open without. */
   pageAccess?: PageAccess;
+  /** Writes the purges and move tasks operators start from the console or the CLI to the audit trail. */
+  operatorAudit?: OperatorAudit;
   /**
    * Test mode's requests, by path, any method: refused to other origins' pages as SQS requests are, but
    * open to any caller otherwise (test mode listens on loopback only), unlike the console's changes; their
@@ -247,7 +251,7 @@ async function handle(
     const viewer = crossOrigin
       ? errorPage(crossOrigin)
       : (options.pageAccess?.admitChange(request, body, baseUrlOf(request)) ?? ANYONE);
-    answer('contentType' in viewer ? viewer : await change(body, viewer));
+    answer('contentType' in viewer ? viewer : await change(body, viewer, request));
     return;
   }
   try {
@@ -262,8 +266,9 @@ async function handle(
       return;
     }
     if (request.method === 'GET') checkGet(request, url(), protocol, options.auth !== undefined);
+    const sessionKey = options.pageAccess?.sessionCaller(request, baseUrlOf(request));
     const caller: AccessKey | undefined =
-      options.pageAccess?.sessionCaller(request, baseUrlOf(request)) ??
+      sessionKey ??
       options.auth?.authenticate({
         method: request.method ?? 'GET',
         target: request.url ?? '/',
@@ -309,7 +314,16 @@ async function handle(
         return answerRoom;
       },
     };
+    const audit = options.operatorAudit?.(action, input, () => ({
+      actor: actorOf({ accessKeyId: caller?.accessKeyId }),
+      via: viaOf(request, sessionKey !== undefined),
+    }));
+    const finishAudit = audit && (await audit);
     const output = await dispatch(options.service, action, input, context);
+    // The action is done: a trail that cannot be written is logged, not answered as the action's failure.
+    await finishAudit?.(output).catch((error: unknown) =>
+      options.logger.error({ err: error, requestId, action }, 'audit entry not written'),
+    );
     if (response.destroyed) return;
     if (protocol === 'json') reply(200, { 'content-type': JSON_CONTENT_TYPE }, renderJsonResponse(output));
     else reply(200, { 'content-type': XML_CONTENT_TYPE }, renderQueryResponse(action, output, requestId));

@@ -6,9 +6,11 @@ import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts
 import { ActivityFlusher, QueueSampler } from '../core/queue-history.ts';
 import { startRetentionSweeper } from '../core/retention.ts';
 import { SqsService } from '../core/sqs-service.ts';
+import { MessageTriage } from '../core/triage.ts';
 import type { Store } from '../store/contract.ts';
 import { PostgresStore } from '../store/postgres/postgres-store.ts';
 import { DEFAULT_DISK_RESERVE_BYTES, type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { isTriageStore } from '../store/triage.ts';
 import { type AccessKey, createAuthenticator } from './auth/access.ts';
 import { createPageAccess } from './auth/page-access.ts';
 import { createBrowserGuard, isLoopback } from './browser-guard.ts';
@@ -20,8 +22,10 @@ import { createHttpServer } from './http-server.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import type { LongPollCaps } from './long-poll-gate.ts';
 import { createServerMetrics } from './metrics.ts';
+import { operatorAudit } from './operator-audit.ts';
 import { TestClock } from './test-clock.ts';
 import { createTestMode, testEndpoints } from './test-mode.ts';
+import { triageChanges, triagePages } from './triage-api.ts';
 import { webhookNotifier } from './webhooks.ts';
 
 /** How long a shutdown waits for requests under way before cutting their connections. */
@@ -192,6 +196,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const alarmSettings = { ...ALARM_DEFAULTS, ...config.alarms, ...options.alarms };
   const webhooks = [...(config.alarms?.webhooks ?? []), ...(options.alarms?.webhooks ?? [])];
   const deliver = webhookNotifier({ urls: webhooks, clock, logger });
+  const triage = isTriageStore(store) ? new MessageTriage(service, store) : undefined;
   const alarms = new DlqAlarms(
     service,
     alarmSettings,
@@ -312,9 +317,11 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
         return { contentType: 'application/json', body: JSON.stringify({ alarms: readable }) };
       },
       ...consoleApi(service, () => alarms.clusterStates()),
+      ...(triage && triagePages(service, triage)),
       ...consolePages(),
     },
-    changes: consoleChanges(service, alarms),
+    changes: { ...consoleChanges(service, alarms), ...(triage && triageChanges(service, triage)) },
+    operatorAudit: triage && operatorAudit(service, triage),
     testEndpoints: testEndpoints(testMode),
   });
   await new Promise<void>((resolve, reject) => {

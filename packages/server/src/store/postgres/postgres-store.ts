@@ -44,7 +44,9 @@ import {
   toQueue,
   toSample,
 } from '../rows.ts';
+import type { AuditEntry, AuditRecord, ReplayRequest, TriageOutcome, TriageStore } from '../triage.ts';
 import { MIGRATIONS } from './schema.ts';
+import { PostgresTriage } from './triage.ts';
 
 export interface PostgresStoreOptions {
   /** postgres://user[:password]@host[:port]/database, as libpq and every PostgreSQL tool take it. */
@@ -105,7 +107,7 @@ const types = {
  * fifo_groups row while a receive takes from it. Deduplication ids and receive attempt ids live in tables,
  * so every node sees them.
  */
-export class PostgresStore implements Store {
+export class PostgresStore implements Store, TriageStore {
   readonly pool: pg.Pool;
   /** Whether each queue id is FIFO; a queue's kind never changes and ids are never reused. */
   private readonly fifoById = new Map<number, boolean>();
@@ -123,6 +125,24 @@ export class PostgresStore implements Store {
   private drained: Array<() => void> = [];
   /** Single statements outside a transaction, counted in `busy`. */
   private readonly direct: Db = { query: (config) => this.track(() => this.pool.query(config)) };
+  private readonly triage = new PostgresTriage({
+    direct: this.direct,
+    transaction: (work) => this.transaction(work),
+    removeRow: async (db, row) => {
+      await run(db, 'DELETE FROM messages WHERE seq = $1', [row.seq]);
+      if (row.group_id !== null && (await this.isFifo(row.queue_id)))
+        await this.refreshGroup(db, row.queue_id, row.group_id);
+    },
+    insertMessage: async (db, queueId, message) => {
+      if (await this.isFifo(queueId)) {
+        await this.sendFifo(db, queueId, [message]);
+      } else {
+        const tenants = message.groupId === undefined ? [] : [message.groupId, ''];
+        await this.insertMessages(db, queueId, [message], { tenants, announce: false });
+      }
+      await this.announce(db, [queueId]);
+    },
+  });
 
   private constructor(options: PostgresStoreOptions) {
     this.pool = new pg.Pool({
@@ -1132,6 +1152,29 @@ export class PostgresStore implements Store {
       outcome.more = outcome.unroutable !== undefined || candidates.length > request.max;
       return outcome;
     });
+  }
+
+  async browseMessages(
+    queueId: number,
+    options: { afterSeq: number; limit: number; now: number },
+  ): Promise<StoredMessage[]> {
+    return this.triage.browse(queueId, options);
+  }
+
+  async replayMessages(request: ReplayRequest): Promise<TriageOutcome[]> {
+    return this.triage.replay(request);
+  }
+
+  async deleteMessagesBySeq(queueId: number, seqs: readonly number[], now: number): Promise<TriageOutcome[]> {
+    return this.triage.delete(queueId, seqs, now);
+  }
+
+  async appendAudit(entry: AuditEntry): Promise<AuditRecord> {
+    return this.triage.appendAudit(entry);
+  }
+
+  async listAudit(options: { beforeId?: number; limit: number }): Promise<AuditRecord[]> {
+    return this.triage.listAudit(options);
   }
 
   async lastSeq(queueId: number): Promise<number> {

@@ -155,4 +155,18 @@ export const MIGRATIONS: readonly string[] = [
         WHERE group_id IS NOT NULL ORDER BY queue_id, group_id, seq) h
   WHERE h.queue_id = g.queue_id AND h.group_id = g.group_id;
   `,
+  /* 6: the audit trail of operators' replays, deletes, purges and move tasks (DLQ triage) */ `
+  CREATE TABLE audit_log (
+    id          BIGSERIAL PRIMARY KEY,
+    at          BIGINT NOT NULL,
+    actor       TEXT NOT NULL,
+    via         TEXT NOT NULL,   -- console, cli or api
+    action      TEXT NOT NULL,
+    source      TEXT NOT NULL,
+    destination TEXT,
+    count       INTEGER NOT NULL,
+    skipped     INTEGER NOT NULL,
+    detail      TEXT
+  );
+  `,
 ];

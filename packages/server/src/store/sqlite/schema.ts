@@ -146,4 +146,18 @@ export const MIGRATIONS: readonly string[] = [
     WHERE q.fifo = 1 AND m.group_id IS NOT NULL
       AND m.seq = (SELECT min(seq) FROM messages h WHERE h.queue_id = m.queue_id AND h.group_id = m.group_id);
   `,
+  /* 7: the audit trail of operators' replays, deletes, purges and move tasks (DLQ triage) */ `
+  CREATE TABLE audit_log (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    at          INTEGER NOT NULL,
+    actor       TEXT NOT NULL,
+    via         TEXT NOT NULL,   -- console, cli or api
+    action      TEXT NOT NULL,
+    source      TEXT NOT NULL,
+    destination TEXT,
+    count       INTEGER NOT NULL,
+    skipped     INTEGER NOT NULL,
+    detail      TEXT
+  );
+  `,
 ];

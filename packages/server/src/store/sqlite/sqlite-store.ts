@@ -44,9 +44,11 @@ import {
   toQueue,
   toSample,
 } from '../rows.ts';
+import type { AuditEntry, AuditRecord, ReplayRequest, TriageOutcome, TriageStore } from '../triage.ts';
 import { DiskReserve, fileBytes } from './disk-reserve.ts';
 import { openDatabase } from './native-binding.ts';
 import { MIGRATIONS } from './schema.ts';
+import { SqliteTriage } from './triage.ts';
 
 /**
  * How much a write may risk for speed (docs/guide/durability.md has the table, as measured):
@@ -127,7 +129,7 @@ const GROUPS_PER_RECEIVE = 32;
  * WAL file, which is what synchronous=FULL would do inside the commit). The event loop keeps serving
  * requests while the disk syncs, and every commit made meanwhile shares the next fsync.
  */
-export class SqliteStore implements Store {
+export class SqliteStore implements Store, TriageStore {
   private readonly db: Database.Database;
   private pending: PendingWrite[] = [];
   private flushScheduled = false;
@@ -169,6 +171,7 @@ export class SqliteStore implements Store {
    * only have made it too high, but a rolled-back count is no longer a count).
    */
   private readonly inFlightBound = new Map<number, number>();
+  private readonly triage: SqliteTriage;
 
   constructor(options: SqliteStoreOptions) {
     const file = options.dataDir === ':memory:' ? ':memory:' : join(ensureDir(options.dataDir), 'sluice.db');
@@ -205,6 +208,13 @@ export class SqliteStore implements Store {
     this.db.pragma('wal_autocheckpoint = 8192');
     migrate(this.db);
     this.statements = prepareStatements(this.db);
+    this.triage = new SqliteTriage(this.db, {
+      removeRow: (row) => {
+        this.statements.deleteBySeq.run(row.seq);
+        if (row.group_id !== null && this.isFifo(row.queue_id)) this.refreshGroup(row.queue_id, row.group_id);
+      },
+      insertMessage: (queueId, message) => this.insertMessage(queueId, message),
+    });
     this.tenantTurn = (this.statements.lastTenantTurn.get() as { turn: number }).turn;
     if (file !== ':memory:') {
       this.reserve = new DiskReserve(options.dataDir, options.diskReserveBytes ?? 0);
@@ -290,8 +300,6 @@ export class SqliteStore implements Store {
     onVisible?: () => void,
   ): Promise<SentMessage[]> {
     return this.write('adds', onVisible, () => {
-      const fifo = this.isFifo(queueId);
-      let fair = !fifo && this.hasTenants(queueId);
       return messages.map((message) => {
         const deduplication = message.deduplication;
         if (deduplication) {
@@ -303,14 +311,7 @@ export class SqliteStore implements Store {
           ) as { message_id: string; seq: number } | undefined;
           if (original) return { messageId: original.message_id, seq: original.seq, duplicate: true };
         }
-        const seq = Number(
-          this.statements.insertMessage.run({
-            ...newMessageRow(message),
-            queue_id: queueId,
-            // In a fair queue, messages without a group are the tenant ''.
-            group_id: message.groupId ?? (fair ? '' : null),
-          }).lastInsertRowid,
-        );
+        const seq = this.insertMessage(queueId, message);
         if (deduplication) {
           this.statements.rememberDeduplication.run(
             queueId,
@@ -321,17 +322,52 @@ export class SqliteStore implements Store {
             deduplication.expiresAt,
           );
         }
-        if (message.groupId !== undefined) {
-          // A FIFO group with messages already has its row, and its oldest message is not this one.
-          if (fifo) this.statements.insertGroupIfAbsent.run(queueId, message.groupId, message.visibleAt);
-          else {
-            this.noteTenant(queueId, message.groupId);
-            fair = true;
-          }
-        }
         return { messageId: message.messageId, seq, duplicate: false };
       });
     });
+  }
+
+  /** Inserts a new message with its FIFO group or fair-queue tenant; returns its seq. */
+  private insertMessage(queueId: number, message: NewMessage): number {
+    const fifo = this.isFifo(queueId);
+    const seq = Number(
+      this.statements.insertMessage.run({
+        ...newMessageRow(message),
+        queue_id: queueId,
+        // In a fair queue, messages without a group are the tenant ''.
+        group_id: message.groupId ?? (!fifo && this.hasTenants(queueId) ? '' : null),
+      }).lastInsertRowid,
+    );
+    if (message.groupId !== undefined) {
+      // A FIFO group with messages already has its row, and its oldest message is not this one.
+      if (fifo) this.statements.insertGroupIfAbsent.run(queueId, message.groupId, message.visibleAt);
+      else this.noteTenant(queueId, message.groupId);
+    }
+    return seq;
+  }
+
+  async browseMessages(
+    queueId: number,
+    options: { afterSeq: number; limit: number; now: number },
+  ): Promise<StoredMessage[]> {
+    return this.triage.browse(queueId, options);
+  }
+
+  async replayMessages(request: ReplayRequest): Promise<TriageOutcome[]> {
+    // A replayed message is a new one in its queue: as durable as a send.
+    return this.write('adds', () => request.seqs.map((seq) => this.triage.replay(request, seq)));
+  }
+
+  async deleteMessagesBySeq(queueId: number, seqs: readonly number[], now: number): Promise<TriageOutcome[]> {
+    return this.write('redeliverable', () => seqs.map((seq) => this.triage.delete(queueId, seq, now)));
+  }
+
+  async appendAudit(entry: AuditEntry): Promise<AuditRecord> {
+    return this.write('durable', () => this.triage.appendAudit(entry));
+  }
+
+  async listAudit(options: { beforeId?: number; limit: number }): Promise<AuditRecord[]> {
+    return this.triage.listAudit(options);
   }
 
   async receiveMessages(request: ReceiveRequest): Promise<ReceiveResult> {

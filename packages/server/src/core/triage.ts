@@ -1,0 +1,335 @@
+import { randomUUID } from 'node:crypto';
+import type { NewMessage, QueueRecord, StoredMessage } from '../store/contract.ts';
+import type { AuditEntry, AuditRecord, TriageOutcome, TriageStore } from '../store/triage.ts';
+import { errors } from './errors.ts';
+import { hasOnlyAllowedCharacters } from './limits.ts';
+import {
+  type MessageAttributes,
+  md5Hex,
+  md5OfAttributes,
+  validateMessageAttributes,
+} from './message-attributes.ts';
+import { type MessageFilter, matchesAll } from './message-filter.ts';
+import { moveDestination } from './move-tasks.ts';
+import { integerAttribute } from './queue-attributes.ts';
+import { parseRedrivePolicy } from './redrive-policy.ts';
+import type { SqsService } from './sqs-service.ts';
+
+/** Most messages one browse answer holds. */
+export const BROWSE_MAX = 100;
+/** Rows one browse reads at most looking for matches; a search of a bigger queue goes on from its cursor. */
+const BROWSE_SCAN_ROWS = 5_000;
+/** Rows read from the store at a time. */
+const SCAN_PAGE = 500;
+/** Most messages one replay or delete acts on; a bigger selection is done in several. */
+export const SELECTION_MAX = 1_000;
+
+/** A message as triage shows it: what it holds, where it stands, and where it came from. */
+export interface BrowsedMessage {
+  messageId: string;
+  body: string;
+  messageAttributes: MessageAttributes | undefined;
+  groupId: string | undefined;
+  sentAt: number;
+  receiveCount: number;
+  firstReceivedAt: number | undefined;
+  /** inFlight: a consumer holds it (triage leaves it alone); delayed: not yet visible, never received. */
+  state: 'visible' | 'inFlight' | 'delayed';
+  /** The queue a dead-letter move took it from (DeadLetterQueueSourceArn). */
+  origin: { arn: string; queue: string } | undefined;
+  /** Why it is here, as far as the server knows. */
+  failureReason: string | undefined;
+}
+
+export interface BrowsePage {
+  messages: BrowsedMessage[];
+  /** Where the next page starts; absent once the queue's end was reached. */
+  next: string | undefined;
+}
+
+/** Which messages of a queue: those with these ids, and (or only) those every filter matches. */
+export interface Selection {
+  messageIds?: readonly string[];
+  filters?: readonly MessageFilter[];
+}
+
+export interface Actor {
+  actor: string;
+  via: AuditEntry['via'];
+}
+
+export interface ReplayOptions extends Actor {
+  /** Where to; absent: each message back to the queue it was dead-lettered from. */
+  destination?: QueueRecord;
+  /** A new body (one message only). */
+  body?: string;
+  /** New message attributes, replacing the message's own. */
+  messageAttributes?: MessageAttributes;
+}
+
+export interface TriageReport {
+  /** Messages replayed or deleted, with where each went. */
+  done: Array<{ messageId: string; destination?: string }>;
+  /** Messages left as they were, and why: inFlight, missing, or the refusal's reason. */
+  skipped: Array<{ messageId: string; reason: string }>;
+  /** The selection matched more than SELECTION_MAX messages: only the first were acted on. */
+  truncated: boolean;
+  audit: AuditRecord;
+}
+
+/**
+ * DLQ triage: browse and search a queue's messages without receiving them, and replay or delete chosen ones,
+ * each message atomically and never one a consumer holds. Every replay and delete is written to the audit
+ * trail, as are the purges and move tasks operators start (`record`).
+ */
+export class MessageTriage {
+  constructor(
+    private readonly service: SqsService,
+    private readonly store: TriageStore,
+  ) {}
+
+  async browse(
+    queue: QueueRecord,
+    options: { after?: string; limit: number; filters: readonly MessageFilter[] },
+  ): Promise<BrowsePage> {
+    const now = this.service.clock.now();
+    let afterSeq = parseCursor(options.after);
+    const found: StoredMessage[] = [];
+    let scanned = 0;
+    for (;;) {
+      const rows = await this.store.browseMessages(queue.id, { afterSeq, limit: SCAN_PAGE, now });
+      let full = false;
+      for (const row of rows) {
+        afterSeq = row.seq;
+        scanned++;
+        if (matchesAll(options.filters, filterable(row))) found.push(row);
+        full = found.length === options.limit;
+        if (full) break;
+      }
+      const atEnd = !full && rows.length < SCAN_PAGE;
+      if (atEnd || full || scanned >= BROWSE_SCAN_ROWS) {
+        const messages = await Promise.all(found.map((row) => this.describe(row, now)));
+        return { messages, next: atEnd ? undefined : String(afterSeq) };
+      }
+    }
+  }
+
+  async replay(queue: QueueRecord, selection: Selection, options: ReplayOptions): Promise<TriageReport> {
+    if (options.body !== undefined) checkBody(options.body);
+    if (options.messageAttributes !== undefined) validateMessageAttributes(options.messageAttributes);
+    if (options.destination?.id === queue.id)
+      throw errors.invalidParameterValue('The destination is the queue the messages are in.');
+    const { seqs, missing, truncated, rows } = await this.select(queue, selection);
+    if (options.body !== undefined && seqs.length + missing.length > 1)
+      throw errors.invalidParameterValue('A new body can be given for one message at a time.');
+    const origins = new Map<string, QueueRecord | undefined>();
+    for (const row of rows) {
+      const arn = row.deadLetterSourceArn;
+      if (!options.destination && arn !== undefined && !origins.has(arn))
+        origins.set(arn, await this.service.queueByArn(arn));
+    }
+    const now = this.service.clock.now();
+    const names = new Map<number, string>();
+    const outcomes = await this.store.replayMessages({
+      queueId: queue.id,
+      seqs,
+      now,
+      copy: (original) => {
+        const target =
+          options.destination ??
+          (original.deadLetterSourceArn === undefined
+            ? undefined
+            : origins.get(original.deadLetterSourceArn));
+        if (!target)
+          return {
+            refused:
+              original.deadLetterSourceArn === undefined
+                ? 'it was not dead-lettered here, so it has no origin queue: name a destination'
+                : `its origin queue ${original.deadLetterSourceArn} no longer exists: name a destination`,
+          };
+        if (target.fifo && original.groupId === undefined)
+          return { refused: `${target.name} is a FIFO queue and the message has no message group id` };
+        const body = options.body ?? original.body;
+        const messageAttributes = options.messageAttributes ?? original.messageAttributes;
+        const size = Buffer.byteLength(body) + validateMessageAttributes(messageAttributes);
+        const maxSize = integerAttribute(target.attributes, 'MaximumMessageSize');
+        if (size > maxSize)
+          return {
+            refused: `it would be ${size} bytes, over ${target.name}'s MaximumMessageSize of ${maxSize}`,
+          };
+        names.set(target.id, target.name);
+        const destination = moveDestination(target, now);
+        const message: NewMessage = {
+          messageId: randomUUID(),
+          body,
+          messageAttributes,
+          systemAttributes: original.systemAttributes,
+          md5OfBody: md5Hex(body),
+          md5OfMessageAttributes: md5OfAttributes(messageAttributes),
+          md5OfSystemAttributes: original.md5OfSystemAttributes,
+          senderId: original.senderId,
+          sentAt: now,
+          visibleAt: destination.visibleAt,
+          expiresAt: destination.expiresAt,
+          groupId: original.groupId,
+          deduplication: undefined,
+        };
+        return { queueId: target.id, message };
+      },
+    });
+    for (const queueId of names.keys()) this.service.longPoll.notify(queueId);
+    // A FIFO group held back by a replayed message may be receivable now.
+    if (queue.fifo) this.service.longPoll.notify(queue.id);
+    return this.report(queue, selection, outcomes, missing, truncated, {
+      ...options,
+      action: 'replay',
+      destination: options.destination?.name ?? 'origin',
+      names,
+    });
+  }
+
+  async delete(queue: QueueRecord, selection: Selection, actor: Actor): Promise<TriageReport> {
+    const { seqs, missing, truncated } = await this.select(queue, selection);
+    const outcomes = await this.store.deleteMessagesBySeq(queue.id, seqs, this.service.clock.now());
+    if (queue.fifo) this.service.longPoll.notify(queue.id);
+    return this.report(queue, selection, outcomes, missing, truncated, {
+      ...actor,
+      action: 'delete',
+      destination: undefined,
+      names: new Map(),
+    });
+  }
+
+  /** Writes an operator's purge or move task to the audit trail. */
+  record(entry: Omit<AuditEntry, 'at'>): Promise<AuditRecord> {
+    return this.store.appendAudit({ ...entry, at: this.service.clock.now() });
+  }
+
+  listAudit(options: { beforeId?: number; limit: number }): Promise<AuditRecord[]> {
+    return this.store.listAudit(options);
+  }
+
+  /** The selected messages' seqs, in queue order, up to SELECTION_MAX; and the ids given that are not there. */
+  private async select(queue: QueueRecord, selection: Selection) {
+    const ids = selection.messageIds && new Set(selection.messageIds);
+    const filters = selection.filters ?? [];
+    if (!ids && filters.length === 0)
+      throw errors.missingParameter('ids or filters (name the messages, or search for them)');
+    if (ids && ids.size > SELECTION_MAX)
+      throw errors.invalidParameterValue(`At most ${SELECTION_MAX} message ids can be given at once.`);
+    const now = this.service.clock.now();
+    const rows: StoredMessage[] = [];
+    const seen = new Set<string>();
+    let truncated = false;
+    let afterSeq = 0;
+    scan: for (;;) {
+      const page = await this.store.browseMessages(queue.id, { afterSeq, limit: SCAN_PAGE, now });
+      for (const row of page) {
+        afterSeq = row.seq;
+        if (ids && !ids.has(row.messageId)) continue;
+        if (!matchesAll(filters, filterable(row))) continue;
+        if (rows.length === SELECTION_MAX) {
+          truncated = true;
+          break scan;
+        }
+        rows.push(row);
+        seen.add(row.messageId);
+        if (ids && seen.size === ids.size) break scan;
+      }
+      if (page.length < SCAN_PAGE) break;
+    }
+    const missing = ids ? [...ids].filter((id) => !seen.has(id)) : [];
+    return { seqs: rows.map((row) => row.seq), rows, missing, truncated };
+  }
+
+  private async report(
+    queue: QueueRecord,
+    selection: Selection,
+    outcomes: TriageOutcome[],
+    missing: string[],
+    truncated: boolean,
+    what: Actor & {
+      action: 'replay' | 'delete';
+      destination: string | undefined;
+      names: Map<number, string>;
+    },
+  ): Promise<TriageReport> {
+    const done: TriageReport['done'] = [];
+    const skipped: TriageReport['skipped'] = missing.map((messageId) => ({ messageId, reason: 'missing' }));
+    for (const outcome of outcomes) {
+      const messageId = outcome.messageId ?? `seq ${outcome.seq}`;
+      if (outcome.outcome === 'done') {
+        const destination = outcome.queueId === undefined ? undefined : what.names.get(outcome.queueId);
+        done.push(destination === undefined ? { messageId } : { messageId, destination });
+      } else
+        skipped.push({ messageId, reason: outcome.outcome === 'refused' ? outcome.reason : outcome.outcome });
+    }
+    const audit = await this.record({
+      actor: what.actor,
+      via: what.via,
+      action: what.action,
+      source: queue.name,
+      destination: what.destination,
+      count: done.length,
+      skipped: skipped.length,
+      detail: describeSelection(selection),
+    });
+    return { done, skipped, truncated, audit };
+  }
+
+  private async describe(row: StoredMessage, now: number): Promise<BrowsedMessage> {
+    const arn = row.deadLetterSourceArn;
+    const originQueue = arn === undefined ? undefined : await this.service.queueByArn(arn);
+    const originName = arn?.split(':').at(-1);
+    return {
+      messageId: row.messageId,
+      body: row.body,
+      messageAttributes: row.messageAttributes,
+      groupId: row.groupId,
+      sentAt: row.sentAt,
+      receiveCount: row.receiveCount,
+      firstReceivedAt: row.firstReceivedAt,
+      state: row.visibleAt <= now ? 'visible' : row.receiveCount > 0 ? 'inFlight' : 'delayed',
+      origin: arn === undefined || originName === undefined ? undefined : { arn, queue: originName },
+      failureReason: arn === undefined ? undefined : failureReason(row, originQueue),
+    };
+  }
+}
+
+/**
+ * Sluice keeps no consumer's error, only what a dead-letter move knows: the receives, and the origin's
+ * maxReceiveCount (as its RedrivePolicy says now).
+ */
+function failureReason(row: StoredMessage, origin: QueueRecord | undefined): string {
+  const policy = origin?.attributes.RedrivePolicy;
+  const limit = policy === undefined ? undefined : parseRedrivePolicy(policy).maxReceiveCount;
+  const receives = `received ${row.receiveCount} time${row.receiveCount === 1 ? '' : 's'}`;
+  return limit === undefined
+    ? `${receives} without being deleted, then dead-lettered`
+    : `${receives} without being deleted (maxReceiveCount ${limit}), then dead-lettered`;
+}
+
+function filterable(row: StoredMessage) {
+  return { MessageId: row.messageId, Body: row.body, MessageAttributes: row.messageAttributes };
+}
+
+function parseCursor(after: string | undefined): number {
+  if (after === undefined) return 0;
+  if (!/^\d{1,15}$/.test(after))
+    throw errors.invalidParameterValue(
+      `Value ${after} for parameter after is invalid: it is not a page cursor.`,
+    );
+  return Number(after);
+}
+
+function checkBody(body: string): void {
+  if (body === '') throw errors.invalidParameterValue('The new body must not be empty.');
+  if (!hasOnlyAllowedCharacters(body)) throw errors.invalidMessageContents();
+}
+
+function describeSelection(selection: Selection): string {
+  const parts: string[] = [];
+  if (selection.messageIds) parts.push(`ids ${selection.messageIds.join(',')}`);
+  for (const filter of selection.filters ?? []) parts.push(filter.text);
+  return parts.join(' and ');
+}

@@ -1,0 +1,208 @@
+import type { IncomingMessage } from 'node:http';
+import { errors, SqsError } from '../core/errors.ts';
+import type { Input } from '../core/input.ts';
+import type { MessageAttributes } from '../core/message-attributes.ts';
+import { bodyContains, type MessageFilter, parseFilter } from '../core/message-filter.ts';
+import type { SqsService } from '../core/sqs-service.ts';
+import { BROWSE_MAX, type MessageTriage, type Selection } from '../core/triage.ts';
+import type { QueueRecord } from '../store/contract.ts';
+import type { AuditEntry } from '../store/triage.ts';
+import type { PageViewer } from './auth/page-access.ts';
+import { errorPage, json } from './console-api.ts';
+import type { Page } from './http-server.ts';
+
+/** Messages one browse answers with unless `limit` says otherwise. */
+const BROWSE_DEFAULT = 20;
+/** Audit entries one answer holds at most. */
+const AUDIT_MAX = 200;
+
+/** Who an action is recorded as: the signed-in or signing key, or "anonymous" without credentials configured. */
+export function actorOf(viewer: { accessKeyId?: string }): string {
+  return viewer.accessKeyId ?? 'anonymous';
+}
+
+/**
+ * Through what an operator acted: the CLI names itself in its User-Agent; a browser's request carries an
+ * Origin or Sec-Fetch-Site (the same-origin guard has let only the console's own through), or the console's
+ * session. Anything else is an application's API call.
+ */
+export function viaOf(request: IncomingMessage, session: boolean): AuditEntry['via'] {
+  if (String(request.headers['user-agent']).includes('sluice-cli')) return 'cli';
+  const browser = request.headers.origin !== undefined || request.headers['sec-fetch-site'] !== undefined;
+  return session || browser ? 'console' : 'api';
+}
+
+/**
+ * GET /api/messages?queue=NAME[&after=CURSOR][&limit=N][&text=TEXT][&filter=EXPR...]: a page of the queue's
+ * messages, found without receiving them. GET /api/audit[?before=ID][&limit=N]: the audit trail, newest first,
+ * of the queues the viewer may read.
+ */
+export function triagePages(
+  service: SqsService,
+  triage: MessageTriage,
+): Record<string, (url: URL, viewer: PageViewer) => Promise<Page>> {
+  return {
+    '/api/messages': (url, viewer) =>
+      answer(async () => {
+        const params = url.searchParams;
+        const queue = await readableQueue(service, viewer, params.get('queue'));
+        const limit = integerParam(params.get('limit'), 'limit', 1, BROWSE_MAX) ?? BROWSE_DEFAULT;
+        const filters = filtersOf(params.getAll('filter'), params.get('text') ?? undefined);
+        const page = await triage.browse(queue, { after: params.get('after') ?? undefined, limit, filters });
+        return { queue: queue.name, ...page };
+      }),
+    '/api/audit': (url, viewer) =>
+      answer(async () => {
+        const limit = integerParam(url.searchParams.get('limit'), 'limit', 1, AUDIT_MAX) ?? 50;
+        const beforeId = integerParam(url.searchParams.get('before'), 'before', 1, Number.MAX_SAFE_INTEGER);
+        const entries = await triage.listAudit({ beforeId, limit });
+        const readable = [];
+        for (const entry of entries) if (await viewer.mayRead(entry.source)) readable.push(entry);
+        return { entries: readable, next: entries.length === limit ? String(entries.at(-1)!.id) : undefined };
+      }),
+  };
+}
+
+/** A POST under /api/ that changes state; `request` tells through what (console, CLI, API). */
+export type TriageChange = (body: string, viewer: PageViewer, request: IncomingMessage) => Promise<Page>;
+
+/**
+ * POST /api/messages/replay and /api/messages/delete, with a JSON body naming the queue and the selection:
+ * `{"queue": NAME, "ids": [MESSAGE_ID...], "filters": [EXPR...], "text": TEXT}` (ids, filters or text), and
+ * for a replay `"destination": NAME` (default: each message's origin), `"body"` (one message) and
+ * `"messageAttributes"`. Both need SetQueueAttributes on every queue they touch.
+ */
+export function triageChanges(service: SqsService, triage: MessageTriage): Record<string, TriageChange> {
+  const start = async (body: string, viewer: PageViewer, request: IncomingMessage) => {
+    const input = parseBody(body);
+    const queue = await changeableQueue(service, viewer, input.queue);
+    const selection: Selection = {
+      messageIds: optionalStrings(input.ids, 'ids'),
+      filters: filtersOf(optionalStrings(input.filters, 'filters') ?? [], optionalText(input.text, 'text')),
+    };
+    if (selection.messageIds === undefined && selection.filters!.length === 0)
+      throw errors.missingParameter('ids, filters or text');
+    const session = viewer.accessKeyId !== undefined && request.headers.authorization === undefined;
+    return { input, queue, selection, actor: { actor: actorOf(viewer), via: viaOf(request, session) } };
+  };
+  return {
+    '/api/messages/replay': (body, viewer, request) =>
+      answer(async () => {
+        const { input, queue, selection, actor } = await start(body, viewer, request);
+        const destinationName = optionalText(input.destination, 'destination');
+        const destination =
+          destinationName === undefined ? undefined : await changeableQueue(service, viewer, destinationName);
+        return triage.replay(queue, selection, {
+          ...actor,
+          destination,
+          body: optionalText(input.body, 'body'),
+          messageAttributes: optionalAttributes(input.messageAttributes),
+        });
+      }),
+    '/api/messages/delete': (body, viewer, request) =>
+      answer(async () => {
+        const { queue, selection, actor } = await start(body, viewer, request);
+        return triage.delete(queue, selection, actor);
+      }),
+  };
+}
+
+async function answer(work: () => Promise<unknown>): Promise<Page> {
+  try {
+    return json(await work());
+  } catch (error) {
+    if (error instanceof SqsError) return errorPage(error);
+    throw error;
+  }
+}
+
+async function readableQueue(service: SqsService, viewer: PageViewer, name: unknown): Promise<QueueRecord> {
+  if (typeof name !== 'string' || name === '') throw errors.missingParameter('queue');
+  if (!(await viewer.mayRead(name))) throw denied(service, viewer, 'GetQueueAttributes', name);
+  return existing(service, name);
+}
+
+/** Replays and deletes change a queue's contents: the same right as its settings (the console's viewer knows no finer one). */
+async function changeableQueue(service: SqsService, viewer: PageViewer, name: unknown): Promise<QueueRecord> {
+  if (typeof name !== 'string' || name === '') throw errors.missingParameter('queue');
+  if (!(await viewer.mayConfigure(name))) throw denied(service, viewer, 'SetQueueAttributes', name);
+  return existing(service, name);
+}
+
+async function existing(service: SqsService, name: string): Promise<QueueRecord> {
+  const queue = await service.store.getQueue(name);
+  if (!queue) throw errors.queueDoesNotExist();
+  return queue;
+}
+
+function denied(service: SqsService, viewer: PageViewer, action: string, name: string): SqsError {
+  return errors.accessDenied(
+    `User: ${actorOf(viewer)} is not authorized to perform: sqs:${action} on resource: ${service.queueArn(name)}`,
+  );
+}
+
+function parseBody(body: string): Input {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw errors.serialization(
+      'The body must be a JSON object: {"queue": NAME, "ids": [...]} or with "filters".',
+    );
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw errors.serialization('The body must be a JSON object.');
+  return parsed as Input;
+}
+
+function filtersOf(texts: readonly string[], text: string | undefined): MessageFilter[] {
+  const filters = texts.map((filter) => {
+    try {
+      return parseFilter(filter);
+    } catch (error) {
+      throw errors.invalidParameterValue((error as Error).message);
+    }
+  });
+  return text === undefined || text === '' ? filters : [...filters, bodyContains(text)];
+}
+
+function integerParam(value: string | null, name: string, min: number, max: number): number | undefined {
+  if (value === null) return undefined;
+  const number = /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(number >= min && number <= max))
+    throw errors.invalidParameterValue(
+      `Value ${value} for parameter ${name} is invalid. Must be between ${min} and ${max}.`,
+    );
+  return number;
+}
+
+function optionalText(value: unknown, name: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw errors.invalidParameterValue(`${name} must be a string.`);
+  return value;
+}
+
+function optionalStrings(value: unknown, name: string): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || value.length === 0 || !value.every((item) => typeof item === 'string'))
+    throw errors.invalidParameterValue(`${name} must be a non-empty list of strings.`);
+  return value;
+}
+
+function optionalAttributes(value: unknown): MessageAttributes | undefined {
+  if (value === undefined || value === null) return undefined;
+  const valid =
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    Object.values(value).every(
+      (attribute) =>
+        attribute !== null &&
+        typeof attribute === 'object' &&
+        typeof (attribute as { DataType?: unknown }).DataType === 'string',
+    );
+  if (!valid)
+    throw errors.invalidParameterValue(
+      'messageAttributes must map names to {"DataType": ..., "StringValue": ...} (or "BinaryValue", base64).',
+    );
+  return value as MessageAttributes;
+}

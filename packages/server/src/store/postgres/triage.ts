@@ -1,0 +1,134 @@
+import type pg from 'pg';
+import type { NewMessage, StoredMessage } from '../contract.ts';
+import { type MessageRow, toMessage } from '../rows.ts';
+import {
+  type AuditEntry,
+  type AuditRecord,
+  type AuditRow,
+  isInFlight,
+  type ReplayRequest,
+  type TriageOutcome,
+  toAuditRecord,
+} from '../triage.ts';
+
+/** A transaction's connection or the pool. */
+export interface TriageDb {
+  query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>>;
+}
+
+/** What the PostgreSQL store lends its triage: its transactions and the writes that keep groups and tenants right. */
+export interface PostgresTriageHost {
+  direct: TriageDb;
+  transaction<T>(work: (db: TriageDb) => Promise<T>): Promise<T>;
+  /** Deletes the row and updates its queue's FIFO group. */
+  removeRow(db: TriageDb, row: MessageRow): Promise<void>;
+  /** Inserts a new message as a send would (groups, tenants), and wakes the queue's long polls on every node. */
+  insertMessage(db: TriageDb, queueId: number, message: NewMessage): Promise<void>;
+}
+
+/**
+ * The PostgreSQL side of TriageStore. Each message is its own transaction; its row is locked with SKIP LOCKED,
+ * so a message a receive on another node is claiming at that instant counts as in flight, and is not waited for.
+ */
+export class PostgresTriage {
+  constructor(private readonly host: PostgresTriageHost) {}
+
+  async browse(
+    queueId: number,
+    options: { afterSeq: number; limit: number; now: number },
+  ): Promise<StoredMessage[]> {
+    const { rows } = await this.host.direct.query<MessageRow>({
+      text: `SELECT * FROM messages WHERE queue_id = $1 AND seq > $2 AND expires_at > $3 ORDER BY seq LIMIT $4`,
+      values: [queueId, options.afterSeq, options.now, options.limit],
+    });
+    return rows.map(toMessage);
+  }
+
+  async replay(request: ReplayRequest): Promise<TriageOutcome[]> {
+    const outcomes: TriageOutcome[] = [];
+    for (const seq of request.seqs) {
+      outcomes.push(
+        await this.host.transaction(async (db) => {
+          const row = await this.available(db, request.queueId, seq, request.now);
+          if ('outcome' in row) return row;
+          const copy = request.copy(toMessage(row));
+          if ('refused' in copy)
+            return { seq, outcome: 'refused', messageId: row.message_id, reason: copy.refused };
+          await this.host.removeRow(db, row);
+          await this.host.insertMessage(db, copy.queueId, copy.message);
+          return { seq, outcome: 'done', messageId: row.message_id, queueId: copy.queueId };
+        }),
+      );
+    }
+    return outcomes;
+  }
+
+  async delete(queueId: number, seqs: readonly number[], now: number): Promise<TriageOutcome[]> {
+    const outcomes: TriageOutcome[] = [];
+    for (const seq of seqs) {
+      outcomes.push(
+        await this.host.transaction(async (db) => {
+          const row = await this.available(db, queueId, seq, now);
+          if ('outcome' in row) return row;
+          await this.host.removeRow(db, row);
+          return { seq, outcome: 'done', messageId: row.message_id };
+        }),
+      );
+    }
+    return outcomes;
+  }
+
+  /** The message's row, locked, unless it is gone or a consumer holds it (or is claiming it now). */
+  private async available(
+    db: TriageDb,
+    queueId: number,
+    seq: number,
+    now: number,
+  ): Promise<MessageRow | TriageOutcome> {
+    const { rows } = await db.query<MessageRow>({
+      text: 'SELECT * FROM messages WHERE seq = $1 AND queue_id = $2 FOR UPDATE SKIP LOCKED',
+      values: [seq, queueId],
+    });
+    const row = rows[0];
+    if (!row) {
+      const { rows: locked } = await db.query<{ message_id: string; expires_at: number }>({
+        text: 'SELECT message_id, expires_at FROM messages WHERE seq = $1 AND queue_id = $2',
+        values: [seq, queueId],
+      });
+      const held = locked[0];
+      return held && held.expires_at > now
+        ? { seq, outcome: 'inFlight', messageId: held.message_id }
+        : { seq, outcome: 'missing' };
+    }
+    if (row.expires_at <= now) return { seq, outcome: 'missing' };
+    if (isInFlight(row, now)) return { seq, outcome: 'inFlight', messageId: row.message_id };
+    return row;
+  }
+
+  async appendAudit(entry: AuditEntry): Promise<AuditRecord> {
+    const { rows } = await this.host.direct.query<AuditRow>({
+      text: `INSERT INTO audit_log (at, actor, via, action, source, destination, count, skipped, detail)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+      values: [
+        entry.at,
+        entry.actor,
+        entry.via,
+        entry.action,
+        entry.source,
+        entry.destination ?? null,
+        entry.count,
+        entry.skipped,
+        entry.detail ?? null,
+      ],
+    });
+    return toAuditRecord(rows[0]!);
+  }
+
+  async listAudit(options: { beforeId?: number; limit: number }): Promise<AuditRecord[]> {
+    const { rows } = await this.host.direct.query<AuditRow>({
+      text: 'SELECT * FROM audit_log WHERE id < $1 ORDER BY id DESC LIMIT $2',
+      values: [options.beforeId ?? Number.MAX_SAFE_INTEGER, options.limit],
+    });
+    return rows.map(toAuditRecord);
+  }
+}

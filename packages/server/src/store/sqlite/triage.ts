@@ -1,0 +1,95 @@
+import type Database from 'better-sqlite3';
+import type { NewMessage, StoredMessage } from '../contract.ts';
+import { type MessageRow, toMessage } from '../rows.ts';
+import {
+  type AuditEntry,
+  type AuditRecord,
+  type AuditRow,
+  isInFlight,
+  type ReplayRequest,
+  type TriageOutcome,
+  toAuditRecord,
+} from '../triage.ts';
+
+/** What the SQLite store lends its triage: the writes that keep its FIFO groups and fair-queue tenants right. */
+export interface SqliteTriageHost {
+  /** Deletes the row and updates its queue's FIFO group. */
+  removeRow(row: MessageRow): void;
+  /** Inserts a new message as a send would (groups, tenants). */
+  insertMessage(queueId: number, message: NewMessage): void;
+}
+
+/** The SQLite side of TriageStore; each method runs inside the store's write (or read) as the store calls it. */
+export class SqliteTriage {
+  private readonly statements;
+
+  constructor(
+    db: Database.Database,
+    private readonly host: SqliteTriageHost,
+  ) {
+    this.statements = {
+      page: db.prepare(
+        `SELECT * FROM messages WHERE queue_id = ? AND seq > ? AND expires_at > ? ORDER BY seq LIMIT ?`,
+      ),
+      bySeq: db.prepare('SELECT * FROM messages WHERE seq = ? AND queue_id = ?'),
+      appendAudit: db.prepare(
+        `INSERT INTO audit_log (at, actor, via, action, source, destination, count, skipped, detail)
+         VALUES (@at, @actor, @via, @action, @source, @destination, @count, @skipped, @detail) RETURNING *`,
+      ),
+      listAudit: db.prepare('SELECT * FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?'),
+    };
+  }
+
+  browse(queueId: number, options: { afterSeq: number; limit: number; now: number }): StoredMessage[] {
+    const rows = this.statements.page.all(
+      queueId,
+      options.afterSeq,
+      options.now,
+      options.limit,
+    ) as MessageRow[];
+    return rows.map(toMessage);
+  }
+
+  replay(request: ReplayRequest, seq: number): TriageOutcome {
+    const row = this.available(request.queueId, seq, request.now);
+    if ('outcome' in row) return row;
+    const copy = request.copy(toMessage(row));
+    if ('refused' in copy)
+      return { seq, outcome: 'refused', messageId: row.message_id, reason: copy.refused };
+    this.host.removeRow(row);
+    this.host.insertMessage(copy.queueId, copy.message);
+    return { seq, outcome: 'done', messageId: row.message_id, queueId: copy.queueId };
+  }
+
+  delete(queueId: number, seq: number, now: number): TriageOutcome {
+    const row = this.available(queueId, seq, now);
+    if ('outcome' in row) return row;
+    this.host.removeRow(row);
+    return { seq, outcome: 'done', messageId: row.message_id };
+  }
+
+  /** The message's row, unless it is gone or a consumer holds it. */
+  private available(queueId: number, seq: number, now: number): MessageRow | TriageOutcome {
+    const row = this.statements.bySeq.get(seq, queueId) as MessageRow | undefined;
+    if (!row || row.expires_at <= now) return { seq, outcome: 'missing' };
+    if (isInFlight(row, now)) return { seq, outcome: 'inFlight', messageId: row.message_id };
+    return row;
+  }
+
+  appendAudit(entry: AuditEntry): AuditRecord {
+    const row = this.statements.appendAudit.get({
+      ...entry,
+      destination: entry.destination ?? null,
+      detail: entry.detail ?? null,
+    }) as AuditRow;
+    return toAuditRecord(row);
+  }
+
+  listAudit(options: { beforeId?: number; limit: number }): AuditRecord[] {
+    const rows = this.statements.listAudit.all(
+      options.beforeId ?? Number.MAX_SAFE_INTEGER,
+      options.limit,
+    ) as AuditRow[];
+    return rows.map(toAuditRecord);
+  }
+}

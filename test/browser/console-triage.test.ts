@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  CreateQueueCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { Page } from 'playwright-core';
+import type { RunningSluice } from 'sluice';
+import { type ConsoleUnderTest, screenshot, startConsole } from '../helpers/browser.ts';
+
+/**
+ * DLQ triage in the console, in headless Chromium against a really started server: the Messages page shows a
+ * DLQ's messages with their origin and failure reason without receiving them, replays the selection and says
+ * which message a consumer held, deletes after a confirmation, and the Audit page lists both.
+ */
+describe('console: DLQ triage', { concurrency: false }, () => {
+  let ui: ConsoleUnderTest;
+  let sluice: RunningSluice;
+  let page: Page;
+  let sqs: SQSClient;
+  const url = (name: string) => `${sluice.endpoint}/000000000000/${name}`;
+
+  before(async () => {
+    ui = await startConsole();
+    ({ sluice, page } = ui);
+    sqs = new SQSClient({
+      endpoint: sluice.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+    await sqs.send(new CreateQueueCommand({ QueueName: 'orders-dlq' }));
+    await sqs.send(
+      new CreateQueueCommand({
+        QueueName: 'orders',
+        Attributes: {
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:orders-dlq',
+            maxReceiveCount: 1,
+          }),
+        },
+      }),
+    );
+    for (const order of [1, 2, 3])
+      await sqs.send(new SendMessageCommand({ QueueUrl: url('orders'), MessageBody: `{"order":${order}}` }));
+    // Received once with no visibility timeout; the next receive dead-letters them.
+    for (let round = 0; round < 2; round++)
+      await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: url('orders'), MaxNumberOfMessages: 10, VisibilityTimeout: 0 }),
+      );
+  });
+
+  after(async () => {
+    sqs?.destroy();
+    await ui?.close();
+  });
+
+  const rows = () => page.locator('#message-list tbody tr');
+
+  test('lists a DLQ’s messages with origin and reason, and replays the selection, skipping the one held', {
+    timeout: 60_000,
+  }, async () => {
+    await page.goto(`${sluice.endpoint}/console#/queue/orders-dlq`);
+    await page.locator('#browse-messages').click();
+    await page.locator('#message-list table').waitFor();
+    assert.equal(await rows().count(), 3);
+    const first = rows().first();
+    assert.match((await first.textContent()) ?? '', /orders/);
+    assert.match(
+      (await first.textContent()) ?? '',
+      /received 1 time without being deleted \(maxReceiveCount 1\)/,
+    );
+    await screenshot(page, 'messages');
+
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: url('orders-dlq'),
+        MaxNumberOfMessages: 1,
+        VisibilityTimeout: 300,
+      }),
+    );
+    const held = Messages[0]!.MessageId!;
+    await page.locator('#search-form button[type=submit]').click();
+    await page.locator(`tr[data-message="${held}"][data-state="inFlight"]`).waitFor();
+    for (const box of await page.locator('#message-list tbody input[type=checkbox]').all()) await box.check();
+    await page.locator('#replay-selected').click();
+    await page.locator('#status', { hasText: 'Replayed 2 messages.' }).waitFor();
+    assert.match(
+      (await page.locator('#status').textContent()) ?? '',
+      new RegExp(`Skipped 1: ${held}: in flight`),
+    );
+    assert.equal(await rows().count(), 1, 'the held message is still there');
+  });
+
+  test('searches, deletes after confirming, and lists both actions on the Audit page', {
+    timeout: 60_000,
+  }, async () => {
+    await sqs.send(
+      new SendMessageCommand({ QueueUrl: url('orders-dlq'), MessageBody: 'sent straight here' }),
+    );
+    await page.locator('#search-text').fill('straight');
+    await page.locator('#search-form button[type=submit]').click();
+    await page.locator('#message-list tbody tr', { hasText: 'sent straight here' }).waitFor();
+    assert.equal(await rows().count(), 1);
+    await page.locator('#message-list tbody input[type=checkbox]').check();
+    await page.locator('#delete-selected').click();
+    await page.getByRole('button', { name: 'Yes, delete the selected messages' }).click();
+    await page.locator('#status', { hasText: 'Deleted 1 message.' }).waitFor();
+    await page.locator('#message-list', { hasText: 'No messages match.' }).waitFor();
+
+    // A purge from the console is audited too, with how many messages it took.
+    await page.goto(`${sluice.endpoint}/console#/queue/orders-dlq`);
+    await page.locator('#purge').click();
+    await page.getByRole('button', { name: 'Yes, purge' }).click();
+    await page.locator('#status', { hasText: 'Purged orders-dlq.' }).waitFor();
+
+    await page.locator('header nav a', { hasText: 'Audit' }).click();
+    await page.locator('#audit tbody tr').first().waitFor();
+    const actions = await page
+      .locator('#audit tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) => [
+          tr.getAttribute('data-action'),
+          tr.children[2]?.textContent,
+          tr.children[6]?.textContent,
+        ]),
+      );
+    assert.deepEqual(actions, [
+      ['purge', 'console', '1'],
+      ['delete', 'console', '1'],
+      ['replay', 'console', '2'],
+    ]);
+    await screenshot(page, 'audit');
+    assert.deepEqual(ui.cspViolations, []);
+    assert.deepEqual(ui.failedLoads, []);
+  });
+});
