@@ -194,7 +194,7 @@ const generated = [
   '/** Every SQS operation, by action name. */',
   'export const OPERATIONS = {',
   ...operations,
-  '} satisfies Record<string, Operation>;',
+  '} satisfies Record<ActionName, Operation>;',
   END,
 ].join('\n');
 

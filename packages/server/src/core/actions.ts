@@ -1,4 +1,5 @@
-import { errors } from './errors.ts';
+import { StoreUnavailableError } from '../store/contract.ts';
+import { errors, UnavailableError } from './errors.ts';
 import type { Input } from './input.ts';
 import type { RequestContext, SqsService } from './sqs-service.ts';
 
@@ -35,7 +36,10 @@ export function isActionName(name: string): name is ActionName {
   return (ACTION_NAMES as readonly string[]).includes(name);
 }
 
-/** Runs one action with its input in the API's JSON shape; both wire protocols come through here. */
+/**
+ * Runs one action with its input in the API's JSON shape; both wire protocols come through here. Every
+ * failure it throws is an SqsError or a bug: the store's conditions become SQS errors here, in one place.
+ */
 export async function dispatch(
   service: SqsService,
   action: string,
@@ -43,5 +47,11 @@ export async function dispatch(
   context: RequestContext,
 ): Promise<Record<string, unknown>> {
   if (!isActionName(action)) throw errors.unknownOperation(action);
-  return service[action](input, context);
+  try {
+    return await service[action](input, context);
+  } catch (error) {
+    if (error instanceof StoreUnavailableError)
+      throw new UnavailableError(error.message, error.reason, { cause: error.cause });
+    throw error;
+  }
 }

@@ -80,16 +80,3 @@ export function batchEntries(input: Input, entryName: string): Input[] {
   }
   return value as Input[];
 }
-
-/** A JSON object from an attribute value such as a policy; undefined when the text is not one. */
-export function parseJsonObject(text: string): Record<string, unknown> | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
-    ? (parsed as Record<string, unknown>)
-    : undefined;
-}

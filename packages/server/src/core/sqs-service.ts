@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { formatQueueArn } from 'sluice-client/arn';
 import type { Clock } from 'sluice-client/clock';
+import { readJsonObject as readJsonText } from '../shared/json-object.ts';
+import type { MessageAttributes, QueueAttributes } from '../shared/sqs-values.ts';
 import type {
   DeleteOutcome,
   MessageReceipt,
@@ -7,6 +10,7 @@ import type {
   QueueRecord,
   SentMessage,
   Store,
+  StoreCondition,
   StoredMessage,
 } from '../store/contract.ts';
 import { errors, SqsError } from './errors.ts';
@@ -32,7 +36,6 @@ import {
 import { type CapacityLimits, DEFAULT_CAPACITY, hasOnlyAllowedCharacters, LIMITS } from './limits.ts';
 import { LongPoll } from './long-poll.ts';
 import {
-  type MessageAttributes,
   md5Hex,
   md5OfAttributes,
   selectMessageAttributes,
@@ -48,11 +51,11 @@ import {
   integerAttribute,
   isKnownAttributeName,
   isTrue,
-  type QueueAttributes,
   validateSettableAttributes,
 } from './queue-attributes.ts';
 import {
   type AccessedQueue,
+  type CallerScope,
   isQueueName,
   type QueueAccess,
   queueNameOfArn,
@@ -85,14 +88,6 @@ export interface ServiceOptions {
   receiptHandles?: ReceiptHandleSettings;
   /** Told of settings SQS accepts but that are likely mistakes (a DLQ that keeps messages less long). */
   warn?: (details: Record<string, unknown>, message: string) => void;
-}
-
-/**
- * Who asks, as far as the queue rules care: the caller's access check, applied to every queue the action
- * touches. Callers inside the server (the config file, tests) pass none and are unrestricted.
- */
-export interface CallerScope {
-  access?: QueueAccess;
 }
 
 /** What the transport knows about the request that the rules need. */
@@ -185,13 +180,27 @@ export class SqsService {
     options.store.onRemoteWake?.((queueId) =>
       queueId === undefined ? this.longPoll.notifyAll() : this.longPoll.notify(queueId),
     );
-    this.moveTasks = new MoveTasks(this, options.moveTasks, options.moveTaskEvents);
+    this.moveTasks = new MoveTasks(
+      {
+        store: this.store,
+        clock: this.clock,
+        queues: this,
+        wake: (queueId) => this.longPoll.notify(queueId),
+      },
+      options.moveTasks,
+      options.moveTaskEvents,
+    );
     this.warn = options.warn ?? (() => {});
     this.receiptRules = new ReceiptRules(options.receiptHandles);
   }
 
+  /** Why the store is degraded (disk full, read-only…), as /health reports it; undefined when it is not. */
+  async condition(): Promise<StoreCondition | undefined> {
+    return this.store.condition?.();
+  }
+
   queueArn(name: string): string {
-    return `arn:aws:sqs:${this.region}:${this.accountId}:${name}`;
+    return formatQueueArn({ region: this.region, accountId: this.accountId, name });
   }
 
   /**
@@ -1171,16 +1180,12 @@ function validateTags(tags: Record<string, string>): void {
 }
 
 function readJsonObject(name: string, text: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw errors.invalidAttributeValue(name, 'Invalid JSON.');
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw errors.invalidAttributeValue(name, 'Must be a JSON object.');
-  }
-  return parsed as Record<string, unknown>;
+  const reading = readJsonText(text);
+  if ('object' in reading) return reading.object;
+  throw errors.invalidAttributeValue(
+    name,
+    reading.problem === 'not JSON' ? 'Invalid JSON.' : 'Must be a JSON object.',
+  );
 }
 
 function sortKeys(record: Record<string, string>): Record<string, string> {

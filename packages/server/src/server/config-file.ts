@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 import type { AlarmSettings } from '../core/dlq-alarms.ts';
 import { SqsError } from '../core/errors.ts';
 import type { MoveTaskSettings } from '../core/move-tasks.ts';
-import { attributeCatalog, JSON_POLICY_ATTRIBUTES, type QueueAttributes } from '../core/queue-attributes.ts';
+import { attributeCatalog, JSON_POLICY_ATTRIBUTES } from '../core/queue-attributes.ts';
 import type { RequestContext, SqsService } from '../core/sqs-service.ts';
+import type { QueueAttributes } from '../shared/sqs-values.ts';
 import type { AccessKey } from './auth/access.ts';
 import { isWebhookUrl } from './webhooks.ts';
 

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { parseQueueArn } from 'sluice-client/arn';
 import type { AlarmState, DlqAlarms } from '../core/dlq-alarms.ts';
-import { errors, type SqsError } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import { attributeCatalog } from '../core/queue-attributes.ts';
 import {
   ageSeconds,
@@ -14,10 +15,9 @@ import {
 } from '../core/queue-history.ts';
 import { parseRedrivePolicy } from '../core/redrive-policy.ts';
 import type { SqsService } from '../core/sqs-service.ts';
-import { renderJsonError } from '../protocol/json.ts';
+import { readJsonObject } from '../shared/json-object.ts';
 import type { QueueRecord, QueueSample } from '../store/contract.ts';
-import type { PageViewer } from './auth/page-access.ts';
-import type { Page } from './http-server.ts';
+import { type ConsoleChange, errorPage, type Page, type PageViewer } from './page.ts';
 
 /** Most points of a queue's sparkline before the count now: an hour at one a minute, or less at one a sample. */
 const SPARKLINE_POINTS = 60;
@@ -103,7 +103,7 @@ export async function overview(
     if (!(await viewer.mayRead(queue.name))) continue;
     const policy = queue.attributes.RedrivePolicy;
     const deadLetterQueue = policy
-      ? parseRedrivePolicy(policy).deadLetterTargetArn.split(':').at(-1)
+      ? parseQueueArn(parseRedrivePolicy(policy).deadLetterTargetArn)?.name
       : undefined;
     if (deadLetterQueue) {
       deadLetterQueueOf.set(queue.name, deadLetterQueue);
@@ -165,13 +165,6 @@ export function json(value: unknown, status = 200): Page {
   return { status, contentType: 'application/json', body: JSON.stringify(value) };
 }
 
-/** An SQS-shaped JSON error as a page's answer (with the error's own status unless told another). */
-export function errorPage(error: SqsError, status = error.spec.status): Page {
-  const rendered = renderJsonError(error);
-  const { 'content-type': contentType, ...headers } = rendered.headers;
-  return { status, contentType: contentType ?? 'application/json', body: rendered.body, headers };
-}
-
 /**
  * GET /api/overview?filter=TEXT|queue=NAME, /api/history?queue=NAME&range=1h|24h (with the last minute's
  * rates), and /api/attributes (which queue attributes exist and how they may be set, so the console's forms
@@ -211,9 +204,6 @@ export function consoleApi(
   };
 }
 
-/** A console request that changes state: served on POST, from the console's own origin only. */
-export type ConsoleChange = (body: string, viewer: PageViewer) => Promise<Page>;
-
 /**
  * POST /api/alarms/silence `{"queue": NAME, "silenced": true|false}`: silences a DLQ's alarm, or lifts the
  * silence, for every node and across restarts. The viewer needs SetQueueAttributes on the queue.
@@ -221,15 +211,13 @@ export type ConsoleChange = (body: string, viewer: PageViewer) => Promise<Page>;
 export function consoleChanges(service: SqsService, alarms: DlqAlarms): Record<string, ConsoleChange> {
   return {
     '/api/alarms/silence': async (body, viewer) => {
-      let request: { queue?: unknown; silenced?: unknown };
-      try {
-        request = Object(JSON.parse(body));
-      } catch {
+      const reading = readJsonObject(body);
+      // Any JSON but an object reads as one without members, so gets the missing member's error.
+      if ('problem' in reading && reading.problem === 'not JSON')
         return errorPage(
           errors.serialization('The body must be JSON: {"queue": NAME, "silenced": true|false}.'),
         );
-      }
-      const { queue: name, silenced } = request;
+      const { queue: name, silenced } = 'object' in reading ? reading.object : {};
       if (typeof name !== 'string' || name === '') return errorPage(errors.missingParameter('queue'));
       if (typeof silenced !== 'boolean')
         return errorPage(errors.invalidParameterValue('silenced must be true or false.'));
