@@ -53,6 +53,7 @@ import {
   isTrue,
   validateSettableAttributes,
 } from './queue-attributes.ts';
+import { QueueDirectory } from './queue-directory.ts';
 import {
   type AccessedQueue,
   type CallerScope,
@@ -71,7 +72,6 @@ import {
 } from './redrive-policy.ts';
 
 const STORED_BYTES_REFRESH_MS = 1000;
-const QUEUE_URL_CACHE_SIZE = 1000;
 
 export interface ServiceOptions {
   store: Store;
@@ -156,6 +156,8 @@ export class SqsService {
   readonly region: string;
   readonly longPoll: LongPoll;
   readonly moveTasks: MoveTasks;
+  /** Where the queues are found, by name, URL or ARN, with the caller's access checked. */
+  readonly queues: QueueDirectory;
   /** Counts of sends, receives and deletes per queue, for /metrics and the history. */
   readonly activity = new QueueActivity();
   /** Which receipt handles each queue honours, and the stale ones refused (for /metrics). */
@@ -164,8 +166,6 @@ export class SqsService {
   private readonly warn: NonNullable<ServiceOptions['warn']>;
   /** The store's size as last read, and when: sends check it at most once per STORED_BYTES_REFRESH_MS. */
   private storedBytes = { bytes: 0, readAt: Number.NEGATIVE_INFINITY };
-  /** QueueUrl -> queue name, so a request does not parse the same URL again (a name, not a queue record). */
-  private readonly queueNamesByUrl = new Map<string, string>();
 
   constructor(options: ServiceOptions) {
     this.limits = { ...DEFAULT_CAPACITY, ...options.limits };
@@ -176,6 +176,7 @@ export class SqsService {
     this.clock = options.clock;
     this.accountId = options.accountId ?? '000000000000';
     this.region = options.region ?? 'us-east-1';
+    this.queues = new QueueDirectory(this.store, this.region, this.accountId);
     this.longPoll = new LongPoll(this.clock);
     options.store.onRemoteWake?.((queueId) =>
       queueId === undefined ? this.longPoll.notifyAll() : this.longPoll.notify(queueId),
@@ -184,7 +185,7 @@ export class SqsService {
       {
         store: this.store,
         clock: this.clock,
-        queues: this,
+        queues: this.queues,
         wake: (queueId) => this.longPoll.notify(queueId),
       },
       options.moveTasks,
@@ -198,47 +199,6 @@ export class SqsService {
   async condition(): Promise<StoreCondition | undefined> {
     return this.store.condition?.();
   }
-
-  queueArn(name: string): string {
-    return formatQueueArn({ region: this.region, accountId: this.accountId, name });
-  }
-
-  /**
-   * The queue an ARN of this server's account and region names, if it exists, for the server's own work
-   * (a request's ARNs go through accessQueueByArn, which checks the caller's access).
-   */
-  async queueByArn(arn: string): Promise<QueueRecord | undefined> {
-    const name = queueNameOfArn(arn, this.region, this.accountId);
-    return name === undefined ? undefined : this.store.getQueue(name);
-  }
-
-  /** Every queue (or those named with `prefix`, after `afterName`), in name order, a page at a time. */
-  async *allQueues(filter: { prefix?: string; afterName?: string } = {}): AsyncGenerator<QueueRecord> {
-    let after = filter.afterName;
-    for (;;) {
-      const page = await this.store.listQueues({ prefix: filter.prefix, afterName: after, limit: 500 });
-      yield* page;
-      if (page.length < 500) return;
-      after = page.at(-1)!.name;
-    }
-  }
-
-  /** The queues whose RedrivePolicy names `deadLetterArn`, in name order. */
-  async deadLetterSources(deadLetterArn: string, afterName?: string): Promise<QueueRecord[]> {
-    const sources: QueueRecord[] = [];
-    for await (const queue of this.allQueues()) {
-      if (afterName !== undefined && queue.name <= afterName) continue;
-      const policy = queue.attributes.RedrivePolicy;
-      if (policy && parseRedrivePolicy(policy).deadLetterTargetArn === deadLetterArn) sources.push(queue);
-    }
-    return sources;
-  }
-
-  queueUrl(context: RequestContext, name: string): string {
-    return `${context.baseUrl}/${this.accountId}/${name}`;
-  }
-
-  // ---- Queues -------------------------------------------------------------------------------------
 
   async CreateQueue(input: Input, context: RequestContext) {
     const name = requiredString(input, 'QueueName');
@@ -256,7 +216,7 @@ export class SqsService {
         'The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.',
       );
     }
-    const existing = await this.accessQueue(name, context);
+    const existing = await this.queues.accessQueue(name, context);
     validateTags(tags);
     const requested = await this.checkPolicies(
       { name, fifo, attributes: defaultAttributes(fifo) },
@@ -270,7 +230,7 @@ export class SqsService {
       // The same name with the same given values is the same queue; SQS names the first value that differs.
       const differing = Object.keys(requested).find((key) => existing.attributes[key] !== requested[key]);
       if (differing !== undefined) throw errors.queueNameExists(differing);
-      return { QueueUrl: this.queueUrl(context, name) };
+      return { QueueUrl: this.queues.queueUrl(context.baseUrl, name) };
     }
     await this.checkQueueCount();
     const deletedAt = await this.store.queueDeletedAt(name);
@@ -283,7 +243,7 @@ export class SqsService {
       // Two creates of one name at once: the loser sees the winner's queue, as a sequential caller would.
       if (!(await this.store.getQueue(name))) throw error;
     }
-    return { QueueUrl: this.queueUrl(context, name) };
+    return { QueueUrl: this.queues.queueUrl(context.baseUrl, name) };
   }
 
   /** `maxQueues`: a new queue is refused once the server holds that many. */
@@ -300,9 +260,9 @@ export class SqsService {
     const name = requiredString(input, 'QueueName');
     const owner = optionalString(input, 'QueueOwnerAWSAccountId');
     if (owner !== undefined && owner !== this.accountId) throw errors.queueDoesNotExist();
-    const queue = await this.accessQueue(name, context);
+    const queue = await this.queues.accessQueue(name, context);
     if (!queue) throw errors.queueDoesNotExist();
-    return { QueueUrl: this.queueUrl(context, queue.name) };
+    return { QueueUrl: this.queues.queueUrl(context.baseUrl, queue.name) };
   }
 
   async ListQueues(input: Input, context: RequestContext) {
@@ -314,8 +274,8 @@ export class SqsService {
     // Only the queues the caller may use are listed, so a page may have to read past others.
     const page: QueueRecord[] = [];
     let more = false;
-    for await (const queue of this.allQueues({ prefix, afterName })) {
-      if (!this.allows(context, queue)) continue;
+    for await (const queue of this.queues.allQueues({ prefix, afterName })) {
+      if (!this.queues.allows(context, queue)) continue;
       if (page.length === limit) {
         more = true;
         break;
@@ -323,7 +283,8 @@ export class SqsService {
       page.push(queue);
     }
     const output: { QueueUrls?: string[]; NextToken?: string } = {};
-    if (page.length > 0) output.QueueUrls = page.map((queue) => this.queueUrl(context, queue.name));
+    if (page.length > 0)
+      output.QueueUrls = page.map((queue) => this.queues.queueUrl(context.baseUrl, queue.name));
     // SQS pages only when MaxResults is given.
     if (maxResults !== undefined && more) output.NextToken = encodeListToken(page.at(-1)!.name);
     return output;
@@ -344,7 +305,7 @@ export class SqsService {
       ApproximateNumberOfMessagesDelayed: async () => String((await this.counts(queue)).delayed),
       CreatedTimestamp: () => String(Math.floor(queue.createdAt / 1000)),
       LastModifiedTimestamp: () => String(Math.floor(queue.lastModifiedAt / 1000)),
-      QueueArn: () => this.queueArn(queue.name),
+      QueueArn: () => this.queues.queueArn(queue.name),
     };
     for (const name of COMPUTED_ATTRIBUTE_NAMES) if (wanted(name)) result[name] = await computed[name]();
     for (const [name, value] of Object.entries(queue.attributes)) if (wanted(name)) result[name] = value;
@@ -439,7 +400,7 @@ export class SqsService {
       label,
       accountIds: accounts,
       actions,
-      queueArn: this.queueArn(queue.name),
+      queueArn: this.queues.queueArn(queue.name),
     });
     await this.store.updateQueue(queue.id, {
       attributes: { ...queue.attributes, Policy },
@@ -463,12 +424,12 @@ export class SqsService {
     const maxResults = optionalInteger(input, 'MaxResults', 1, LIMITS.maxListQueuesResults);
     const token = optionalString(input, 'NextToken');
     const after = token === undefined ? undefined : decodeListToken(token);
-    const sources = (await this.deadLetterSources(this.queueArn(queue.name), after)).filter((source) =>
-      this.allows(context, source),
+    const sources = (await this.queues.deadLetterSources(this.queues.queueArn(queue.name), after)).filter(
+      (source) => this.queues.allows(context, source),
     );
     const page = sources.slice(0, maxResults ?? LIMITS.maxListQueuesResults);
     const output: { queueUrls: string[]; NextToken?: string } = {
-      queueUrls: page.map((source) => this.queueUrl(context, source.name)),
+      queueUrls: page.map((source) => this.queues.queueUrl(context.baseUrl, source.name)),
     };
     // SQS pages only when MaxResults is given.
     if (maxResults !== undefined && sources.length > page.length)
@@ -720,58 +681,10 @@ export class SqsService {
 
   /** The queue a request's QueueUrl names, once the caller's access to it is checked; else QueueDoesNotExist. */
   async resolveQueue(input: Input, caller: CallerScope): Promise<QueueRecord> {
-    const name = this.queueNameFromUrl(requiredString(input, 'QueueUrl'));
-    const queue = name === undefined ? undefined : await this.accessQueue(name, caller);
+    const name = this.queues.queueNameFromUrl(requiredString(input, 'QueueUrl'));
+    const queue = name === undefined ? undefined : await this.queues.accessQueue(name, caller);
     if (!queue) throw errors.queueDoesNotExist();
     return queue;
-  }
-
-  /**
-   * The queue a request names (undefined if none has that name), once the caller's access to exactly that
-   * name is checked. Every queue a request reaches comes through here or accessQueueByArn, so what is
-   * authorized is what is touched. The check comes before the missing-queue error, so a caller learns
-   * nothing about queues it may not use; a string that cannot be a queue name names none and is not checked.
-   */
-  async accessQueue(name: string, caller: CallerScope, action?: string): Promise<QueueRecord | undefined> {
-    if (!isQueueName(name)) return undefined;
-    const queue = await this.store.getQueue(name);
-    caller.access?.require(this.accessed(name, queue), action);
-    return queue;
-  }
-
-  /** accessQueue for an ARN a request gives; an ARN of another account or region names no queue here. */
-  async accessQueueByArn(
-    arn: string,
-    caller: CallerScope,
-    action?: string,
-  ): Promise<QueueRecord | undefined> {
-    const name = queueNameOfArn(arn, this.region, this.accountId);
-    return name === undefined ? undefined : this.accessQueue(name, caller, action);
-  }
-
-  /** The caller's access check on a queue already found (a move task's sources). */
-  requireAccess(caller: CallerScope, queue: QueueRecord, action?: string): void {
-    caller.access?.require(this.accessed(queue.name, queue), action);
-  }
-
-  /** Whether a list output may show `queue` to the caller. */
-  private allows(caller: CallerScope, queue: QueueRecord): boolean {
-    return caller.access?.allows(this.accessed(queue.name, queue)) ?? true;
-  }
-
-  private accessed(name: string, queue: QueueRecord | undefined): AccessedQueue {
-    return { name, arn: this.queueArn(name), policy: queue?.attributes.Policy };
-  }
-
-  private queueNameFromUrl(url: string): string | undefined {
-    const known = this.queueNamesByUrl.get(url);
-    if (known !== undefined) return known;
-    const name = queueNameOfUrl(url, this.accountId);
-    if (name === undefined) return undefined;
-    // Clients repeat the same few URLs on every request; the bound keeps a caller of endless URLs small.
-    if (this.queueNamesByUrl.size >= QUEUE_URL_CACHE_SIZE) this.queueNamesByUrl.clear();
-    this.queueNamesByUrl.set(url, name);
-    return name;
   }
 
   private prepareMessage(
@@ -1010,14 +923,14 @@ export class SqsService {
     const policy = queue.attributes.RedrivePolicy;
     if (!policy) return undefined;
     const { deadLetterTargetArn, maxReceiveCount } = parseRedrivePolicy(policy);
-    const target = await this.queueByArn(deadLetterTargetArn);
+    const target = await this.queues.queueByArn(deadLetterTargetArn);
     // A DLQ deleted after the policy was set: SQS keeps redelivering to the source; so do we. A queue that is
     // its own DLQ keeps redelivering too: a move to itself would hide the message for good.
     if (!target || target.id === queue.id) return undefined;
     return {
       queueId: target.id,
       maxReceiveCount,
-      sourceArn: this.queueArn(queue.name),
+      sourceArn: this.queues.queueArn(queue.name),
       resetSentAt: target.fifo,
       retentionMs: integerAttribute(target.attributes, 'MessageRetentionPeriod') * 1000,
     };
@@ -1038,14 +951,15 @@ export class SqsService {
       const allowPolicy = parseRedriveAllowPolicy(changes.RedriveAllowPolicy);
       // Letting a queue use this one as its DLQ concerns that queue too: the caller must be allowed there.
       if (allowPolicy.redrivePermission === 'byQueue')
-        for (const sourceArn of allowPolicy.sourceQueueArns) await this.accessQueueByArn(sourceArn, caller);
+        for (const sourceArn of allowPolicy.sourceQueueArns)
+          await this.queues.accessQueueByArn(sourceArn, caller);
     }
     const redrive = changes.RedrivePolicy;
     if (!redrive) return changes;
     const policy = parseRedrivePolicy(redrive);
     const arn = policy.deadLetterTargetArn;
     // Messages will move into the dead-letter queue: the caller must be allowed there.
-    const target = await this.accessQueueByArn(arn, caller);
+    const target = await this.queues.accessQueueByArn(arn, caller);
     if (!target) throw invalidRedrivePolicy(redrive, 'Dead letter target does not exist.');
     if (target.fifo !== queue.fifo) {
       throw invalidRedrivePolicy(
@@ -1053,7 +967,7 @@ export class SqsService {
         `Dead-letter queue must be of the same type as the source queue: ${queue.fifo ? 'FIFO' : 'standard'}.`,
       );
     }
-    const sourceArn = this.queueArn(queue.name);
+    const sourceArn = this.queues.queueArn(queue.name);
     if (!allowsRedriveFrom(target.attributes.RedriveAllowPolicy, sourceArn)) {
       throw invalidRedrivePolicy(
         redrive,

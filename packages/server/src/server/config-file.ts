@@ -260,12 +260,12 @@ export async function applyConfig(
     const { RedrivePolicy: _later, ...attributes } = queue.attributes ?? {};
     const tags = queue.tags ?? {};
     await configuring(queue.name, async () => {
-      const existing = await service.store.getQueue(queue.name);
+      const existing = await service.queues.queueByName(queue.name);
       if (!existing) {
         await service.CreateQueue({ QueueName: queue.name, Attributes: attributes, tags }, context);
         return;
       }
-      const QueueUrl = service.queueUrl(context, queue.name);
+      const QueueUrl = service.queues.queueUrl(context.baseUrl, queue.name);
       const { FifoQueue: _createOnly, ...settable } = attributes;
       if (Object.keys(settable).length > 0)
         await service.SetQueueAttributes({ QueueUrl, Attributes: settable });
@@ -277,7 +277,7 @@ export async function applyConfig(
     if (RedrivePolicy === undefined) continue;
     await configuring(name, () =>
       service.SetQueueAttributes({
-        QueueUrl: service.queueUrl(context, name),
+        QueueUrl: service.queues.queueUrl(context.baseUrl, name),
         Attributes: { RedrivePolicy },
       }),
     );

@@ -99,7 +99,7 @@ export async function overview(
   // even when they fall outside the filter.
   const sources = new Map<string, string[]>();
   const deadLetterQueueOf = new Map<string, string>();
-  for await (const queue of service.allQueues()) {
+  for await (const queue of service.queues.allQueues()) {
     if (!(await viewer.mayRead(queue.name))) continue;
     const policy = queue.attributes.RedrivePolicy;
     const deadLetterQueue = policy
@@ -116,12 +116,12 @@ export async function overview(
   matches.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const queues: QueueOverview[] = [];
   for (const queue of matches.slice(0, OVERVIEW_LIMIT)) {
-    const counts = await service.store.countMessages(queue.id, now);
+    const counts = await service.queues.counts(queue, now);
     const alarm = alarms.find((a) => a.queue === queue.name);
     const samples = await samplesSince(service, queue.name, now - HISTORY_RANGES['1h']);
     queues.push({
       name: queue.name,
-      arn: service.queueArn(queue.name),
+      arn: service.queues.queueArn(queue.name),
       fifo: queue.fifo,
       visible: counts.visible,
       notVisible: counts.notVisible,
@@ -179,7 +179,7 @@ export function consoleApi(
       json({
         now: service.clock.now(),
         accountId: service.accountId,
-        queueArnPrefix: service.queueArn(''),
+        queueArnPrefix: service.queues.queueArn(''),
         limit: OVERVIEW_LIMIT,
         signedInAs: viewer.accessKeyId,
         ...(await overview(service, await alarmStates(), viewer, {
@@ -224,10 +224,10 @@ export function consoleChanges(service: SqsService, alarms: DlqAlarms): Record<s
       if (!(await viewer.mayConfigure(name)))
         return errorPage(
           errors.accessDenied(
-            `User: ${viewer.accessKeyId} is not authorized to perform: sqs:SetQueueAttributes on resource: ${service.queueArn(name)}`,
+            `User: ${viewer.accessKeyId} is not authorized to perform: sqs:SetQueueAttributes on resource: ${service.queues.queueArn(name)}`,
           ),
         );
-      const queue = await service.store.getQueue(name);
+      const queue = await service.queues.queueByName(name);
       if (!queue) return errorPage(errors.queueDoesNotExist());
       return json({ queue: name, ...(await alarms.setSilence(queue, silenced, viewer.accessKeyId)) });
     },

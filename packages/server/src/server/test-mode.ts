@@ -21,7 +21,7 @@ export interface TestMode {
 export interface ResetParts {
   clock: TestClock;
   store: Store;
-  service: SqsService;
+  service: Pick<SqsService, 'activity' | 'longPoll'>;
   /** The counts /metrics serves and the history sampler reads. */
   queueCounts: QueueCounts;
   /** Retention sweeps, DLQ alarms, history samples, move tasks: stopped across the reset when running. */
