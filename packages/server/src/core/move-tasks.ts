@@ -2,6 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Clock, Timer } from 'sluice-client/clock';
 import { parseJsonObject } from '../shared/json-object.ts';
 import type { MoveDestination, MoveTaskRecord, QueueRecord, Store } from '../store/contract.ts';
+import type {
+  CancelMessageMoveTaskRequest,
+  ListMessageMoveTasksRequest,
+  StartMessageMoveTaskRequest,
+} from './api-types.ts';
 import { ERROR_SPECS, errors } from './errors.ts';
 import { type Input, optionalInteger, optionalString, requiredString } from './input.ts';
 import { integerAttribute } from './queue-attributes.ts';
@@ -120,7 +125,7 @@ export class MoveTasks {
       throw new Error('the redrive backlog limit must be a whole number');
   }
 
-  async StartMessageMoveTask(input: Input, caller: CallerScope) {
+  async StartMessageMoveTask(input: StartMessageMoveTaskRequest, caller: CallerScope) {
     const sourceArn = requiredString(input, 'SourceArn');
     const destinationArn = optionalString(input, 'DestinationArn');
     const maxPerSecond = optionalInteger(input, 'MaxNumberOfMessagesPerSecond', 1, MAX_RATE);
@@ -162,7 +167,7 @@ export class MoveTasks {
     return { TaskHandle: task.handle };
   }
 
-  async ListMessageMoveTasks(input: Input, caller: CallerScope) {
+  async ListMessageMoveTasks(input: ListMessageMoveTasksRequest, caller: CallerScope) {
     const sourceArn = requiredString(input, 'SourceArn');
     const max = optionalInteger(input, 'MaxResults', 1, 10) ?? 1;
     if (!(await this.deps.queues.accessQueueByArn(sourceArn, caller))) throw missingResource('SourceArn');
@@ -170,7 +175,7 @@ export class MoveTasks {
     return { Results: tasks.map(describeTask) };
   }
 
-  async CancelMessageMoveTask(input: Input, caller: CallerScope) {
+  async CancelMessageMoveTask(input: CancelMessageMoveTaskRequest, caller: CallerScope) {
     const handle = requiredString(input, 'TaskHandle');
     // The handle names the task's source queue, which the caller must be allowed on.
     if (!(await this.deps.queues.accessQueueByArn(sourceArnOfHandle(handle), caller)))

@@ -13,6 +13,31 @@ import type {
   StoreCondition,
   StoredMessage,
 } from '../store/contract.ts';
+import type {
+  AddPermissionRequest,
+  CancelMessageMoveTaskRequest,
+  ChangeMessageVisibilityBatchRequest,
+  ChangeMessageVisibilityRequest,
+  CreateQueueRequest,
+  DeleteMessageBatchRequest,
+  DeleteMessageRequest,
+  DeleteQueueRequest,
+  GetQueueAttributesRequest,
+  GetQueueUrlRequest,
+  ListDeadLetterSourceQueuesRequest,
+  ListMessageMoveTasksRequest,
+  ListQueuesRequest,
+  ListQueueTagsRequest,
+  PurgeQueueRequest,
+  ReceiveMessageRequest,
+  RemovePermissionRequest,
+  SendMessageBatchRequest,
+  SendMessageRequest,
+  SetQueueAttributesRequest,
+  StartMessageMoveTaskRequest,
+  TagQueueRequest,
+  UntagQueueRequest,
+} from './api-types.ts';
 import { errors, SqsError } from './errors.ts';
 import {
   checkFifoBatch,
@@ -200,7 +225,7 @@ export class SqsService {
     return this.store.condition?.();
   }
 
-  async CreateQueue(input: Input, context: RequestContext) {
+  async CreateQueue(input: CreateQueueRequest, context: RequestContext) {
     const name = requiredString(input, 'QueueName');
     const given = optionalStringMap(input, 'Attributes') ?? {};
     // CreateQueue's member is lower-case `tags` in the SQS model (TagQueue's is `Tags`).
@@ -256,7 +281,7 @@ export class SqsService {
     }
   }
 
-  async GetQueueUrl(input: Input, context: RequestContext) {
+  async GetQueueUrl(input: GetQueueUrlRequest, context: RequestContext) {
     const name = requiredString(input, 'QueueName');
     const owner = optionalString(input, 'QueueOwnerAWSAccountId');
     if (owner !== undefined && owner !== this.accountId) throw errors.queueDoesNotExist();
@@ -265,7 +290,7 @@ export class SqsService {
     return { QueueUrl: this.queues.queueUrl(context.baseUrl, queue.name) };
   }
 
-  async ListQueues(input: Input, context: RequestContext) {
+  async ListQueues(input: ListQueuesRequest, context: RequestContext) {
     const prefix = optionalString(input, 'QueueNamePrefix');
     const maxResults = optionalInteger(input, 'MaxResults', 1, LIMITS.maxListQueuesResults);
     const token = optionalString(input, 'NextToken');
@@ -290,7 +315,7 @@ export class SqsService {
     return output;
   }
 
-  async GetQueueAttributes(input: Input, caller: CallerScope = {}) {
+  async GetQueueAttributes(input: GetQueueAttributesRequest, caller: CallerScope = {}) {
     const queue = await this.resolveQueue(input, caller);
     const requested = optionalStringList(input, 'AttributeNames') ?? [];
     for (const name of requested) {
@@ -312,7 +337,7 @@ export class SqsService {
     return Object.keys(result).length > 0 ? { Attributes: sortKeys(result) } : {};
   }
 
-  async SetQueueAttributes(input: Input, caller: CallerScope = {}) {
+  async SetQueueAttributes(input: SetQueueAttributesRequest, caller: CallerScope = {}) {
     const queue = await this.resolveQueue(input, caller);
     const given = optionalStringMap(input, 'Attributes');
     if (given === undefined) throw errors.missingParameter('Attributes');
@@ -338,7 +363,7 @@ export class SqsService {
     return {};
   }
 
-  async DeleteQueue(input: Input, caller: CallerScope = {}) {
+  async DeleteQueue(input: DeleteQueueRequest, caller: CallerScope = {}) {
     const queue = await this.resolveQueue(input, caller);
     await this.store.deleteQueue(queue.id, this.clock.now());
     this.activity.forget(queue.name);
@@ -346,7 +371,7 @@ export class SqsService {
     return {};
   }
 
-  async PurgeQueue(input: Input, caller: CallerScope = {}) {
+  async PurgeQueue(input: PurgeQueueRequest, caller: CallerScope = {}) {
     const queue = await this.resolveQueue(input, caller);
     // SQS allows one purge per 60 s; the store checks and records it in one step.
     const purged = await this.store.purgeQueue(queue.id, this.clock.now(), LIMITS.purgeWindowSeconds * 1000);
@@ -354,7 +379,7 @@ export class SqsService {
     return {};
   }
 
-  async TagQueue(input: Input, caller: CallerScope = {}) {
+  async TagQueue(input: TagQueueRequest, caller: CallerScope = {}) {
     const queue = await this.resolveQueue(input, caller);
     const tags = optionalStringMap(input, 'Tags');
     // No tags at all is a missing parameter (the Query protocol cannot send an empty map anyway).
@@ -365,7 +390,7 @@ export class SqsService {
     return {};
   }
 
-  async UntagQueue(input: Input, caller: CallerScope = {}) {
+  async UntagQueue(input: UntagQueueRequest, caller: CallerScope = {}) {
     const queue = await this.resolveQueue(input, caller);
     const keys = optionalStringList(input, 'TagKeys');
     if (keys === undefined) throw errors.missingParameter('TagKeys');
@@ -377,12 +402,12 @@ export class SqsService {
     return {};
   }
 
-  async ListQueueTags(input: Input, caller: CallerScope = {}) {
+  async ListQueueTags(input: ListQueueTagsRequest, caller: CallerScope = {}) {
     const queue = await this.resolveQueue(input, caller);
     return Object.keys(queue.tags).length > 0 ? { Tags: queue.tags } : {};
   }
 
-  async AddPermission(input: Input, caller: CallerScope = {}) {
+  async AddPermission(input: AddPermissionRequest, caller: CallerScope = {}) {
     const queue = await this.resolveQueue(input, caller);
     const label = requiredString(input, 'Label');
     const accounts = optionalStringList(input, 'AWSAccountIds');
@@ -409,7 +434,7 @@ export class SqsService {
     return {};
   }
 
-  async RemovePermission(input: Input, caller: CallerScope = {}) {
+  async RemovePermission(input: RemovePermissionRequest, caller: CallerScope = {}) {
     const queue = await this.resolveQueue(input, caller);
     const label = requiredString(input, 'Label');
     const Policy = withoutPermission(queue.attributes.Policy, label);
@@ -419,7 +444,7 @@ export class SqsService {
     return {};
   }
 
-  async ListDeadLetterSourceQueues(input: Input, context: RequestContext) {
+  async ListDeadLetterSourceQueues(input: ListDeadLetterSourceQueuesRequest, context: RequestContext) {
     const queue = await this.resolveQueue(input, context);
     const maxResults = optionalInteger(input, 'MaxResults', 1, LIMITS.maxListQueuesResults);
     const token = optionalString(input, 'NextToken');
@@ -439,15 +464,15 @@ export class SqsService {
 
   // ---- Message move tasks (DLQ redrive): src/core/move-tasks.ts ------------------------------------
 
-  StartMessageMoveTask(input: Input, caller: CallerScope = {}) {
+  StartMessageMoveTask(input: StartMessageMoveTaskRequest, caller: CallerScope = {}) {
     return this.moveTasks.StartMessageMoveTask(input, caller);
   }
 
-  ListMessageMoveTasks(input: Input, caller: CallerScope = {}) {
+  ListMessageMoveTasks(input: ListMessageMoveTasksRequest, caller: CallerScope = {}) {
     return this.moveTasks.ListMessageMoveTasks(input, caller);
   }
 
-  CancelMessageMoveTask(input: Input, caller: CallerScope = {}) {
+  CancelMessageMoveTask(input: CancelMessageMoveTaskRequest, caller: CallerScope = {}) {
     return this.moveTasks.CancelMessageMoveTask(input, caller);
   }
 
@@ -475,7 +500,7 @@ export class SqsService {
     }
   }
 
-  async SendMessage(input: Input, context: RequestContext) {
+  async SendMessage(input: SendMessageRequest, context: RequestContext) {
     const queue = await this.resolveQueue(input, context);
     await this.checkStoredBytes();
     const message = this.prepareMessage(queue, input, context, tooLongAlone);
@@ -486,10 +511,10 @@ export class SqsService {
     return message.output(sent!);
   }
 
-  async SendMessageBatch(input: Input, context: RequestContext) {
+  async SendMessageBatch(input: SendMessageBatchRequest, context: RequestContext) {
     const queue = await this.resolveQueue(input, context);
     await this.checkStoredBytes();
-    const entries = batchEntries(input, 'SendMessageBatchRequestEntry');
+    const entries = batchEntries(input.Entries, 'SendMessageBatchRequestEntry');
     // The whole request has SQS's fixed cap; the queue's MaximumMessageSize applies to each entry alone.
     const totalSize = entries.reduce((sum, entry) => sum + entrySize(entry), 0);
     if (totalSize > LIMITS.maxBatchBytes) throw errors.batchTooLong(totalSize, LIMITS.maxBatchBytes);
@@ -499,9 +524,9 @@ export class SqsService {
     for (const entry of entries) {
       try {
         const message = this.prepareMessage(queue, entry, context, tooLongInBatch);
-        accepted.push({ id: entry.Id as string, message });
+        accepted.push({ id: entry.Id, message });
       } catch (error) {
-        failed.push(batchFailure(entry.Id as string, error));
+        failed.push(batchFailure(entry.Id, error));
       }
     }
     const stored = accepted.map(({ message }) => message.stored);
@@ -525,7 +550,7 @@ export class SqsService {
     return { Successful: successful, Failed: failed };
   }
 
-  async ReceiveMessage(input: Input, context: RequestContext) {
+  async ReceiveMessage(input: ReceiveMessageRequest, context: RequestContext) {
     const queue = await this.resolveQueue(input, context);
     const max = optionalInteger(input, 'MaxNumberOfMessages', 1, LIMITS.maxReceiveMessages) ?? 1;
     const waitSeconds =
@@ -634,7 +659,7 @@ export class SqsService {
     };
   }
 
-  async DeleteMessage(input: Input, caller: CallerScope = {}) {
+  async DeleteMessage(input: DeleteMessageRequest, caller: CallerScope = {}) {
     const queue = await this.resolveQueue(input, caller);
     const receiptHandle = requiredString(input, 'ReceiptHandle');
     const outcome = await this.store.deleteMessage(
@@ -649,9 +674,9 @@ export class SqsService {
     return {};
   }
 
-  async DeleteMessageBatch(input: Input, caller: CallerScope = {}) {
+  async DeleteMessageBatch(input: DeleteMessageBatchRequest, caller: CallerScope = {}) {
     const queue = await this.resolveQueue(input, caller);
-    const entries = batchEntries(input, 'DeleteMessageBatchRequestEntry');
+    const entries = batchEntries(input.Entries, 'DeleteMessageBatchRequestEntry');
     let deleted = 0;
     const deleteOne = this.batchDeleter(queue);
     const output = await this.runBatch(entries, async (entry) => {
@@ -665,15 +690,15 @@ export class SqsService {
     return output;
   }
 
-  async ChangeMessageVisibility(input: Input, caller: CallerScope = {}) {
+  async ChangeMessageVisibility(input: ChangeMessageVisibilityRequest, caller: CallerScope = {}) {
     const queue = await this.resolveQueue(input, caller);
     await this.changeOne(queue, input, 'ChangeMessageVisibility');
     return {};
   }
 
-  async ChangeMessageVisibilityBatch(input: Input, caller: CallerScope = {}) {
+  async ChangeMessageVisibilityBatch(input: ChangeMessageVisibilityBatchRequest, caller: CallerScope = {}) {
     const queue = await this.resolveQueue(input, caller);
-    const entries = batchEntries(input, 'ChangeMessageVisibilityBatchRequestEntry');
+    const entries = batchEntries(input.Entries, 'ChangeMessageVisibilityBatchRequestEntry');
     return this.runBatch(entries, (entry) => this.changeOne(queue, entry, 'ChangeMessageVisibilityBatch'));
   }
 
@@ -896,12 +921,15 @@ export class SqsService {
     }
   }
 
-  private async runBatch(entries: Input[], run: (entry: Input) => Promise<void>) {
+  private async runBatch<Entry extends { Id: string }>(
+    entries: Entry[],
+    run: (entry: Entry) => Promise<void>,
+  ) {
     const successful: Array<{ Id: string }> = [];
     const failed: BatchFailure[] = [];
     await Promise.all(
       entries.map(async (entry) => {
-        const id = entry.Id as string;
+        const id = entry.Id;
         try {
           await run(entry);
           successful.push({ Id: id });
@@ -910,7 +938,7 @@ export class SqsService {
         }
       }),
     );
-    const order = new Map(entries.map((entry, index) => [entry.Id as string, index]));
+    const order = new Map(entries.map((entry, index) => [entry.Id, index]));
     const byRequestOrder = (a: { Id: string }, b: { Id: string }) => order.get(a.Id)! - order.get(b.Id)!;
     return { Successful: successful.sort(byRequestOrder), Failed: failed.sort(byRequestOrder) };
   }

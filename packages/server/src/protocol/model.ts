@@ -13,7 +13,8 @@
  *   a non-flattened one nests them: `<queryName>.<memberName ?? 'member'>.N`;
  * - a flattened map repeats `<queryName>.N.<keyName>` / `.<valueName>`; a non-flattened one adds `.entry`.
  */
-import { type ActionName, isActionName } from '../core/actions.ts';
+import { isActionName } from '../core/actions.ts';
+import type { ActionName } from '../core/api-types.ts';
 
 export type ScalarType = 'string' | 'integer' | 'long' | 'boolean' | 'blob';
 
