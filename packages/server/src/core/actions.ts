@@ -1,7 +1,8 @@
 import { StoreUnavailableError } from '../store/contract.ts';
 import { ACTION_NAMES, type ActionInputs, type ActionName } from './api-types.ts';
 import { errors, UnavailableError } from './errors.ts';
-import type { RequestContext, SqsService } from './sqs-service.ts';
+import type { RequestContext } from './request-context.ts';
+import type { SqsService } from './sqs-service.ts';
 
 /** Whether a name is one of the SQS actions (the generated list); any other is an unknown operation. */
 export function isActionName(name: string): name is ActionName {

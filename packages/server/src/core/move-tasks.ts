@@ -8,7 +8,7 @@ import type {
   StartMessageMoveTaskRequest,
 } from './api-types.ts';
 import { ERROR_SPECS, errors } from './errors.ts';
-import { type Input, optionalInteger, optionalString, requiredString } from './input.ts';
+import { optionalInteger, optionalString, requiredString } from './input.ts';
 import { integerAttribute } from './queue-attributes.ts';
 import type { CallerScope } from './queue-reference.ts';
 

@@ -1,5 +1,7 @@
 import { formatQueueArn } from 'sluice-client/arn';
 import type { MessageCounts, QueueRecord, Store } from '../store/contract.ts';
+import { errors } from './errors.ts';
+import { requiredString } from './input.ts';
 import {
   type AccessedQueue,
   type CallerScope,
@@ -124,5 +126,13 @@ export class QueueDirectory {
     if (this.queueNamesByUrl.size >= QUEUE_URL_CACHE_SIZE) this.queueNamesByUrl.clear();
     this.queueNamesByUrl.set(url, name);
     return name;
+  }
+
+  /** The queue a request's QueueUrl names, once the caller's access to it is checked; else QueueDoesNotExist. */
+  async resolveQueue(input: { QueueUrl?: string }, caller: CallerScope): Promise<QueueRecord> {
+    const name = this.queueNameFromUrl(requiredString(input, 'QueueUrl'));
+    const queue = name === undefined ? undefined : await this.accessQueue(name, caller);
+    if (!queue) throw errors.queueDoesNotExist();
+    return queue;
   }
 }

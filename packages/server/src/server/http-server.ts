@@ -4,7 +4,8 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { type Clock, systemClock } from 'sluice-client/clock';
 import { dispatch } from '../core/actions.ts';
 import { errors, SqsError, UnavailableError } from '../core/errors.ts';
-import type { AnswerRoom, RequestContext, SqsService } from '../core/sqs-service.ts';
+import type { AnswerRoom, RequestContext } from '../core/request-context.ts';
+import type { SqsService } from '../core/sqs-service.ts';
 import type { ProtocolAdapter, WireAnswer } from '../protocol/adapter.ts';
 import { jsonProtocol, protocolOf } from '../protocol/protocols.ts';
 import { clientAbortLog } from './abort-log.ts';
