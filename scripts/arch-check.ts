@@ -11,12 +11,10 @@
  * - client (packages/client/src): the toolkit; nothing of the server package (the server uses its leaf
  *   modules, `sluice-client/clock` and `sluice-client/arn`).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
-const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
-const SERVER = join(ROOT, 'packages/server/src');
-const CLIENT = join(ROOT, 'packages/client/src');
+const REPOSITORY = resolve(dirname(new URL(import.meta.url).pathname), '..');
 
 /** What each layer must not import, as folder prefixes relative to the repository. */
 const FORBIDDEN: Record<string, readonly string[]> = {
@@ -57,13 +55,13 @@ const IMPORT = /^\s*(?:import|export)\s[^'";]*?from\s+'([^']+)'/gm;
 const SIDE_EFFECT_IMPORT = /^\s*import\s+'([^']+)'/gm;
 
 /** The files a file imports, relative to the repository; the server package by name resolves to its sources. */
-function importsOf(file: string): string[] {
+function importsOf(root: string, file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const targets: string[] = [];
   for (const pattern of [IMPORT, SIDE_EFFECT_IMPORT]) {
     for (const match of text.matchAll(pattern)) {
       const specifier = match[1]!;
-      if (specifier.startsWith('.')) targets.push(relative(ROOT, resolve(dirname(file), specifier)));
+      if (specifier.startsWith('.')) targets.push(relative(root, resolve(dirname(file), specifier)));
       else if (specifier === 'sluice' || specifier.startsWith('sluice/')) targets.push('packages/server/');
     }
   }
@@ -76,14 +74,17 @@ interface Figures {
   crossLayer: string[];
 }
 
-export function measure(): Figures {
-  const files = [...sourceFiles(SERVER), ...sourceFiles(CLIENT)];
+/** The figures of the repository at `root` (this one by default). */
+export function measure(root = REPOSITORY): Figures {
+  const files = [join(root, 'packages/server/src'), join(root, 'packages/client/src')].flatMap((dir) =>
+    existsSync(dir) ? sourceFiles(dir) : [],
+  );
   const graph = new Map<string, string[]>();
   const lines: [string, number][] = [];
   const crossLayer: string[] = [];
   for (const file of files) {
-    const from = relative(ROOT, file);
-    const targets = importsOf(file);
+    const from = relative(root, file);
+    const targets = importsOf(root, file);
     graph.set(
       from,
       targets.filter((target) => target.endsWith('.ts')),
@@ -135,17 +136,22 @@ function cyclesOf(graph: Map<string, string[]>): string[][] {
   return components;
 }
 
-const figures = measure();
-if (process.argv.includes('--report')) {
-  console.log('Largest files:');
-  for (const [file, count] of figures.largest) console.log(`  ${String(count).padStart(5)} ${file}`);
-  console.log(`Import cycles: ${figures.cycles.length}`);
-  for (const cycle of figures.cycles) console.log(`  ${cycle.join(' <-> ')}`);
-  console.log(`Cross-layer imports: ${figures.crossLayer.length}`);
-  for (const line of figures.crossLayer) console.log(`  ${line}`);
-} else {
-  for (const cycle of figures.cycles) console.error(`import cycle: ${cycle.join(' <-> ')}`);
-  for (const line of figures.crossLayer) console.error(`cross-layer import: ${line}`);
-  if (figures.cycles.length > 0 || figures.crossLayer.length > 0) process.exit(1);
-  console.log('arch: no import cycles, no cross-layer imports');
+/** Prints the figures with --report; else fails (exit 1) on any cycle or cross-layer import. */
+function main(): void {
+  const figures = measure();
+  if (process.argv.includes('--report')) {
+    console.log('Largest files:');
+    for (const [file, count] of figures.largest) console.log(`  ${String(count).padStart(5)} ${file}`);
+    console.log(`Import cycles: ${figures.cycles.length}`);
+    for (const cycle of figures.cycles) console.log(`  ${cycle.join(' <-> ')}`);
+    console.log(`Cross-layer imports: ${figures.crossLayer.length}`);
+    for (const line of figures.crossLayer) console.log(`  ${line}`);
+  } else {
+    for (const cycle of figures.cycles) console.error(`import cycle: ${cycle.join(' <-> ')}`);
+    for (const line of figures.crossLayer) console.error(`cross-layer import: ${line}`);
+    if (figures.cycles.length > 0 || figures.crossLayer.length > 0) process.exit(1);
+    console.log('arch: no import cycles, no cross-layer imports');
+  }
 }
+
+if (process.argv[1] === new URL(import.meta.url).pathname) main();
