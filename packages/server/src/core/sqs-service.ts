@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from 'sluice-client/clock';
 import type { MessageAttributes } from '../shared/sqs-values.ts';
 import type {
-  DeleteOutcome,
-  MessageReceipt,
   NewMessage,
   QueueRecord,
   SentMessage,
@@ -36,7 +34,8 @@ import type {
   TagQueueRequest,
   UntagQueueRequest,
 } from './api-types.ts';
-import { errors, SqsError } from './errors.ts';
+import { type BatchFailure, batchFailure } from './batch.ts';
+import { errors, type SqsError } from './errors.ts';
 import {
   checkFifoBatch,
   DEDUPLICATION_WINDOW_MS,
@@ -46,7 +45,7 @@ import {
   receiveRequestAttemptIdOf,
   sequenceNumberOf,
 } from './fifo.ts';
-import { batchEntries, type Input, optionalInteger, optionalStringList, requiredString } from './input.ts';
+import { batchEntries, type Input, optionalInteger, optionalStringList } from './input.ts';
 import { type CapacityLimits, DEFAULT_CAPACITY, hasOnlyAllowedCharacters, LIMITS } from './limits.ts';
 import { LongPoll } from './long-poll.ts';
 import {
@@ -61,8 +60,9 @@ import { QueueActivity } from './queue-activity.ts';
 import { integerAttribute } from './queue-attributes.ts';
 import { QueueDirectory } from './queue-directory.ts';
 import type { CallerScope } from './queue-reference.ts';
-import { decodeReceiptHandle, encodeReceiptHandle, newReceiptToken } from './receipt-handle.ts';
-import { type ReceiptAction, type ReceiptHandleSettings, ReceiptRules } from './receipt-rules.ts';
+import { ReceiptActions } from './receipt-actions.ts';
+import { encodeReceiptHandle, newReceiptToken } from './receipt-handle.ts';
+import { type ReceiptHandleSettings, ReceiptRules } from './receipt-rules.ts';
 import { parseRedrivePolicy } from './redrive-policy.ts';
 import type { RequestContext } from './request-context.ts';
 
@@ -118,6 +118,8 @@ export class SqsService {
   readonly queues: QueueDirectory;
   /** The actions on queues themselves: create, look up, list, attributes, tags, permissions, delete, purge. */
   private readonly queueActions: QueueActions;
+  /** The actions on received messages by their receipt handles: delete, change visibility, one or a batch. */
+  private readonly receiptActions: ReceiptActions;
   /** Counts of sends, receives and deletes per queue, for /metrics and the history. */
   readonly activity = new QueueActivity();
   /** Which receipt handles each queue honours, and the stale ones refused (for /metrics). */
@@ -153,6 +155,14 @@ export class SqsService {
     );
     this.warn = options.warn ?? (() => {});
     this.receiptRules = new ReceiptRules(options.receiptHandles);
+    this.receiptActions = new ReceiptActions({
+      store: this.store,
+      clock: this.clock,
+      queues: this.queues,
+      receiptRules: this.receiptRules,
+      longPoll: this.longPoll,
+      activity: this.activity,
+    });
     this.queueActions = new QueueActions({
       store: this.store,
       clock: this.clock,
@@ -223,6 +233,22 @@ export class SqsService {
 
   ListDeadLetterSourceQueues(input: ListDeadLetterSourceQueuesRequest, context: RequestContext) {
     return this.queueActions.ListDeadLetterSourceQueues(input, context);
+  }
+
+  DeleteMessage(input: DeleteMessageRequest, caller: CallerScope = {}) {
+    return this.receiptActions.DeleteMessage(input, caller);
+  }
+
+  DeleteMessageBatch(input: DeleteMessageBatchRequest, caller: CallerScope = {}) {
+    return this.receiptActions.DeleteMessageBatch(input, caller);
+  }
+
+  ChangeMessageVisibility(input: ChangeMessageVisibilityRequest, caller: CallerScope = {}) {
+    return this.receiptActions.ChangeMessageVisibility(input, caller);
+  }
+
+  ChangeMessageVisibilityBatch(input: ChangeMessageVisibilityBatchRequest, caller: CallerScope = {}) {
+    return this.receiptActions.ChangeMessageVisibilityBatch(input, caller);
   }
 
   StartMessageMoveTask(input: StartMessageMoveTaskRequest, caller: CallerScope = {}) {
@@ -420,49 +446,6 @@ export class SqsService {
     };
   }
 
-  async DeleteMessage(input: DeleteMessageRequest, caller: CallerScope = {}) {
-    const queue = await this.queues.resolveQueue(input, caller);
-    const receiptHandle = requiredString(input, 'ReceiptHandle');
-    const outcome = await this.store.deleteMessage(
-      queue.id,
-      this.receiptOf(queue, receiptHandle),
-      this.deleteCheck(queue),
-    );
-    this.receiptRules.refuseStale(queue, 'DeleteMessage', outcome, receiptHandle);
-    const deleted = wasDeleted(outcome, receiptHandle);
-    if (deleted) this.groupMayBeFree(queue);
-    this.activity.deleted(queue.name, deleted ? 1 : 0);
-    return {};
-  }
-
-  async DeleteMessageBatch(input: DeleteMessageBatchRequest, caller: CallerScope = {}) {
-    const queue = await this.queues.resolveQueue(input, caller);
-    const entries = batchEntries(input.Entries, 'DeleteMessageBatchRequestEntry');
-    let deleted = 0;
-    const deleteOne = this.batchDeleter(queue);
-    const output = await this.runBatch(entries, async (entry) => {
-      const receiptHandle = requiredString(entry, 'ReceiptHandle');
-      const outcome = await deleteOne(receiptHandle);
-      this.receiptRules.refuseStale(queue, 'DeleteMessageBatch', outcome, receiptHandle);
-      if (wasDeleted(outcome, receiptHandle)) deleted++;
-    });
-    if (deleted > 0) this.groupMayBeFree(queue);
-    this.activity.deleted(queue.name, deleted);
-    return output;
-  }
-
-  async ChangeMessageVisibility(input: ChangeMessageVisibilityRequest, caller: CallerScope = {}) {
-    const queue = await this.queues.resolveQueue(input, caller);
-    await this.changeOne(queue, input, 'ChangeMessageVisibility');
-    return {};
-  }
-
-  async ChangeMessageVisibilityBatch(input: ChangeMessageVisibilityBatchRequest, caller: CallerScope = {}) {
-    const queue = await this.queues.resolveQueue(input, caller);
-    const entries = batchEntries(input.Entries, 'ChangeMessageVisibilityBatchRequestEntry');
-    return this.runBatch(entries, (entry) => this.changeOne(queue, entry, 'ChangeMessageVisibilityBatch'));
-  }
-
   // ---- Rules shared by the actions ----------------------------------------------------------------
 
   private prepareMessage(
@@ -538,11 +521,6 @@ export class SqsService {
     return { stored, output, size };
   }
 
-  /** A FIFO group blocked by a message just deleted may be receivable now: let a waiting receive look. */
-  private groupMayBeFree(queue: QueueRecord): void {
-    if (queue.fifo) this.longPoll.notify(queue.id);
-  }
-
   /**
    * Long polls wake as soon as a send is committed, without waiting for its fsync: a receiver polling at that
    * moment would see the message anyway, and this keeps the disk's latency off the wake path.
@@ -598,104 +576,6 @@ export class SqsService {
     return rendered;
   }
 
-  private deleteCheck(queue: QueueRecord) {
-    return { rule: this.receiptRules.deleteRule(queue), now: this.clock.now() };
-  }
-
-  /**
-   * The store's delete for the entries of one DeleteMessageBatch: each handle is checked on its own (a bad one
-   * fails only its entry), and the valid ones reach the store in one write.
-   */
-  private batchDeleter(queue: QueueRecord): (receiptHandle: string) => Promise<DeleteOutcome> {
-    const batch: MessageReceipt[] = [];
-    let results: Promise<DeleteOutcome[]> | undefined;
-    return async (receiptHandle) => {
-      const index = batch.push(this.receiptOf(queue, receiptHandle)) - 1;
-      // A microtask later, so every entry is in: runBatch starts them all in one synchronous pass.
-      results ??= Promise.resolve().then(() =>
-        this.store.deleteMessages(queue.id, batch, this.deleteCheck(queue)),
-      );
-      return (await results)[index]!;
-    };
-  }
-
-  /** The message a client's receipt handle names, which must be a handle in the form Sluice issues for this queue. */
-  private receiptOf(queue: QueueRecord, receiptHandle: string): MessageReceipt {
-    const handle = decodeReceiptHandle(receiptHandle);
-    if (handle.queueId !== queue.id) throw errors.receiptHandleIsInvalid(receiptHandle);
-    return { seq: handle.seq, receiveCount: handle.receiveCount, receiptToken: handle.token };
-  }
-
-  private async changeOne(queue: QueueRecord, input: Input, action: ReceiptAction): Promise<void> {
-    const receiptHandle = requiredString(input, 'ReceiptHandle');
-    if (input.VisibilityTimeout === undefined || input.VisibilityTimeout === null) {
-      throw errors.missingParameter('VisibilityTimeout');
-    }
-    const timeout = optionalInteger(
-      input,
-      'VisibilityTimeout',
-      0,
-      LIMITS.maxVisibilityTimeout,
-      `Must be between 0 and ${LIMITS.maxVisibilityTimeout}, if provided.`,
-    )!;
-    const receipt = this.receiptOf(queue, receiptHandle);
-    const now = this.clock.now();
-    const outcome = await this.store.changeVisibility({
-      queueId: queue.id,
-      receipt,
-      rule: this.receiptRules.changeRule(queue),
-      now,
-      visibleAt: now + timeout * 1000,
-      maxDeliveryMs: LIMITS.maxInFlightSecondsPerDelivery * 1000,
-    });
-    this.receiptRules.refuseStale(queue, action, outcome, receiptHandle);
-    switch (outcome) {
-      case 'changed':
-        if (timeout === 0) this.longPoll.notify(queue.id);
-        else this.longPoll.notifyAt(queue.id, now + timeout * 1000);
-        return;
-      case 'notInFlight':
-        throw errors.messageNotInflight();
-      case 'beyondLimit':
-        throw errors.invalidParameter(
-          'VisibilityTimeout',
-          timeout,
-          `Total VisibilityTimeout for the message is beyond the limit [${LIMITS.maxInFlightSecondsPerDelivery} seconds]`,
-        );
-      case 'invalid':
-        throw errors.receiptHandleIsInvalid(receiptHandle);
-      case 'stale':
-      case 'missing':
-        throw errors.invalidParameter(
-          'ReceiptHandle',
-          receiptHandle,
-          'Message does not exist or is not available for visibility timeout change.',
-        );
-    }
-  }
-
-  private async runBatch<Entry extends { Id: string }>(
-    entries: Entry[],
-    run: (entry: Entry) => Promise<void>,
-  ) {
-    const successful: Array<{ Id: string }> = [];
-    const failed: BatchFailure[] = [];
-    await Promise.all(
-      entries.map(async (entry) => {
-        const id = entry.Id;
-        try {
-          await run(entry);
-          successful.push({ Id: id });
-        } catch (error) {
-          failed.push(batchFailure(id, error));
-        }
-      }),
-    );
-    const order = new Map(entries.map((entry, index) => [entry.Id, index]));
-    const byRequestOrder = (a: { Id: string }, b: { Id: string }) => order.get(a.Id)! - order.get(b.Id)!;
-    return { Successful: successful.sort(byRequestOrder), Failed: failed.sort(byRequestOrder) };
-  }
-
   private async deadLetterTarget(queue: QueueRecord) {
     const policy = queue.attributes.RedrivePolicy;
     if (!policy) return undefined;
@@ -732,31 +612,6 @@ function traceHeaderAttribute(traceHeader: string | undefined): MessageAttribute
   return traceHeader === undefined
     ? undefined
     : { AWSTraceHeader: { DataType: 'String', StringValue: traceHeader } };
-}
-
-type BatchFailure = { Id: string; SenderFault: boolean; Code: string; Message: string };
-
-/**
- * Whether a delete removed the message. A message already gone is no error (SQS); a handle Sluice never
- * issued is ReceiptHandleIsInvalid; a superseded or lapsed one (FIFO) has expired, in SQS's words.
- */
-function wasDeleted(outcome: DeleteOutcome, receiptHandle: string): boolean {
-  switch (outcome) {
-    case 'deleted':
-      return true;
-    case 'missing':
-      return false;
-    case 'invalid':
-      throw errors.receiptHandleIsInvalid(receiptHandle);
-    case 'stale':
-    case 'expired':
-      throw errors.invalidParameter('ReceiptHandle', receiptHandle, 'The receipt handle has expired.');
-  }
-}
-
-function batchFailure(id: string, error: unknown): BatchFailure {
-  if (!(error instanceof SqsError)) throw error;
-  return { Id: id, SenderFault: error.spec.sender, Code: error.spec.queryCode, Message: error.message };
 }
 
 function entrySize(entry: Input): number {
