@@ -3,11 +3,8 @@ import { after, before, type TestContext } from 'node:test';
 import { FakeClock } from 'sluice-client/clock';
 import { SqsError } from '../../packages/server/src/core/errors.ts';
 import type { Input } from '../../packages/server/src/core/input.ts';
-import {
-  type RequestContext,
-  type ServiceOptions,
-  SqsService,
-} from '../../packages/server/src/core/sqs-service.ts';
+import type { RequestContext } from '../../packages/server/src/core/request-context.ts';
+import { type ServiceOptions, SqsService } from '../../packages/server/src/core/sqs-service.ts';
 import type { Store } from '../../packages/server/src/store/contract.ts';
 
 /** How a contract suite opens a fresh store of one backend. */

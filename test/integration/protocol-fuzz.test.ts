@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
-import { ACTION_NAMES } from '../../packages/server/src/core/actions.ts';
+import { ACTION_NAMES } from '../../packages/server/src/core/api-types.ts';
 import { createLogger } from '../../packages/server/src/server/logger.ts';
 import { type RunningSluice, startSluice } from '../../packages/server/src/server/sluice-server.ts';
 import { postForm, postJson } from '../helpers/raw-requests.ts';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type ErrorCode, errors, SqsError } from '../../packages/server/src/core/errors.ts';
-import { checkJsonInput, OPERATIONS, type StructureShape } from '../../packages/server/src/protocol/model.ts';
+import { checkJsonInput } from '../../packages/server/src/protocol/json.ts';
+import { OPERATIONS, type StructureShape } from '../../packages/server/src/protocol/model.ts';
 import { decodeQueryRequest, decodeStructure } from '../../packages/server/src/protocol/query.ts';
 import { escapeXml, renderQueryError, renderQueryResponse } from '../../packages/server/src/protocol/xml.ts';
 

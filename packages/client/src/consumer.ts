@@ -8,6 +8,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { parseQueueArn } from './arn.ts';
 import { type Clock, systemClock, type Timer } from './clock.ts';
 import { changeVisibility, deleteMessages, MAX_VISIBILITY_SECONDS } from './visibility.ts';
 
@@ -285,10 +286,14 @@ export class Consumer {
     };
     this.maxReceiveCount = Number(policy.maxReceiveCount);
     if (this.options.poisonToDeadLetterQueue === false || !policy.deadLetterTargetArn) return;
-    // arn:aws:sqs:region:account:name
-    const [, , , , account, name] = policy.deadLetterTargetArn.split(':');
+    const deadLetterQueue = parseQueueArn(policy.deadLetterTargetArn);
+    if (!deadLetterQueue)
+      throw new Error(`The RedrivePolicy names no queue ARN: ${policy.deadLetterTargetArn}`);
     const { QueueUrl } = await this.sqs.send(
-      new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }),
+      new GetQueueUrlCommand({
+        QueueName: deadLetterQueue.name,
+        QueueOwnerAWSAccountId: deadLetterQueue.accountId,
+      }),
     );
     this.deadLetterQueueUrl = QueueUrl;
   }

@@ -1,3 +1,4 @@
+import { parseQueueArn } from 'sluice-client/arn';
 /** Where `sluice redrive` and `sluice stats` look for the server unless told otherwise. */
 export const DEFAULT_ENDPOINT = 'http://127.0.0.1:9324';
 
@@ -33,8 +34,8 @@ export interface QueueReference {
 /** Reads a queue name, URL (http(s)://host/ACCOUNT/NAME) or ARN (arn:aws:sqs:REGION:ACCOUNT:NAME). */
 export function queueReference(text: string): QueueReference {
   if (text.startsWith('arn:')) {
-    const [, , , , accountId, name] = text.split(':');
-    return { name: name ?? '', accountId, arn: text };
+    const parsed = parseQueueArn(text);
+    return { name: parsed?.name ?? '', accountId: parsed?.accountId, arn: text };
   }
   if (/^https?:\/\//.test(text)) {
     const [accountId, name = ''] = new URL(text).pathname.split('/').filter(Boolean).slice(-2);

@@ -1,47 +1,36 @@
-import { errors } from './errors.ts';
-import type { Input } from './input.ts';
-import type { RequestContext, SqsService } from './sqs-service.ts';
+import { StoreUnavailableError } from '../store/contract.ts';
+import { ACTION_NAMES, type ActionInputs, type ActionName } from './api-types.ts';
+import { errors, UnavailableError } from './errors.ts';
+import type { RequestContext } from './request-context.ts';
+import type { SqsService } from './sqs-service.ts';
 
-/** The SQS actions Sluice implements; a name not listed here is an unknown operation. */
-export const ACTION_NAMES = [
-  'CreateQueue',
-  'GetQueueUrl',
-  'ListQueues',
-  'GetQueueAttributes',
-  'SetQueueAttributes',
-  'DeleteQueue',
-  'PurgeQueue',
-  'TagQueue',
-  'UntagQueue',
-  'ListQueueTags',
-  'AddPermission',
-  'RemovePermission',
-  'ListDeadLetterSourceQueues',
-  'SendMessage',
-  'SendMessageBatch',
-  'ReceiveMessage',
-  'DeleteMessage',
-  'DeleteMessageBatch',
-  'ChangeMessageVisibility',
-  'ChangeMessageVisibilityBatch',
-  'StartMessageMoveTask',
-  'ListMessageMoveTasks',
-  'CancelMessageMoveTask',
-] as const;
-
-export type ActionName = (typeof ACTION_NAMES)[number];
-
+/** Whether a name is one of the SQS actions (the generated list); any other is an unknown operation. */
 export function isActionName(name: string): name is ActionName {
   return (ACTION_NAMES as readonly string[]).includes(name);
 }
 
-/** Runs one action with its input in the API's JSON shape; both wire protocols come through here. */
+/** One action's method, as dispatch calls it. */
+type Handler = (input: ActionInputs[ActionName], context: RequestContext) => Promise<Record<string, unknown>>;
+
+/**
+ * Runs one action with its input in the API's JSON shape; both wire protocols come through here. Every
+ * failure it throws is an SqsError or a bug: the store's conditions become SQS errors here, in one place.
+ * The input is the protocol adapter's, every member already checked against the model, so it has the
+ * action's input type; this is the one place that says so.
+ */
 export async function dispatch(
   service: SqsService,
   action: string,
-  input: Input,
+  input: Record<string, unknown>,
   context: RequestContext,
 ): Promise<Record<string, unknown>> {
   if (!isActionName(action)) throw errors.unknownOperation(action);
-  return service[action](input, context);
+  const handler: Handler = service[action].bind(service) as Handler;
+  try {
+    return await handler(input as ActionInputs[typeof action], context);
+  } catch (error) {
+    if (error instanceof StoreUnavailableError)
+      throw new UnavailableError(error.message, error.reason, { cause: error.cause });
+    throw error;
+  }
 }

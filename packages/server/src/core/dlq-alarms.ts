@@ -1,8 +1,8 @@
-import { type PeriodicJob, repeatEvery } from 'sluice-client/clock';
-import type { QueueRecord } from '../store/contract.ts';
+import { type Clock, type PeriodicJob, repeatEvery } from 'sluice-client/clock';
+import type { QueueRecord, Store } from '../store/contract.ts';
 import { countOf } from './plural.ts';
+import type { QueueDirectory } from './queue-directory.ts';
 import { parseRedrivePolicy } from './redrive-policy.ts';
-import type { SqsService } from './sqs-service.ts';
 
 /**
  * DLQ alarms. Every queue that some RedrivePolicy targets is watched, without anyone asking: a DLQ that fills
@@ -79,6 +79,13 @@ interface Watch extends AlarmState {
   expiryNotified: boolean;
 }
 
+/** What the alarms need: time, the queues, and the store's message counts and shared state. */
+export interface AlarmDependencies {
+  readonly clock: Clock;
+  readonly queues: Pick<QueueDirectory, 'allQueues' | 'queueByArn'>;
+  readonly store: Pick<Store, 'clusterState' | 'countMessages' | 'nextExpiryAt' | 'saveClusterState'>;
+}
+
 export class DlqAlarms {
   private readonly watches = new Map<string, Watch>();
   /** Whether the watches were read back from the store (where the previous holder left them). */
@@ -86,7 +93,7 @@ export class DlqAlarms {
   private job: PeriodicJob | undefined;
 
   constructor(
-    private readonly service: SqsService,
+    private readonly service: AlarmDependencies,
     private readonly settings: AlarmSettings,
     private readonly notify: (notification: AlarmNotification) => void,
     private readonly onError: (error: unknown) => void = () => {},
@@ -163,7 +170,7 @@ export class DlqAlarms {
     }
     const now = this.service.clock.now();
     const sources = new Map<string, string[]>();
-    for await (const queue of this.service.allQueues()) {
+    for await (const queue of this.service.queues.allQueues()) {
       const policy = queue.attributes.RedrivePolicy;
       if (!policy) continue;
       const target = parseRedrivePolicy(policy).deadLetterTargetArn;
@@ -171,7 +178,7 @@ export class DlqAlarms {
     }
     const watched = new Set<string>();
     for (const [arn, sourceQueues] of sources) {
-      const queue = await this.service.queueByArn(arn);
+      const queue = await this.service.queues.queueByArn(arn);
       if (!queue) continue;
       watched.add(queue.name);
       const own = this.settings.queues[queue.name] ?? {};

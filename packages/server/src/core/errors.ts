@@ -84,6 +84,21 @@ export class SqsError extends Error {
   }
 }
 
+/**
+ * A condition of the machine, not a bug (the store's disk full or read-only): answered 503, which tells SDKs
+ * to retry later, and logged as a warning naming the reason.
+ */
+export class UnavailableError extends SqsError {
+  constructor(
+    message: string,
+    readonly reason: string,
+    options: { cause: unknown },
+  ) {
+    super('ServiceUnavailable', message);
+    this.cause = options.cause;
+  }
+}
+
 const INVALID_CHARACTERS =
   'Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { QueueAttributes } from '../shared/sqs-values.ts';
 import { errors } from './errors.ts';
 import type { Input } from './input.ts';
-import type { QueueAttributes } from './queue-attributes.ts';
 
 /** SQS remembers a deduplication id, and a ReceiveRequestAttemptId, for 5 minutes. */
 export const DEDUPLICATION_WINDOW_MS = 5 * 60 * 1000;

@@ -64,32 +64,24 @@ export function optionalStringMap(input: Input, name: string): Record<string, st
  * The entries of a batch action, checked as SQS does before any entry runs. No entries at all is an empty
  * batch (in the Query protocol an empty list is simply absent).
  */
-export function batchEntries(input: Input, entryName: string): Input[] {
-  const value = input.Entries ?? [];
+export function batchEntries<Entry extends { Id?: string }>(
+  entries: readonly Entry[] | undefined,
+  entryName: string,
+): (Entry & { Id: string })[] {
+  const value: readonly unknown[] = entries ?? [];
   if (!Array.isArray(value) || value.some((entry) => entry === null || typeof entry !== 'object')) {
     throw errors.invalidParameter('Entries', JSON.stringify(value), 'Must be a list of entries.');
   }
   if (value.length === 0) throw errors.emptyBatch(entryName);
   if (value.length > 10) throw errors.tooManyEntries(value.length);
   const seen = new Set<string>();
-  for (const entry of value as Input[]) {
+  const checked: (Entry & { Id: string })[] = [];
+  for (const entry of entries ?? []) {
     const id = entry.Id;
     if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,80}$/.test(id)) throw errors.invalidBatchEntryId();
     if (seen.has(id)) throw errors.batchIdsNotDistinct(id);
     seen.add(id);
+    checked.push({ ...entry, Id: id });
   }
-  return value as Input[];
-}
-
-/** A JSON object from an attribute value such as a policy; undefined when the text is not one. */
-export function parseJsonObject(text: string): Record<string, unknown> | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
-    ? (parsed as Record<string, unknown>)
-    : undefined;
+  return checked;
 }

@@ -1,10 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { Timer } from 'sluice-client/clock';
-import type { MoveDestination, MoveTaskRecord, QueueRecord } from '../store/contract.ts';
+import type { Clock, Timer } from 'sluice-client/clock';
+import { parseJsonObject } from '../shared/json-object.ts';
+import type { MoveDestination, MoveTaskRecord, QueueRecord, Store } from '../store/contract.ts';
+import type {
+  CancelMessageMoveTaskRequest,
+  ListMessageMoveTasksRequest,
+  StartMessageMoveTaskRequest,
+} from './api-types.ts';
 import { ERROR_SPECS, errors } from './errors.ts';
-import { type Input, optionalInteger, optionalString, parseJsonObject, requiredString } from './input.ts';
+import { optionalInteger, optionalString, requiredString } from './input.ts';
 import { integerAttribute } from './queue-attributes.ts';
-import type { CallerScope, SqsService } from './sqs-service.ts';
+import type { CallerScope } from './queue-reference.ts';
 
 /** How a move task runs when StartMessageMoveTask gives no MaxNumberOfMessagesPerSecond. */
 export interface MoveTaskSettings {
@@ -72,12 +78,40 @@ interface RunningTask {
  * at their rate. The task's state lives in the store, moved count included, so a restarted server resumes
  * each task where it was (`resume()`).
  */
+/** The queues a move task reads, found by ARN with the caller's access checked; the service provides them. */
+export interface MoveTaskQueues {
+  accessQueueByArn(arn: string, caller: CallerScope, action?: string): Promise<QueueRecord | undefined>;
+  requireAccess(caller: CallerScope, queue: QueueRecord, action?: string): void;
+  /** For the server's own work: no access check. */
+  queueByArn(arn: string): Promise<QueueRecord | undefined>;
+  deadLetterSources(deadLetterArn: string): Promise<QueueRecord[]>;
+}
+
+/** What move tasks need, and nothing more: the store, time, the queues, and the long polls to wake. */
+export interface MoveTaskDependencies {
+  readonly store: Pick<
+    Store,
+    | 'activeMoveTasks'
+    | 'countMessages'
+    | 'createMoveTask'
+    | 'getMoveTask'
+    | 'lastSeq'
+    | 'listMoveTasks'
+    | 'moveMessages'
+    | 'setMoveTaskStatus'
+  >;
+  readonly clock: Clock;
+  readonly queues: MoveTaskQueues;
+  /** Wakes the long polls waiting on a queue that messages were moved to. */
+  wake(queueId: number): void;
+}
+
 export class MoveTasks {
   private readonly running = new Map<string, RunningTask>();
   private stopped = false;
 
   constructor(
-    private readonly service: SqsService,
+    private readonly deps: MoveTaskDependencies,
     readonly settings: MoveTaskSettings = MOVE_TASK_DEFAULTS,
     private readonly events: MoveTaskEvents = {},
   ) {
@@ -91,29 +125,29 @@ export class MoveTasks {
       throw new Error('the redrive backlog limit must be a whole number');
   }
 
-  async StartMessageMoveTask(input: Input, caller: CallerScope) {
+  async StartMessageMoveTask(input: StartMessageMoveTaskRequest, caller: CallerScope) {
     const sourceArn = requiredString(input, 'SourceArn');
     const destinationArn = optionalString(input, 'DestinationArn');
     const maxPerSecond = optionalInteger(input, 'MaxNumberOfMessagesPerSecond', 1, MAX_RATE);
-    const source = await this.service.accessQueueByArn(sourceArn, caller);
+    const source = await this.deps.queues.accessQueueByArn(sourceArn, caller);
     if (!source) throw missingResource('SourceArn');
-    const deadLetterSources = await this.service.deadLetterSources(sourceArn);
+    const deadLetterSources = await this.deps.queues.deadLetterSources(sourceArn);
     if (deadLetterSources.length === 0)
       throw errors.invalidParameterValue('Source queue must be configured as a Dead Letter Queue.');
     // The task sends into its destination, or back into the queues whose dead-letter queue this is (as
     // SQS does, the caller needs sqs:SendMessage there).
     if (destinationArn === undefined) {
-      for (const queue of deadLetterSources) this.service.requireAccess(caller, queue, 'SendMessage');
+      for (const queue of deadLetterSources) this.deps.queues.requireAccess(caller, queue, 'SendMessage');
     } else {
-      const destination = await this.service.accessQueueByArn(destinationArn, caller, 'SendMessage');
+      const destination = await this.deps.queues.accessQueueByArn(destinationArn, caller, 'SendMessage');
       if (!destination) throw missingResource('DestinationArn');
       if (destination.id === source.id)
         throw errors.invalidParameterValue('Source queue arn and destination queue arn cannot be the same.');
       if (destination.fifo !== source.fifo)
         throw errors.invalidParameterValue('The source and destination queues must be of the same type.');
     }
-    const store = this.service.store;
-    const now = this.service.clock.now();
+    const store = this.deps.store;
+    const now = this.deps.clock.now();
     const counts = await store.countMessages(source.id, now);
     const task = await store.createMoveTask({
       handle: encodeTaskHandle(sourceArn),
@@ -133,27 +167,27 @@ export class MoveTasks {
     return { TaskHandle: task.handle };
   }
 
-  async ListMessageMoveTasks(input: Input, caller: CallerScope) {
+  async ListMessageMoveTasks(input: ListMessageMoveTasksRequest, caller: CallerScope) {
     const sourceArn = requiredString(input, 'SourceArn');
     const max = optionalInteger(input, 'MaxResults', 1, 10) ?? 1;
-    if (!(await this.service.accessQueueByArn(sourceArn, caller))) throw missingResource('SourceArn');
-    const tasks = await this.service.store.listMoveTasks(sourceArn, max);
+    if (!(await this.deps.queues.accessQueueByArn(sourceArn, caller))) throw missingResource('SourceArn');
+    const tasks = await this.deps.store.listMoveTasks(sourceArn, max);
     return { Results: tasks.map(describeTask) };
   }
 
-  async CancelMessageMoveTask(input: Input, caller: CallerScope) {
+  async CancelMessageMoveTask(input: CancelMessageMoveTaskRequest, caller: CallerScope) {
     const handle = requiredString(input, 'TaskHandle');
     // The handle names the task's source queue, which the caller must be allowed on.
-    if (!(await this.service.accessQueueByArn(sourceArnOfHandle(handle), caller)))
+    if (!(await this.deps.queues.accessQueueByArn(sourceArnOfHandle(handle), caller)))
       throw missingResource('SourceArn');
-    const store = this.service.store;
+    const store = this.deps.store;
     const task = await store.getMoveTask(handle);
     if (!task) throw errors.resourceNotFound('Task does not exist.');
     if (task.status !== 'RUNNING')
       throw errors.unsupported(`Only a RUNNING task can be cancelled; this one is ${task.status}.`);
     const cancelling = await store.setMoveTaskStatus(handle, {
       status: 'CANCELLING',
-      now: this.service.clock.now(),
+      now: this.deps.clock.now(),
     });
     // The runner turns CANCELLING into CANCELLED at its next step; make that step now.
     this.run(handle, 0);
@@ -166,7 +200,7 @@ export class MoveTasks {
    */
   async resume(): Promise<void> {
     this.stopped = false;
-    for (const task of await this.service.store.activeMoveTasks())
+    for (const task of await this.deps.store.activeMoveTasks())
       if (!this.running.has(task.handle)) this.run(task.handle, 0);
   }
 
@@ -188,7 +222,7 @@ export class MoveTasks {
     }
     const task = state;
     task.timer?.cancel();
-    task.timer = this.service.clock.setTimer(delayMs, () => {
+    task.timer = this.deps.clock.setTimer(delayMs, () => {
       task.timer = undefined;
       if (task.busy) return; // the step under way schedules the next one
       task.busy = this.step(handle, task)
@@ -208,7 +242,7 @@ export class MoveTasks {
 
   /** One batch of a task. Returns the delay to its next step, or undefined once it has ended. */
   private async step(handle: string, state: RunningTask): Promise<number | undefined> {
-    const { store, clock } = this.service;
+    const { store, clock } = this.deps;
     const task = await store.getMoveTask(handle);
     if (!task) return undefined;
     const now = clock.now();
@@ -216,12 +250,12 @@ export class MoveTasks {
     if (task.status !== 'RUNNING') return undefined;
     if (now - task.startedAt >= MAX_TASK_MS)
       return this.end(task, 'FAILED', 'The task ran for 36 hours, the longest a move task may run.');
-    const source = await this.service.queueByArn(task.sourceArn);
+    const source = await this.deps.queues.queueByArn(task.sourceArn);
     if (source?.id !== task.sourceQueueId) return this.end(task, 'FAILED', QUEUE_GONE);
 
     const destinations = new Map<string | undefined, QueueRecord>();
     if (task.destinationArn !== undefined) {
-      const destination = await this.service.queueByArn(task.destinationArn);
+      const destination = await this.deps.queues.queueByArn(task.destinationArn);
       if (!destination) return this.end(task, 'FAILED', QUEUE_GONE);
       destinations.set(undefined, destination);
     }
@@ -247,14 +281,14 @@ export class MoveTasks {
         },
         newMessageId: randomUUID,
       });
-      for (const queueId of outcome.destinations) this.service.longPoll.notify(queueId);
+      for (const queueId of outcome.destinations) this.deps.wake(queueId);
       left -= outcome.moved;
       // Cancelled meanwhile: the next step, at once, finishes the cancel.
       if (outcome.task?.status !== 'RUNNING') return 0;
       if (outcome.unroutable) {
         // A message from a source queue this step had not looked up yet; a missing one fails the task.
         const { origin } = outcome.unroutable;
-        const queue = origin === undefined ? undefined : await this.service.queueByArn(origin);
+        const queue = origin === undefined ? undefined : await this.deps.queues.queueByArn(origin);
         if (!queue)
           return this.end(
             outcome.task,
@@ -277,20 +311,20 @@ export class MoveTasks {
     const queues =
       task.destinationArn !== undefined
         ? [...destinations.values()]
-        : await this.service.deadLetterSources(task.sourceArn);
-    const now = this.service.clock.now();
+        : await this.deps.queues.deadLetterSources(task.sourceArn);
+    const now = this.deps.clock.now();
     for (const queue of queues) {
-      const counts = await this.service.store.countMessages(queue.id, now);
+      const counts = await this.deps.store.countMessages(queue.id, now);
       if (counts.visible >= this.settings.backlogLimit) return true;
     }
     return false;
   }
 
   private async end(task: MoveTaskRecord, status: 'COMPLETED' | 'CANCELLED' | 'FAILED', reason?: string) {
-    const ended = await this.service.store.setMoveTaskStatus(task.handle, {
+    const ended = await this.deps.store.setMoveTaskStatus(task.handle, {
       status,
       failureReason: reason,
-      now: this.service.clock.now(),
+      now: this.deps.clock.now(),
     });
     if (ended) this.events.onChange?.(ended, 'ended');
     return undefined;

@@ -1,5 +1,5 @@
+import { parseJsonObject } from '../shared/json-object.ts';
 import { errors } from './errors.ts';
-import { parseJsonObject } from './input.ts';
 
 /**
  * The queue policy AddPermission and RemovePermission edit, written as SQS writes it: version 2008-10-17,

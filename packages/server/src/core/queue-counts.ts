@@ -1,18 +1,25 @@
+import type { Clock } from 'sluice-client/clock';
 import type { MessageCounts } from '../store/contract.ts';
-import type { SqsService } from './sqs-service.ts';
+import type { QueueDirectory } from './queue-directory.ts';
 
 /**
  * The latest counts of every queue, as last read from the store. The history sampler reads them all every
  * 10 s (it needs them anyway); /metrics serves from here, re-reading only the queues this node's clients
  * touched, so a scrape does not cost a store read per queue.
  */
+/** What the counts need: time, and the queues with their counts. */
+export interface CountsDependencies {
+  readonly clock: Clock;
+  readonly queues: Pick<QueueDirectory, 'allQueues' | 'counts' | 'queueByName'>;
+}
+
 export class QueueCounts {
   private counts = new Map<string, MessageCounts>();
   private fullReadAt: number | undefined;
   /** Names read one by one while a full read is under way: their newer counts must survive its end. */
   private readDuringFullRead: Set<string> | undefined;
 
-  constructor(private readonly service: SqsService) {}
+  constructor(private readonly deps: CountsDependencies) {}
 
   get latest(): ReadonlyMap<string, MessageCounts> {
     return this.counts;
@@ -24,13 +31,13 @@ export class QueueCounts {
   }
 
   /** Reads every queue's counts at `now`; a queue gone since the last read goes from the map. */
-  async readAll(now = this.service.clock.now()): Promise<ReadonlyMap<string, MessageCounts>> {
+  async readAll(now = this.deps.clock.now()): Promise<ReadonlyMap<string, MessageCounts>> {
     const readDuring = new Set<string>();
     this.readDuringFullRead = readDuring;
     const counts = new Map<string, MessageCounts>();
     try {
-      for await (const queue of this.service.allQueues())
-        counts.set(queue.name, await this.service.store.countMessages(queue.id, now));
+      for await (const queue of this.deps.queues.allQueues())
+        counts.set(queue.name, await this.deps.queues.counts(queue, now));
     } finally {
       this.readDuringFullRead = undefined;
     }
@@ -46,11 +53,11 @@ export class QueueCounts {
 
   /** Re-reads the named queues now (a name no queue has any more is dropped). */
   async read(names: Iterable<string>): Promise<void> {
-    const now = this.service.clock.now();
+    const now = this.deps.clock.now();
     for (const name of names) {
       this.readDuringFullRead?.add(name);
-      const queue = await this.service.store.getQueue(name);
-      if (queue) this.counts.set(name, await this.service.store.countMessages(queue.id, now));
+      const queue = await this.deps.queues.queueByName(name);
+      if (queue) this.counts.set(name, await this.deps.queues.counts(queue, now));
       else this.counts.delete(name);
     }
   }

@@ -1,8 +1,9 @@
 import { type PeriodicJob, repeatEvery } from 'sluice-client/clock';
-import type { MessageCounts, QueueSample } from '../store/contract.ts';
+import type { MessageCounts, QueueSample, Store } from '../store/contract.ts';
+import type { QueueActivity } from './queue-activity.ts';
 import { type ActivityTotals, NO_ACTIVITY } from './queue-activity.ts';
+import type { CountsDependencies } from './queue-counts.ts';
 import { QueueCounts } from './queue-counts.ts';
-import type { SqsService } from './sqs-service.ts';
 
 /** One sample per queue this often, kept this long (the console's 1 h and 24 h charts). */
 export const SAMPLE_PERIOD_MS = 10_000;
@@ -19,8 +20,21 @@ export type HistoryRange = keyof typeof HISTORY_RANGES;
 /** How often every node adds its activity to the store (a node's history counts lag by at most this). */
 export const ACTIVITY_FLUSH_MS = 2000;
 
+/** What the history needs: time, the queues' counts, this node's activity, and the store's history tables. */
+export interface HistoryDependencies extends CountsDependencies {
+  readonly activity: Pick<QueueActivity, 'takeUnflushed' | 'restoreUnflushed'>;
+  readonly store: Pick<
+    Store,
+    | 'addQueueActivity'
+    | 'deleteQueueSamplesBefore'
+    | 'queueSamples'
+    | 'recordQueueSamples'
+    | 'takeQueueActivity'
+  >;
+}
+
 /** Adds what this node's clients did since the last flush to the activity the store shares among nodes. */
-export async function flushActivity(service: SqsService): Promise<void> {
+export async function flushActivity(service: HistoryDependencies): Promise<void> {
   const taken = service.activity.takeUnflushed();
   if (taken.length === 0) return;
   try {
@@ -36,7 +50,7 @@ export class ActivityFlusher {
   private job: PeriodicJob | undefined;
 
   constructor(
-    private readonly service: SqsService,
+    private readonly service: HistoryDependencies,
     private readonly onError: (error: unknown) => void = () => {},
   ) {}
 
@@ -72,7 +86,7 @@ export class QueueSampler {
   private recorded = new Map<string, { at: number; counts: MessageCounts }>();
 
   constructor(
-    private readonly service: SqsService,
+    private readonly service: HistoryDependencies,
     private readonly onError: (error: unknown) => void = () => {},
     /** Where the counts read for each sample are kept for others (/metrics) to serve. */
     readonly counts: QueueCounts = new QueueCounts(service),
@@ -184,7 +198,7 @@ export function fillGaps(samples: readonly QueueSample[], until: number): QueueS
 
 /** The queue's samples taken at or after `since`, skipped ones filled in (fillGaps), oldest first. */
 export async function samplesSince(
-  service: SqsService,
+  service: HistoryDependencies,
   queue: string,
   since: number,
 ): Promise<QueueSample[]> {
@@ -222,7 +236,7 @@ export function bucketSamples(samples: readonly QueueSample[], bucketMs: number)
 
 /** The queue's history over `range`, at most ~360 points. */
 export async function queueHistory(
-  service: SqsService,
+  service: HistoryDependencies,
   queue: string,
   range: HistoryRange,
 ): Promise<QueueSample[]> {

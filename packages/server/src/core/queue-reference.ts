@@ -1,3 +1,5 @@
+import { parseQueueArn } from 'sluice-client/arn';
+
 /**
  * How a request names a queue (a QueueUrl, a queue ARN, a QueueName) and how the caller's access to it is
  * checked. The service turns every such reference into a queue through these parsers and hands the result,
@@ -36,10 +38,10 @@ export function queueNameOfUrl(url: string, accountId: string): string | undefin
 
 /** The queue name an ARN gives on this server (`arn:aws:sqs:<region>:<account>:<name>`), or undefined. */
 export function queueNameOfArn(arn: string, region: string, accountId: string): string | undefined {
-  const prefix = `arn:aws:sqs:${region}:${accountId}:`;
-  if (!arn.startsWith(prefix)) return undefined;
-  const name = arn.slice(prefix.length);
-  return isQueueName(name) ? name : undefined;
+  const parsed = parseQueueArn(arn);
+  if (parsed?.partition !== 'aws' || parsed.region !== region || parsed.accountId !== accountId)
+    return undefined;
+  return isQueueName(parsed.name) ? parsed.name : undefined;
 }
 
 /** A queue a request touches, as the caller's access check sees it. It may not exist (yet). */
@@ -63,4 +65,12 @@ export interface QueueAccess {
   require(queue: AccessedQueue, action?: string): void;
   /** Whether a list the action returns (ListQueues, ListDeadLetterSourceQueues) may show `queue`. */
   allows(queue: AccessedQueue): boolean;
+}
+
+/**
+ * Who asks, as far as the queue rules care: the caller's access check, applied to every queue the action
+ * touches. Callers inside the server (the config file, tests) pass none and are unrestricted.
+ */
+export interface CallerScope {
+  access?: QueueAccess;
 }

@@ -1,5 +1,5 @@
+import { parseJsonObject } from '../shared/json-object.ts';
 import { errors } from './errors.ts';
-import { parseJsonObject } from './input.ts';
 
 export interface RedrivePolicy {
   deadLetterTargetArn: string;

@@ -1,5 +1,5 @@
-import type { Timer } from 'sluice-client/clock';
-import type { SqsService } from './sqs-service.ts';
+import type { Clock, Timer } from 'sluice-client/clock';
+import type { Store } from '../store/contract.ts';
 
 const SWEEP_BATCH = 1000;
 
@@ -8,7 +8,7 @@ const SWEEP_BATCH = 1000;
  * this only deletes them, in bounded batches so a sweep never holds the store for long.
  */
 export function startRetentionSweeper(
-  service: SqsService,
+  deps: { readonly store: Pick<Store, 'deleteExpired'>; readonly clock: Clock },
   onError: (error: unknown) => void,
   intervalMs = 10_000,
 ): { stop(): void } {
@@ -16,10 +16,7 @@ export function startRetentionSweeper(
   let stopped = false;
   const sweep = async () => {
     try {
-      while (
-        !stopped &&
-        (await service.store.deleteExpired(service.clock.now(), SWEEP_BATCH)) === SWEEP_BATCH
-      ) {
+      while (!stopped && (await deps.store.deleteExpired(deps.clock.now(), SWEEP_BATCH)) === SWEEP_BATCH) {
         // keep going: there may be more
       }
     } finally {
@@ -28,7 +25,7 @@ export function startRetentionSweeper(
   };
   // The sweep is returned, so a clock moved forward waits for it.
   const schedule = () => {
-    timer = service.clock.setTimer(intervalMs, () => sweep().catch(onError), { periodic: true });
+    timer = deps.clock.setTimer(intervalMs, () => sweep().catch(onError), { periodic: true });
   };
   schedule();
   return {

@@ -1,18 +1,43 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from 'sluice-client/clock';
+import type { MessageAttributes } from '../shared/sqs-values.ts';
 import type {
-  DeleteOutcome,
-  MessageReceipt,
   NewMessage,
   QueueRecord,
   SentMessage,
   Store,
+  StoreCondition,
   StoredMessage,
 } from '../store/contract.ts';
-import { errors, SqsError } from './errors.ts';
+import type {
+  AddPermissionRequest,
+  CancelMessageMoveTaskRequest,
+  ChangeMessageVisibilityBatchRequest,
+  ChangeMessageVisibilityRequest,
+  CreateQueueRequest,
+  DeleteMessageBatchRequest,
+  DeleteMessageRequest,
+  DeleteQueueRequest,
+  GetQueueAttributesRequest,
+  GetQueueUrlRequest,
+  ListDeadLetterSourceQueuesRequest,
+  ListMessageMoveTasksRequest,
+  ListQueuesRequest,
+  ListQueueTagsRequest,
+  PurgeQueueRequest,
+  ReceiveMessageRequest,
+  RemovePermissionRequest,
+  SendMessageBatchRequest,
+  SendMessageRequest,
+  SetQueueAttributesRequest,
+  StartMessageMoveTaskRequest,
+  TagQueueRequest,
+  UntagQueueRequest,
+} from './api-types.ts';
+import { type BatchFailure, batchFailure } from './batch.ts';
+import { errors, type SqsError } from './errors.ts';
 import {
   checkFifoBatch,
-  checkFifoThroughputSettings,
   DEDUPLICATION_WINDOW_MS,
   deduplicationOf,
   messageGroupIdOf,
@@ -20,55 +45,28 @@ import {
   receiveRequestAttemptIdOf,
   sequenceNumberOf,
 } from './fifo.ts';
-import {
-  batchEntries,
-  type Input,
-  optionalInteger,
-  optionalString,
-  optionalStringList,
-  optionalStringMap,
-  requiredString,
-} from './input.ts';
+import { batchEntries, type Input, optionalInteger, optionalStringList } from './input.ts';
 import { type CapacityLimits, DEFAULT_CAPACITY, hasOnlyAllowedCharacters, LIMITS } from './limits.ts';
 import { LongPoll } from './long-poll.ts';
 import {
-  type MessageAttributes,
   md5Hex,
   md5OfAttributes,
   selectMessageAttributes,
   validateMessageAttributes,
 } from './message-attributes.ts';
 import { type MoveTaskEvents, type MoveTaskSettings, MoveTasks } from './move-tasks.ts';
-import { withoutPermission, withPermission } from './permissions.ts';
+import { QueueActions } from './queue-actions.ts';
 import { QueueActivity } from './queue-activity.ts';
-import {
-  applyAttributeChanges,
-  COMPUTED_ATTRIBUTE_NAMES,
-  defaultAttributes,
-  integerAttribute,
-  isKnownAttributeName,
-  isTrue,
-  type QueueAttributes,
-  validateSettableAttributes,
-} from './queue-attributes.ts';
-import {
-  type AccessedQueue,
-  isQueueName,
-  type QueueAccess,
-  queueNameOfArn,
-  queueNameOfUrl,
-} from './queue-reference.ts';
-import { decodeReceiptHandle, encodeReceiptHandle, newReceiptToken } from './receipt-handle.ts';
-import { type ReceiptAction, type ReceiptHandleSettings, ReceiptRules } from './receipt-rules.ts';
-import {
-  allowsRedriveFrom,
-  invalidRedrivePolicy,
-  parseRedriveAllowPolicy,
-  parseRedrivePolicy,
-} from './redrive-policy.ts';
+import { integerAttribute } from './queue-attributes.ts';
+import { QueueDirectory } from './queue-directory.ts';
+import type { CallerScope } from './queue-reference.ts';
+import { ReceiptActions } from './receipt-actions.ts';
+import { encodeReceiptHandle, newReceiptToken } from './receipt-handle.ts';
+import { type ReceiptHandleSettings, ReceiptRules } from './receipt-rules.ts';
+import { parseRedrivePolicy } from './redrive-policy.ts';
+import type { RequestContext } from './request-context.ts';
 
 const STORED_BYTES_REFRESH_MS = 1000;
-const QUEUE_URL_CACHE_SIZE = 1000;
 
 export interface ServiceOptions {
   store: Store;
@@ -85,51 +83,6 @@ export interface ServiceOptions {
   receiptHandles?: ReceiptHandleSettings;
   /** Told of settings SQS accepts but that are likely mistakes (a DLQ that keeps messages less long). */
   warn?: (details: Record<string, unknown>, message: string) => void;
-}
-
-/**
- * Who asks, as far as the queue rules care: the caller's access check, applied to every queue the action
- * touches. Callers inside the server (the config file, tests) pass none and are unrestricted.
- */
-export interface CallerScope {
-  access?: QueueAccess;
-}
-
-/** What the transport knows about the request that the rules need. */
-export interface RequestContext extends CallerScope {
-  /** Scheme, host and port the client used, e.g. http://127.0.0.1:9324; queue URLs are built on it. */
-  baseUrl: string;
-  /** The caller's identity as SQS reports it in SenderId (the access key id when signed). */
-  senderId: string;
-  /** Aborted when the client goes away, so a long poll frees its waiter. */
-  signal?: AbortSignal;
-  /**
-   * The transport's cap on concurrent long polls: takes a slot (returning its release) or throws the
-   * error to answer with. Absent: no cap.
-   */
-  admitLongPoll?: () => () => void;
-  /**
-   * The request's `X-Amzn-Trace-Id` header: a send stores it as each message's AWSTraceHeader, unless the
-   * message names its own (SQS).
-   */
-  traceHeader?: string;
-  /** The transport's bound on message bytes its answers hold at once. Absent: no bound. */
-  answerRoom?: AnswerRoom;
-}
-
-/** Room in the server's answers for the messages of one receive, held until its answer is sent. */
-export interface AnswerRoom {
-  /** How many of `count` messages of up to `messageBytes` each there is room for now; at least 1. */
-  fits(count: number, messageBytes: number): number;
-  /** Takes room for a message of `bytes` now, or returns false. */
-  tryTake(bytes: number): boolean;
-  /**
-   * Resolves true once room for `bytes` is set aside for this answer's next takes (oldest waiter first),
-   * false at `waitMs` or on `signal`.
-   */
-  waitFor(bytes: number, waitMs: number, signal?: AbortSignal): Promise<boolean>;
-  /** Gives back what waitFor set aside and the takes since did not use. */
-  releaseUnused(): void;
 }
 
 /**
@@ -161,6 +114,12 @@ export class SqsService {
   readonly region: string;
   readonly longPoll: LongPoll;
   readonly moveTasks: MoveTasks;
+  /** Where the queues are found, by name, URL or ARN, with the caller's access checked. */
+  readonly queues: QueueDirectory;
+  /** The actions on queues themselves: create, look up, list, attributes, tags, permissions, delete, purge. */
+  private readonly queueActions: QueueActions;
+  /** The actions on received messages by their receipt handles: delete, change visibility, one or a batch. */
+  private readonly receiptActions: ReceiptActions;
   /** Counts of sends, receives and deletes per queue, for /metrics and the history. */
   readonly activity = new QueueActivity();
   /** Which receipt handles each queue honours, and the stale ones refused (for /metrics). */
@@ -169,8 +128,6 @@ export class SqsService {
   private readonly warn: NonNullable<ServiceOptions['warn']>;
   /** The store's size as last read, and when: sends check it at most once per STORED_BYTES_REFRESH_MS. */
   private storedBytes = { bytes: 0, readAt: Number.NEGATIVE_INFINITY };
-  /** QueueUrl -> queue name, so a request does not parse the same URL again (a name, not a queue record). */
-  private readonly queueNamesByUrl = new Map<string, string>();
 
   constructor(options: ServiceOptions) {
     this.limits = { ...DEFAULT_CAPACITY, ...options.limits };
@@ -181,303 +138,128 @@ export class SqsService {
     this.clock = options.clock;
     this.accountId = options.accountId ?? '000000000000';
     this.region = options.region ?? 'us-east-1';
+    this.queues = new QueueDirectory(this.store, this.region, this.accountId);
     this.longPoll = new LongPoll(this.clock);
     options.store.onRemoteWake?.((queueId) =>
       queueId === undefined ? this.longPoll.notifyAll() : this.longPoll.notify(queueId),
     );
-    this.moveTasks = new MoveTasks(this, options.moveTasks, options.moveTaskEvents);
+    this.moveTasks = new MoveTasks(
+      {
+        store: this.store,
+        clock: this.clock,
+        queues: this.queues,
+        wake: (queueId) => this.longPoll.notify(queueId),
+      },
+      options.moveTasks,
+      options.moveTaskEvents,
+    );
     this.warn = options.warn ?? (() => {});
     this.receiptRules = new ReceiptRules(options.receiptHandles);
-  }
-
-  queueArn(name: string): string {
-    return `arn:aws:sqs:${this.region}:${this.accountId}:${name}`;
-  }
-
-  /**
-   * The queue an ARN of this server's account and region names, if it exists, for the server's own work
-   * (a request's ARNs go through accessQueueByArn, which checks the caller's access).
-   */
-  async queueByArn(arn: string): Promise<QueueRecord | undefined> {
-    const name = queueNameOfArn(arn, this.region, this.accountId);
-    return name === undefined ? undefined : this.store.getQueue(name);
-  }
-
-  /** Every queue (or those named with `prefix`, after `afterName`), in name order, a page at a time. */
-  async *allQueues(filter: { prefix?: string; afterName?: string } = {}): AsyncGenerator<QueueRecord> {
-    let after = filter.afterName;
-    for (;;) {
-      const page = await this.store.listQueues({ prefix: filter.prefix, afterName: after, limit: 500 });
-      yield* page;
-      if (page.length < 500) return;
-      after = page.at(-1)!.name;
-    }
-  }
-
-  /** The queues whose RedrivePolicy names `deadLetterArn`, in name order. */
-  async deadLetterSources(deadLetterArn: string, afterName?: string): Promise<QueueRecord[]> {
-    const sources: QueueRecord[] = [];
-    for await (const queue of this.allQueues()) {
-      if (afterName !== undefined && queue.name <= afterName) continue;
-      const policy = queue.attributes.RedrivePolicy;
-      if (policy && parseRedrivePolicy(policy).deadLetterTargetArn === deadLetterArn) sources.push(queue);
-    }
-    return sources;
-  }
-
-  queueUrl(context: RequestContext, name: string): string {
-    return `${context.baseUrl}/${this.accountId}/${name}`;
-  }
-
-  // ---- Queues -------------------------------------------------------------------------------------
-
-  async CreateQueue(input: Input, context: RequestContext) {
-    const name = requiredString(input, 'QueueName');
-    const given = optionalStringMap(input, 'Attributes') ?? {};
-    // CreateQueue's member is lower-case `tags` in the SQS model (TagQueue's is `Tags`).
-    const tags = optionalStringMap(input, 'tags') ?? {};
-    const fifo = isTrue(given.FifoQueue);
-    if (!isQueueName(name, false) && !(fifo && isQueueName(name, true))) {
-      throw errors.invalidParameterValue(
-        'Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length',
-      );
-    }
-    if (name.endsWith('.fifo') !== fifo) {
-      throw errors.invalidParameterValue(
-        'The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.',
-      );
-    }
-    const existing = await this.accessQueue(name, context);
-    validateTags(tags);
-    const requested = await this.checkPolicies(
-      { name, fifo, attributes: defaultAttributes(fifo) },
-      validateSettableAttributes(given, { fifo }),
-      context,
-    );
-    const attributes = applyAttributeChanges(defaultAttributes(fifo), requested);
-    if (fifo) checkFifoThroughputSettings(attributes);
-    const now = this.clock.now();
-    if (existing) {
-      // The same name with the same given values is the same queue; SQS names the first value that differs.
-      const differing = Object.keys(requested).find((key) => existing.attributes[key] !== requested[key]);
-      if (differing !== undefined) throw errors.queueNameExists(differing);
-      return { QueueUrl: this.queueUrl(context, name) };
-    }
-    await this.checkQueueCount();
-    const deletedAt = await this.store.queueDeletedAt(name);
-    if (deletedAt !== undefined && now - deletedAt < LIMITS.deletedQueueNameReuseSeconds * 1000) {
-      throw errors.queueDeletedRecently();
-    }
-    try {
-      await this.store.createQueue({ name, fifo, attributes, tags, now });
-    } catch (error) {
-      // Two creates of one name at once: the loser sees the winner's queue, as a sequential caller would.
-      if (!(await this.store.getQueue(name))) throw error;
-    }
-    return { QueueUrl: this.queueUrl(context, name) };
-  }
-
-  /** `maxQueues`: a new queue is refused once the server holds that many. */
-  private async checkQueueCount(): Promise<void> {
-    const max = this.limits.maxQueues;
-    if (max === undefined) return;
-    const existing = await this.store.listQueues({ limit: max });
-    if (existing.length >= max) {
-      throw errors.overLimit(`This server holds at most ${max} queues (--max-queues); delete one first.`);
-    }
-  }
-
-  async GetQueueUrl(input: Input, context: RequestContext) {
-    const name = requiredString(input, 'QueueName');
-    const owner = optionalString(input, 'QueueOwnerAWSAccountId');
-    if (owner !== undefined && owner !== this.accountId) throw errors.queueDoesNotExist();
-    const queue = await this.accessQueue(name, context);
-    if (!queue) throw errors.queueDoesNotExist();
-    return { QueueUrl: this.queueUrl(context, queue.name) };
-  }
-
-  async ListQueues(input: Input, context: RequestContext) {
-    const prefix = optionalString(input, 'QueueNamePrefix');
-    const maxResults = optionalInteger(input, 'MaxResults', 1, LIMITS.maxListQueuesResults);
-    const token = optionalString(input, 'NextToken');
-    const afterName = token === undefined ? undefined : decodeListToken(token);
-    const limit = maxResults ?? LIMITS.maxListQueuesResults;
-    // Only the queues the caller may use are listed, so a page may have to read past others.
-    const page: QueueRecord[] = [];
-    let more = false;
-    for await (const queue of this.allQueues({ prefix, afterName })) {
-      if (!this.allows(context, queue)) continue;
-      if (page.length === limit) {
-        more = true;
-        break;
-      }
-      page.push(queue);
-    }
-    const output: { QueueUrls?: string[]; NextToken?: string } = {};
-    if (page.length > 0) output.QueueUrls = page.map((queue) => this.queueUrl(context, queue.name));
-    // SQS pages only when MaxResults is given.
-    if (maxResults !== undefined && more) output.NextToken = encodeListToken(page.at(-1)!.name);
-    return output;
-  }
-
-  async GetQueueAttributes(input: Input, caller: CallerScope = {}) {
-    const queue = await this.resolveQueue(input, caller);
-    const requested = optionalStringList(input, 'AttributeNames') ?? [];
-    for (const name of requested) {
-      if (name !== 'All' && !isKnownAttributeName(name)) throw errors.invalidAttributeName(name);
-    }
-    const all = requested.includes('All');
-    const wanted = (name: string) => all || requested.includes(name);
-    const result: Record<string, string> = {};
-    const computed: Record<(typeof COMPUTED_ATTRIBUTE_NAMES)[number], () => Promise<string> | string> = {
-      ApproximateNumberOfMessages: async () => String((await this.counts(queue)).visible),
-      ApproximateNumberOfMessagesNotVisible: async () => String((await this.counts(queue)).notVisible),
-      ApproximateNumberOfMessagesDelayed: async () => String((await this.counts(queue)).delayed),
-      CreatedTimestamp: () => String(Math.floor(queue.createdAt / 1000)),
-      LastModifiedTimestamp: () => String(Math.floor(queue.lastModifiedAt / 1000)),
-      QueueArn: () => this.queueArn(queue.name),
-    };
-    for (const name of COMPUTED_ATTRIBUTE_NAMES) if (wanted(name)) result[name] = await computed[name]();
-    for (const [name, value] of Object.entries(queue.attributes)) if (wanted(name)) result[name] = value;
-    return Object.keys(result).length > 0 ? { Attributes: sortKeys(result) } : {};
-  }
-
-  async SetQueueAttributes(input: Input, caller: CallerScope = {}) {
-    const queue = await this.resolveQueue(input, caller);
-    const given = optionalStringMap(input, 'Attributes');
-    if (given === undefined) throw errors.missingParameter('Attributes');
-    const changes = await this.checkPolicies(
-      queue,
-      validateSettableAttributes(given, { fifo: queue.fifo, current: queue.attributes }),
-      caller,
-    );
-    const attributes = applyAttributeChanges(queue.attributes, changes);
-    if (!queue.fifo) {
-      await this.store.updateQueue(queue.id, { attributes, now: this.clock.now() });
-      return {};
-    }
-    checkFifoThroughputSettings(attributes);
-    // A FIFO queue's delay applies to the messages already waiting too (SQS): they never had one of their own.
-    const redelay = attributes.DelaySeconds !== queue.attributes.DelaySeconds;
-    await this.store.updateQueue(queue.id, {
-      attributes,
-      now: this.clock.now(),
-      waitingDelayMs: redelay ? integerAttribute(attributes, 'DelaySeconds') * 1000 : undefined,
+    this.receiptActions = new ReceiptActions({
+      store: this.store,
+      clock: this.clock,
+      queues: this.queues,
+      receiptRules: this.receiptRules,
+      longPoll: this.longPoll,
+      activity: this.activity,
     });
-    if (redelay) this.longPoll.notify(queue.id);
-    return {};
-  }
-
-  async DeleteQueue(input: Input, caller: CallerScope = {}) {
-    const queue = await this.resolveQueue(input, caller);
-    await this.store.deleteQueue(queue.id, this.clock.now());
-    this.activity.forget(queue.name);
-    this.receiptRules.forget(queue.name);
-    return {};
-  }
-
-  async PurgeQueue(input: Input, caller: CallerScope = {}) {
-    const queue = await this.resolveQueue(input, caller);
-    // SQS allows one purge per 60 s; the store checks and records it in one step.
-    const purged = await this.store.purgeQueue(queue.id, this.clock.now(), LIMITS.purgeWindowSeconds * 1000);
-    if (!purged) throw errors.purgeInProgress(queue.name);
-    return {};
-  }
-
-  async TagQueue(input: Input, caller: CallerScope = {}) {
-    const queue = await this.resolveQueue(input, caller);
-    const tags = optionalStringMap(input, 'Tags');
-    // No tags at all is a missing parameter (the Query protocol cannot send an empty map anyway).
-    if (tags === undefined || Object.keys(tags).length === 0) throw errors.missingParameter('Tags');
-    const merged = { ...queue.tags, ...tags };
-    validateTags(merged);
-    await this.store.updateQueue(queue.id, { tags: merged, now: queue.lastModifiedAt });
-    return {};
-  }
-
-  async UntagQueue(input: Input, caller: CallerScope = {}) {
-    const queue = await this.resolveQueue(input, caller);
-    const keys = optionalStringList(input, 'TagKeys');
-    if (keys === undefined) throw errors.missingParameter('TagKeys');
-    if (keys.length === 0)
-      throw errors.invalidParameterValue('Tag keys must be between 1 and 128 characters in length.');
-    const tags = { ...queue.tags };
-    for (const key of keys) delete tags[key];
-    await this.store.updateQueue(queue.id, { tags, now: queue.lastModifiedAt });
-    return {};
-  }
-
-  async ListQueueTags(input: Input, caller: CallerScope = {}) {
-    const queue = await this.resolveQueue(input, caller);
-    return Object.keys(queue.tags).length > 0 ? { Tags: queue.tags } : {};
-  }
-
-  async AddPermission(input: Input, caller: CallerScope = {}) {
-    const queue = await this.resolveQueue(input, caller);
-    const label = requiredString(input, 'Label');
-    const accounts = optionalStringList(input, 'AWSAccountIds');
-    const actions = optionalStringList(input, 'Actions');
-    if (!accounts || accounts.length === 0) throw errors.missingParameter('AWSAccountIds');
-    if (!actions || actions.length === 0) throw errors.missingParameter('Actions');
-    if (!/^[A-Za-z0-9_-]{1,80}$/.test(label)) {
-      throw errors.invalidParameter(
-        'Label',
-        label,
-        'Must be 1 to 80 alphanumeric characters, hyphens or underscores.',
-      );
-    }
-    const Policy = withPermission(queue.attributes.Policy, {
-      label,
-      accountIds: accounts,
-      actions,
-      queueArn: this.queueArn(queue.name),
+    this.queueActions = new QueueActions({
+      store: this.store,
+      clock: this.clock,
+      queues: this.queues,
+      limits: this.limits,
+      accountId: this.accountId,
+      activity: this.activity,
+      receiptRules: this.receiptRules,
+      longPoll: this.longPoll,
+      warn: this.warn,
     });
-    await this.store.updateQueue(queue.id, {
-      attributes: { ...queue.attributes, Policy },
-      now: this.clock.now(),
-    });
-    return {};
   }
 
-  async RemovePermission(input: Input, caller: CallerScope = {}) {
-    const queue = await this.resolveQueue(input, caller);
-    const label = requiredString(input, 'Label');
-    const Policy = withoutPermission(queue.attributes.Policy, label);
-    const { Policy: _previous, ...attributes } = queue.attributes;
-    if (Policy !== undefined) attributes.Policy = Policy;
-    await this.store.updateQueue(queue.id, { attributes, now: this.clock.now() });
-    return {};
-  }
-
-  async ListDeadLetterSourceQueues(input: Input, context: RequestContext) {
-    const queue = await this.resolveQueue(input, context);
-    const maxResults = optionalInteger(input, 'MaxResults', 1, LIMITS.maxListQueuesResults);
-    const token = optionalString(input, 'NextToken');
-    const after = token === undefined ? undefined : decodeListToken(token);
-    const sources = (await this.deadLetterSources(this.queueArn(queue.name), after)).filter((source) =>
-      this.allows(context, source),
-    );
-    const page = sources.slice(0, maxResults ?? LIMITS.maxListQueuesResults);
-    const output: { queueUrls: string[]; NextToken?: string } = {
-      queueUrls: page.map((source) => this.queueUrl(context, source.name)),
-    };
-    // SQS pages only when MaxResults is given.
-    if (maxResults !== undefined && sources.length > page.length)
-      output.NextToken = encodeListToken(page.at(-1)!.name);
-    return output;
+  /** Why the store is degraded (disk full, read-only…), as /health reports it; undefined when it is not. */
+  async condition(): Promise<StoreCondition | undefined> {
+    return this.store.condition?.();
   }
 
   // ---- Message move tasks (DLQ redrive): src/core/move-tasks.ts ------------------------------------
 
-  StartMessageMoveTask(input: Input, caller: CallerScope = {}) {
+  CreateQueue(input: CreateQueueRequest, context: RequestContext) {
+    return this.queueActions.CreateQueue(input, context);
+  }
+
+  GetQueueUrl(input: GetQueueUrlRequest, context: RequestContext) {
+    return this.queueActions.GetQueueUrl(input, context);
+  }
+
+  ListQueues(input: ListQueuesRequest, context: RequestContext) {
+    return this.queueActions.ListQueues(input, context);
+  }
+
+  GetQueueAttributes(input: GetQueueAttributesRequest, caller: CallerScope = {}) {
+    return this.queueActions.GetQueueAttributes(input, caller);
+  }
+
+  SetQueueAttributes(input: SetQueueAttributesRequest, caller: CallerScope = {}) {
+    return this.queueActions.SetQueueAttributes(input, caller);
+  }
+
+  DeleteQueue(input: DeleteQueueRequest, caller: CallerScope = {}) {
+    return this.queueActions.DeleteQueue(input, caller);
+  }
+
+  PurgeQueue(input: PurgeQueueRequest, caller: CallerScope = {}) {
+    return this.queueActions.PurgeQueue(input, caller);
+  }
+
+  TagQueue(input: TagQueueRequest, caller: CallerScope = {}) {
+    return this.queueActions.TagQueue(input, caller);
+  }
+
+  UntagQueue(input: UntagQueueRequest, caller: CallerScope = {}) {
+    return this.queueActions.UntagQueue(input, caller);
+  }
+
+  ListQueueTags(input: ListQueueTagsRequest, caller: CallerScope = {}) {
+    return this.queueActions.ListQueueTags(input, caller);
+  }
+
+  AddPermission(input: AddPermissionRequest, caller: CallerScope = {}) {
+    return this.queueActions.AddPermission(input, caller);
+  }
+
+  RemovePermission(input: RemovePermissionRequest, caller: CallerScope = {}) {
+    return this.queueActions.RemovePermission(input, caller);
+  }
+
+  ListDeadLetterSourceQueues(input: ListDeadLetterSourceQueuesRequest, context: RequestContext) {
+    return this.queueActions.ListDeadLetterSourceQueues(input, context);
+  }
+
+  DeleteMessage(input: DeleteMessageRequest, caller: CallerScope = {}) {
+    return this.receiptActions.DeleteMessage(input, caller);
+  }
+
+  DeleteMessageBatch(input: DeleteMessageBatchRequest, caller: CallerScope = {}) {
+    return this.receiptActions.DeleteMessageBatch(input, caller);
+  }
+
+  ChangeMessageVisibility(input: ChangeMessageVisibilityRequest, caller: CallerScope = {}) {
+    return this.receiptActions.ChangeMessageVisibility(input, caller);
+  }
+
+  ChangeMessageVisibilityBatch(input: ChangeMessageVisibilityBatchRequest, caller: CallerScope = {}) {
+    return this.receiptActions.ChangeMessageVisibilityBatch(input, caller);
+  }
+
+  StartMessageMoveTask(input: StartMessageMoveTaskRequest, caller: CallerScope = {}) {
     return this.moveTasks.StartMessageMoveTask(input, caller);
   }
 
-  ListMessageMoveTasks(input: Input, caller: CallerScope = {}) {
+  ListMessageMoveTasks(input: ListMessageMoveTasksRequest, caller: CallerScope = {}) {
     return this.moveTasks.ListMessageMoveTasks(input, caller);
   }
 
-  CancelMessageMoveTask(input: Input, caller: CallerScope = {}) {
+  CancelMessageMoveTask(input: CancelMessageMoveTaskRequest, caller: CallerScope = {}) {
     return this.moveTasks.CancelMessageMoveTask(input, caller);
   }
 
@@ -505,8 +287,8 @@ export class SqsService {
     }
   }
 
-  async SendMessage(input: Input, context: RequestContext) {
-    const queue = await this.resolveQueue(input, context);
+  async SendMessage(input: SendMessageRequest, context: RequestContext) {
+    const queue = await this.queues.resolveQueue(input, context);
     await this.checkStoredBytes();
     const message = this.prepareMessage(queue, input, context, tooLongAlone);
     const [sent] = await this.store.sendMessages(queue.id, [message.stored], () =>
@@ -516,10 +298,10 @@ export class SqsService {
     return message.output(sent!);
   }
 
-  async SendMessageBatch(input: Input, context: RequestContext) {
-    const queue = await this.resolveQueue(input, context);
+  async SendMessageBatch(input: SendMessageBatchRequest, context: RequestContext) {
+    const queue = await this.queues.resolveQueue(input, context);
     await this.checkStoredBytes();
-    const entries = batchEntries(input, 'SendMessageBatchRequestEntry');
+    const entries = batchEntries(input.Entries, 'SendMessageBatchRequestEntry');
     // The whole request has SQS's fixed cap; the queue's MaximumMessageSize applies to each entry alone.
     const totalSize = entries.reduce((sum, entry) => sum + entrySize(entry), 0);
     if (totalSize > LIMITS.maxBatchBytes) throw errors.batchTooLong(totalSize, LIMITS.maxBatchBytes);
@@ -529,9 +311,9 @@ export class SqsService {
     for (const entry of entries) {
       try {
         const message = this.prepareMessage(queue, entry, context, tooLongInBatch);
-        accepted.push({ id: entry.Id as string, message });
+        accepted.push({ id: entry.Id, message });
       } catch (error) {
-        failed.push(batchFailure(entry.Id as string, error));
+        failed.push(batchFailure(entry.Id, error));
       }
     }
     const stored = accepted.map(({ message }) => message.stored);
@@ -555,8 +337,8 @@ export class SqsService {
     return { Successful: successful, Failed: failed };
   }
 
-  async ReceiveMessage(input: Input, context: RequestContext) {
-    const queue = await this.resolveQueue(input, context);
+  async ReceiveMessage(input: ReceiveMessageRequest, context: RequestContext) {
+    const queue = await this.queues.resolveQueue(input, context);
     const max = optionalInteger(input, 'MaxNumberOfMessages', 1, LIMITS.maxReceiveMessages) ?? 1;
     const waitSeconds =
       optionalInteger(
@@ -664,106 +446,7 @@ export class SqsService {
     };
   }
 
-  async DeleteMessage(input: Input, caller: CallerScope = {}) {
-    const queue = await this.resolveQueue(input, caller);
-    const receiptHandle = requiredString(input, 'ReceiptHandle');
-    const outcome = await this.store.deleteMessage(
-      queue.id,
-      this.receiptOf(queue, receiptHandle),
-      this.deleteCheck(queue),
-    );
-    this.receiptRules.refuseStale(queue, 'DeleteMessage', outcome, receiptHandle);
-    const deleted = wasDeleted(outcome, receiptHandle);
-    if (deleted) this.groupMayBeFree(queue);
-    this.activity.deleted(queue.name, deleted ? 1 : 0);
-    return {};
-  }
-
-  async DeleteMessageBatch(input: Input, caller: CallerScope = {}) {
-    const queue = await this.resolveQueue(input, caller);
-    const entries = batchEntries(input, 'DeleteMessageBatchRequestEntry');
-    let deleted = 0;
-    const deleteOne = this.batchDeleter(queue);
-    const output = await this.runBatch(entries, async (entry) => {
-      const receiptHandle = requiredString(entry, 'ReceiptHandle');
-      const outcome = await deleteOne(receiptHandle);
-      this.receiptRules.refuseStale(queue, 'DeleteMessageBatch', outcome, receiptHandle);
-      if (wasDeleted(outcome, receiptHandle)) deleted++;
-    });
-    if (deleted > 0) this.groupMayBeFree(queue);
-    this.activity.deleted(queue.name, deleted);
-    return output;
-  }
-
-  async ChangeMessageVisibility(input: Input, caller: CallerScope = {}) {
-    const queue = await this.resolveQueue(input, caller);
-    await this.changeOne(queue, input, 'ChangeMessageVisibility');
-    return {};
-  }
-
-  async ChangeMessageVisibilityBatch(input: Input, caller: CallerScope = {}) {
-    const queue = await this.resolveQueue(input, caller);
-    const entries = batchEntries(input, 'ChangeMessageVisibilityBatchRequestEntry');
-    return this.runBatch(entries, (entry) => this.changeOne(queue, entry, 'ChangeMessageVisibilityBatch'));
-  }
-
   // ---- Rules shared by the actions ----------------------------------------------------------------
-
-  /** The queue a request's QueueUrl names, once the caller's access to it is checked; else QueueDoesNotExist. */
-  async resolveQueue(input: Input, caller: CallerScope): Promise<QueueRecord> {
-    const name = this.queueNameFromUrl(requiredString(input, 'QueueUrl'));
-    const queue = name === undefined ? undefined : await this.accessQueue(name, caller);
-    if (!queue) throw errors.queueDoesNotExist();
-    return queue;
-  }
-
-  /**
-   * The queue a request names (undefined if none has that name), once the caller's access to exactly that
-   * name is checked. Every queue a request reaches comes through here or accessQueueByArn, so what is
-   * authorized is what is touched. The check comes before the missing-queue error, so a caller learns
-   * nothing about queues it may not use; a string that cannot be a queue name names none and is not checked.
-   */
-  async accessQueue(name: string, caller: CallerScope, action?: string): Promise<QueueRecord | undefined> {
-    if (!isQueueName(name)) return undefined;
-    const queue = await this.store.getQueue(name);
-    caller.access?.require(this.accessed(name, queue), action);
-    return queue;
-  }
-
-  /** accessQueue for an ARN a request gives; an ARN of another account or region names no queue here. */
-  async accessQueueByArn(
-    arn: string,
-    caller: CallerScope,
-    action?: string,
-  ): Promise<QueueRecord | undefined> {
-    const name = queueNameOfArn(arn, this.region, this.accountId);
-    return name === undefined ? undefined : this.accessQueue(name, caller, action);
-  }
-
-  /** The caller's access check on a queue already found (a move task's sources). */
-  requireAccess(caller: CallerScope, queue: QueueRecord, action?: string): void {
-    caller.access?.require(this.accessed(queue.name, queue), action);
-  }
-
-  /** Whether a list output may show `queue` to the caller. */
-  private allows(caller: CallerScope, queue: QueueRecord): boolean {
-    return caller.access?.allows(this.accessed(queue.name, queue)) ?? true;
-  }
-
-  private accessed(name: string, queue: QueueRecord | undefined): AccessedQueue {
-    return { name, arn: this.queueArn(name), policy: queue?.attributes.Policy };
-  }
-
-  private queueNameFromUrl(url: string): string | undefined {
-    const known = this.queueNamesByUrl.get(url);
-    if (known !== undefined) return known;
-    const name = queueNameOfUrl(url, this.accountId);
-    if (name === undefined) return undefined;
-    // Clients repeat the same few URLs on every request; the bound keeps a caller of endless URLs small.
-    if (this.queueNamesByUrl.size >= QUEUE_URL_CACHE_SIZE) this.queueNamesByUrl.clear();
-    this.queueNamesByUrl.set(url, name);
-    return name;
-  }
 
   private prepareMessage(
     queue: QueueRecord,
@@ -838,11 +521,6 @@ export class SqsService {
     return { stored, output, size };
   }
 
-  /** A FIFO group blocked by a message just deleted may be receivable now: let a waiting receive look. */
-  private groupMayBeFree(queue: QueueRecord): void {
-    if (queue.fifo) this.longPoll.notify(queue.id);
-  }
-
   /**
    * Long polls wake as soon as a send is committed, without waiting for its fsync: a receiver polling at that
    * moment would see the message anyway, and this keeps the disk's latency off the wake path.
@@ -898,180 +576,21 @@ export class SqsService {
     return rendered;
   }
 
-  private deleteCheck(queue: QueueRecord) {
-    return { rule: this.receiptRules.deleteRule(queue), now: this.clock.now() };
-  }
-
-  /**
-   * The store's delete for the entries of one DeleteMessageBatch: each handle is checked on its own (a bad one
-   * fails only its entry), and the valid ones reach the store in one write.
-   */
-  private batchDeleter(queue: QueueRecord): (receiptHandle: string) => Promise<DeleteOutcome> {
-    const batch: MessageReceipt[] = [];
-    let results: Promise<DeleteOutcome[]> | undefined;
-    return async (receiptHandle) => {
-      const index = batch.push(this.receiptOf(queue, receiptHandle)) - 1;
-      // A microtask later, so every entry is in: runBatch starts them all in one synchronous pass.
-      results ??= Promise.resolve().then(() =>
-        this.store.deleteMessages(queue.id, batch, this.deleteCheck(queue)),
-      );
-      return (await results)[index]!;
-    };
-  }
-
-  /** The message a client's receipt handle names, which must be a handle in the form Sluice issues for this queue. */
-  private receiptOf(queue: QueueRecord, receiptHandle: string): MessageReceipt {
-    const handle = decodeReceiptHandle(receiptHandle);
-    if (handle.queueId !== queue.id) throw errors.receiptHandleIsInvalid(receiptHandle);
-    return { seq: handle.seq, receiveCount: handle.receiveCount, receiptToken: handle.token };
-  }
-
-  private async changeOne(queue: QueueRecord, input: Input, action: ReceiptAction): Promise<void> {
-    const receiptHandle = requiredString(input, 'ReceiptHandle');
-    if (input.VisibilityTimeout === undefined || input.VisibilityTimeout === null) {
-      throw errors.missingParameter('VisibilityTimeout');
-    }
-    const timeout = optionalInteger(
-      input,
-      'VisibilityTimeout',
-      0,
-      LIMITS.maxVisibilityTimeout,
-      `Must be between 0 and ${LIMITS.maxVisibilityTimeout}, if provided.`,
-    )!;
-    const receipt = this.receiptOf(queue, receiptHandle);
-    const now = this.clock.now();
-    const outcome = await this.store.changeVisibility({
-      queueId: queue.id,
-      receipt,
-      rule: this.receiptRules.changeRule(queue),
-      now,
-      visibleAt: now + timeout * 1000,
-      maxDeliveryMs: LIMITS.maxInFlightSecondsPerDelivery * 1000,
-    });
-    this.receiptRules.refuseStale(queue, action, outcome, receiptHandle);
-    switch (outcome) {
-      case 'changed':
-        if (timeout === 0) this.longPoll.notify(queue.id);
-        else this.longPoll.notifyAt(queue.id, now + timeout * 1000);
-        return;
-      case 'notInFlight':
-        throw errors.messageNotInflight();
-      case 'beyondLimit':
-        throw errors.invalidParameter(
-          'VisibilityTimeout',
-          timeout,
-          `Total VisibilityTimeout for the message is beyond the limit [${LIMITS.maxInFlightSecondsPerDelivery} seconds]`,
-        );
-      case 'invalid':
-        throw errors.receiptHandleIsInvalid(receiptHandle);
-      case 'stale':
-      case 'missing':
-        throw errors.invalidParameter(
-          'ReceiptHandle',
-          receiptHandle,
-          'Message does not exist or is not available for visibility timeout change.',
-        );
-    }
-  }
-
-  private async runBatch(entries: Input[], run: (entry: Input) => Promise<void>) {
-    const successful: Array<{ Id: string }> = [];
-    const failed: BatchFailure[] = [];
-    await Promise.all(
-      entries.map(async (entry) => {
-        const id = entry.Id as string;
-        try {
-          await run(entry);
-          successful.push({ Id: id });
-        } catch (error) {
-          failed.push(batchFailure(id, error));
-        }
-      }),
-    );
-    const order = new Map(entries.map((entry, index) => [entry.Id as string, index]));
-    const byRequestOrder = (a: { Id: string }, b: { Id: string }) => order.get(a.Id)! - order.get(b.Id)!;
-    return { Successful: successful.sort(byRequestOrder), Failed: failed.sort(byRequestOrder) };
-  }
-
-  private async counts(queue: QueueRecord) {
-    return this.store.countMessages(queue.id, this.clock.now());
-  }
-
   private async deadLetterTarget(queue: QueueRecord) {
     const policy = queue.attributes.RedrivePolicy;
     if (!policy) return undefined;
     const { deadLetterTargetArn, maxReceiveCount } = parseRedrivePolicy(policy);
-    const target = await this.queueByArn(deadLetterTargetArn);
+    const target = await this.queues.queueByArn(deadLetterTargetArn);
     // A DLQ deleted after the policy was set: SQS keeps redelivering to the source; so do we. A queue that is
     // its own DLQ keeps redelivering too: a move to itself would hide the message for good.
     if (!target || target.id === queue.id) return undefined;
     return {
       queueId: target.id,
       maxReceiveCount,
-      sourceArn: this.queueArn(queue.name),
+      sourceArn: this.queues.queueArn(queue.name),
       resetSentAt: target.fifo,
       retentionMs: integerAttribute(target.attributes, 'MessageRetentionPeriod') * 1000,
     };
-  }
-
-  /**
-   * RedrivePolicy must name an existing queue of ours, of the same type, whose RedriveAllowPolicy lets this
-   * queue use it; the other policies must be JSON objects. Returns the changes with RedrivePolicy in SQS's
-   * canonical form (maxReceiveCount a number, whatever was sent).
-   */
-  private async checkPolicies(
-    queue: Pick<QueueRecord, 'name' | 'fifo' | 'attributes'>,
-    changes: QueueAttributes,
-    caller: CallerScope,
-  ): Promise<QueueAttributes> {
-    if (changes.Policy) readJsonObject('Policy', changes.Policy);
-    if (changes.RedriveAllowPolicy) {
-      const allowPolicy = parseRedriveAllowPolicy(changes.RedriveAllowPolicy);
-      // Letting a queue use this one as its DLQ concerns that queue too: the caller must be allowed there.
-      if (allowPolicy.redrivePermission === 'byQueue')
-        for (const sourceArn of allowPolicy.sourceQueueArns) await this.accessQueueByArn(sourceArn, caller);
-    }
-    const redrive = changes.RedrivePolicy;
-    if (!redrive) return changes;
-    const policy = parseRedrivePolicy(redrive);
-    const arn = policy.deadLetterTargetArn;
-    // Messages will move into the dead-letter queue: the caller must be allowed there.
-    const target = await this.accessQueueByArn(arn, caller);
-    if (!target) throw invalidRedrivePolicy(redrive, 'Dead letter target does not exist.');
-    if (target.fifo !== queue.fifo) {
-      throw invalidRedrivePolicy(
-        redrive,
-        `Dead-letter queue must be of the same type as the source queue: ${queue.fifo ? 'FIFO' : 'standard'}.`,
-      );
-    }
-    const sourceArn = this.queueArn(queue.name);
-    if (!allowsRedriveFrom(target.attributes.RedriveAllowPolicy, sourceArn)) {
-      throw invalidRedrivePolicy(
-        redrive,
-        `The dead-letter queue's RedriveAllowPolicy does not allow ${sourceArn} to use it.`,
-      );
-    }
-    // The retention trap: a standard message keeps its send time in the DLQ, so a DLQ that keeps messages no
-    // longer than the source can drop one as soon as it arrives. SQS accepts this; Sluice says so, unless the
-    // DLQ's retention was chosen (is not the default): whoever set it knows (docs/decisions/retention-warning.md).
-    // A queue may name itself (SQS accepts that too), and then nothing is ever moved (see deadLetterTarget).
-    const sourceRetention = integerAttribute({ ...queue.attributes, ...changes }, 'MessageRetentionPeriod');
-    const targetRetention = integerAttribute(target.attributes, 'MessageRetentionPeriod');
-    const defaultRetention = integerAttribute(defaultAttributes(target.fifo), 'MessageRetentionPeriod');
-    if (
-      !queue.fifo &&
-      target.name !== queue.name &&
-      targetRetention <= sourceRetention &&
-      targetRetention === defaultRetention
-    ) {
-      this.warn(
-        { queue: queue.name, deadLetterQueue: target.name, sourceRetention, targetRetention },
-        `dead-letter queue ${target.name} keeps messages ${targetRetention} s, not longer than ${queue.name}'s ` +
-          `${sourceRetention} s: a message keeps its original send time when moved, so it may expire in the ` +
-          'DLQ as soon as it arrives; give the DLQ a longer MessageRetentionPeriod',
-      );
-    }
-    return { ...changes, RedrivePolicy: JSON.stringify(policy) };
   }
 }
 
@@ -1093,31 +612,6 @@ function traceHeaderAttribute(traceHeader: string | undefined): MessageAttribute
   return traceHeader === undefined
     ? undefined
     : { AWSTraceHeader: { DataType: 'String', StringValue: traceHeader } };
-}
-
-type BatchFailure = { Id: string; SenderFault: boolean; Code: string; Message: string };
-
-/**
- * Whether a delete removed the message. A message already gone is no error (SQS); a handle Sluice never
- * issued is ReceiptHandleIsInvalid; a superseded or lapsed one (FIFO) has expired, in SQS's words.
- */
-function wasDeleted(outcome: DeleteOutcome, receiptHandle: string): boolean {
-  switch (outcome) {
-    case 'deleted':
-      return true;
-    case 'missing':
-      return false;
-    case 'invalid':
-      throw errors.receiptHandleIsInvalid(receiptHandle);
-    case 'stale':
-    case 'expired':
-      throw errors.invalidParameter('ReceiptHandle', receiptHandle, 'The receipt handle has expired.');
-  }
-}
-
-function batchFailure(id: string, error: unknown): BatchFailure {
-  if (!(error instanceof SqsError)) throw error;
-  return { Id: id, SenderFault: error.spec.sender, Code: error.spec.queryCode, Message: error.message };
 }
 
 function entrySize(entry: Input): number {
@@ -1153,50 +647,4 @@ function validateSystemAttributes(attributes: MessageAttributes | undefined): vo
 
 function nonEmpty<T extends object>(value: T | undefined): T | undefined {
   return value && Object.keys(value).length > 0 ? value : undefined;
-}
-
-function validateTags(tags: Record<string, string>): void {
-  const keys = Object.keys(tags);
-  if (keys.length > LIMITS.maxTagsPerQueue) {
-    throw errors.invalidParameterValue(
-      `Too many tags added for queue. A queue can have at most ${LIMITS.maxTagsPerQueue} tags.`,
-    );
-  }
-  for (const [key, value] of Object.entries(tags)) {
-    if (key.length === 0 || key.length > 128)
-      throw errors.invalidParameter('TagKey', key, 'Tag keys must be 1 to 128 characters.');
-    if (value.length > 256)
-      throw errors.invalidParameter('TagValue', value, 'Tag values must be at most 256 characters.');
-  }
-}
-
-function readJsonObject(name: string, text: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw errors.invalidAttributeValue(name, 'Invalid JSON.');
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw errors.invalidAttributeValue(name, 'Must be a JSON object.');
-  }
-  return parsed as Record<string, unknown>;
-}
-
-function sortKeys(record: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
-}
-
-function encodeListToken(lastName: string): string {
-  return Buffer.from(JSON.stringify({ after: lastName })).toString('base64url');
-}
-
-function decodeListToken(token: string): string {
-  try {
-    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { after?: unknown };
-    if (typeof parsed.after === 'string') return parsed.after;
-  } catch {
-    // fall through to the error below
-  }
-  throw errors.invalidParameter('NextToken', token, 'Invalid or expired next token.');
 }

@@ -1,14 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { parseQueueArn } from 'sluice-client/arn';
+import type { MessageAttributes } from '../shared/sqs-values.ts';
 import type { NewMessage, QueueRecord, StoredMessage } from '../store/contract.ts';
 import type { AuditEntry, AuditRecord, TriageOutcome, TriageStore } from '../store/triage.ts';
 import { errors } from './errors.ts';
 import { hasOnlyAllowedCharacters } from './limits.ts';
-import {
-  type MessageAttributes,
-  md5Hex,
-  md5OfAttributes,
-  validateMessageAttributes,
-} from './message-attributes.ts';
+import { md5Hex, md5OfAttributes, validateMessageAttributes } from './message-attributes.ts';
 import { type MessageFilter, matchesAll } from './message-filter.ts';
 import { moveDestination } from './move-tasks.ts';
 import { integerAttribute } from './queue-attributes.ts';
@@ -126,7 +123,7 @@ export class MessageTriage {
     for (const row of rows) {
       const arn = row.deadLetterSourceArn;
       if (!options.destination && arn !== undefined && !origins.has(arn))
-        origins.set(arn, await this.service.queueByArn(arn));
+        origins.set(arn, await this.service.queues.queueByArn(arn));
     }
     const now = this.service.clock.now();
     const names = new Map<number, string>();
@@ -279,8 +276,8 @@ export class MessageTriage {
 
   private async describe(row: StoredMessage, now: number): Promise<BrowsedMessage> {
     const arn = row.deadLetterSourceArn;
-    const originQueue = arn === undefined ? undefined : await this.service.queueByArn(arn);
-    const originName = arn?.split(':').at(-1);
+    const originQueue = arn === undefined ? undefined : await this.service.queues.queueByArn(arn);
+    const originName = arn === undefined ? undefined : parseQueueArn(arn)?.name;
     return {
       messageId: row.messageId,
       body: row.body,

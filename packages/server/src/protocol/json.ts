@@ -1,15 +1,18 @@
 import { errors, type SqsError } from '../core/errors.ts';
-import type { Input } from '../core/input.ts';
+import { isJsonObject, readJsonObject } from '../shared/json-object.ts';
+import type { DecodedRequest, ProtocolAdapter, WireAnswer } from './adapter.ts';
+import { operation, type Shape, type StructureShape, setEntry } from './model.ts';
 
 /** AWS JSON 1.0: `X-Amz-Target: AmazonSQS.<Action>`, the input as a JSON object. */
 export const JSON_CONTENT_TYPE = 'application/x-amz-json-1.0';
 const TARGET_PREFIX = 'AmazonSQS.';
 
-export function isJsonRequest(headers: Record<string, string | string[] | undefined>): boolean {
+export function isJsonRequest(headers: Readonly<Record<string, string | string[] | undefined>>): boolean {
   return typeof headers['x-amz-target'] === 'string';
 }
 
-export function decodeJsonRequest(target: string, body: string): { action: string; input: Input } {
+/** The action a target names and the body's members, type-checked against the model. */
+export function decodeJsonRequest(target: string, body: string): DecodedRequest {
   if (!target.startsWith(TARGET_PREFIX)) {
     throw errors.unknownOperation(target);
   }
@@ -18,16 +21,15 @@ export function decodeJsonRequest(target: string, body: string): { action: strin
   if (nestedDeeperThan(body, MAX_JSON_DEPTH)) {
     throw errors.serialization(`The request body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    throw errors.serialization('The request body is not valid JSON.');
+  const reading = readJsonObject(body);
+  if ('problem' in reading) {
+    throw errors.serialization(
+      reading.problem === 'not JSON'
+        ? 'The request body is not valid JSON.'
+        : 'The request body must be a JSON object.',
+    );
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw errors.serialization('The request body must be a JSON object.');
-  }
-  return { action, input: parsed as Input };
+  return { action, input: checkJsonInput(action, reading.object) };
 }
 
 /**
@@ -66,21 +68,11 @@ function closingQuote(text: string, opening: number): number {
   return text.length;
 }
 
-export function renderJsonResponse(output: Record<string, unknown>): string {
-  return JSON.stringify(output);
-}
-
-export interface RenderedError {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
 /**
  * SQS is query-compatible: besides `__type`, it sends the legacy Query code in `x-amzn-query-error`,
  * which SDKs expose as the error code (e.g. AWS.SimpleQueueService.NonExistentQueue).
  */
-export function renderJsonError(error: SqsError): RenderedError {
+export function renderJsonError(error: SqsError): WireAnswer {
   const { spec } = error;
   return {
     status: spec.status,
@@ -90,4 +82,136 @@ export function renderJsonError(error: SqsError): RenderedError {
     },
     body: JSON.stringify({ __type: spec.jsonType, message: error.message }),
   };
+}
+
+/** AWS JSON 1.0, chosen by the request's X-Amz-Target header. */
+export const jsonProtocol: ProtocolAdapter = {
+  name: 'json',
+  checkGet() {
+    // POST only; SQS answers a GET as one that names no operation.
+    throw errors.noOperation();
+  },
+  decode: (request) => decodeJsonRequest(String(request.headers['x-amz-target']), request.body),
+  render: (_action, output) => ({
+    status: 200,
+    headers: { 'content-type': JSON_CONTENT_TYPE },
+    body: JSON.stringify(output),
+  }),
+  renderError: (error) => renderJsonError(error),
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// JSON-protocol input checking.
+//
+// Decisions, matching what real SQS (JSON 1.0) does where we know it:
+// - Types are strict. Real SQS answers `"MaxNumberOfMessages": "10"` with SerializationException
+//   "STRING_VALUE can not be converted to an Integer"; every AWS SDK and the CLI send JSON numbers, so no
+//   client needs leniency. Our message keeps that wording and adds the member path.
+// - Integers must be whole numbers in the 32-bit range (64-bit safe range for longs); 1.5 is refused.
+// - Blobs are base64 strings, checked for base64 syntax and left encoded (the core decodes them).
+// - Unknown members are dropped, at every level, as AWS services ignore members they do not know
+//   (forward compatibility with newer clients). Map keys are data, never dropped.
+// - A JSON null member counts as absent (dropped). A null inside a list or as a map value is refused.
+// - Required members are not checked here: the core reports MissingParameter in SQS's words.
+// - An unknown action's input is returned as given (an object), for the core to answer the action.
+// ---------------------------------------------------------------------------------------------------------
+
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** The JSON token name real SQS puts in its SerializationException messages. */
+const tokenOf = (value: unknown): string => {
+  if (value === null) return 'NULL_VALUE';
+  if (Array.isArray(value)) return 'START_ARRAY';
+  switch (typeof value) {
+    case 'string':
+      return 'STRING_VALUE';
+    case 'number':
+      return 'NUMBER_VALUE';
+    case 'boolean':
+      return 'BOOLEAN_VALUE';
+    default:
+      return 'START_OBJECT';
+  }
+};
+
+const TYPE_NAMES: Record<Shape['type'], string> = {
+  string: 'a String',
+  integer: 'an Integer',
+  long: 'a Long',
+  boolean: 'a Boolean',
+  blob: 'a Blob',
+  list: 'a List',
+  map: 'a Map',
+  structure: 'a Structure',
+};
+
+const mismatch = (shape: Shape, value: unknown, path: string) =>
+  errors.serialization(`${tokenOf(value)} can not be converted to ${TYPE_NAMES[shape.type]} (at ${path})`);
+
+const checkValue = (shape: Shape, value: unknown, path: string): unknown => {
+  switch (shape.type) {
+    case 'string':
+      if (typeof value !== 'string') throw mismatch(shape, value, path);
+      return value;
+    case 'integer':
+    case 'long': {
+      if (typeof value !== 'number' || !Number.isInteger(value)) throw mismatch(shape, value, path);
+      const inRange =
+        shape.type === 'integer' ? value >= INT32_MIN && value <= INT32_MAX : Number.isSafeInteger(value);
+      if (!inRange) throw errors.serialization(`Numeric value ${value} out of range (at ${path})`);
+      return value;
+    }
+    case 'boolean':
+      if (typeof value !== 'boolean') throw mismatch(shape, value, path);
+      return value;
+    case 'blob':
+      if (typeof value !== 'string') throw mismatch(shape, value, path);
+      if (!BASE64.test(value)) throw errors.serialization(`Invalid base64 value (at ${path})`);
+      return value;
+    case 'list': {
+      if (!Array.isArray(value)) throw mismatch(shape, value, path);
+      return value.map((item, i) => checkValue(shape.member, item, `${path}[${i}]`));
+    }
+    case 'map': {
+      if (!isJsonObject(value)) throw mismatch(shape, value, path);
+      const out: Record<string, unknown> = {};
+      for (const [key, item] of Object.entries(value)) {
+        setEntry(out, key, checkValue(shape.value, item, `${path}.${key}`));
+      }
+      return out;
+    }
+    case 'structure':
+      if (!isJsonObject(value)) throw mismatch(shape, value, path);
+      return checkStructure(shape, value, `${path}.`);
+  }
+};
+
+const checkStructure = (
+  shape: StructureShape,
+  value: Record<string, unknown>,
+  prefix: string,
+): Record<string, unknown> => {
+  const out: Record<string, unknown> = {};
+  for (const [name, member] of Object.entries(shape.members)) {
+    const item = value[name];
+    if (item === undefined || item === null) continue;
+    out[name] = checkValue(member.shape, item, `${prefix}${name}`);
+  }
+  return out;
+};
+
+/**
+ * Checks a JSON-protocol input against the model's member types and returns a copy holding only the
+ * members the model knows. Throws SqsError SerializationException naming the member on a mismatch.
+ */
+export function checkJsonInput(action: string, input: unknown): Record<string, unknown> {
+  if (input === undefined) return {};
+  if (!isJsonObject(input)) {
+    throw errors.serialization(`${tokenOf(input)} can not be converted to a Structure (at the request body)`);
+  }
+  const found = operation(action);
+  if (found === undefined) return input;
+  return checkStructure(found.input, input, '');
 }

@@ -13,7 +13,8 @@
  *   a non-flattened one nests them: `<queryName>.<memberName ?? 'member'>.N`;
  * - a flattened map repeats `<queryName>.N.<keyName>` / `.<valueName>`; a non-flattened one adds `.entry`.
  */
-import { errors } from '../core/errors.ts';
+import { isActionName } from '../core/actions.ts';
+import type { ActionName } from '../core/api-types.ts';
 
 export type ScalarType = 'string' | 'integer' | 'long' | 'boolean' | 'blob';
 
@@ -464,35 +465,11 @@ export const OPERATIONS = {
   StartMessageMoveTask: op(StartMessageMoveTaskRequest, StartMessageMoveTaskResult),
   TagQueue: op(TagQueueRequest),
   UntagQueue: op(UntagQueueRequest),
-} satisfies Record<string, Operation>;
+} satisfies Record<ActionName, Operation>;
 // END GENERATED
-
-export type ActionName = keyof typeof OPERATIONS;
-
-export const isActionName = (action: string): action is ActionName => Object.hasOwn(OPERATIONS, action);
 
 export const operation = (action: string): Operation | undefined =>
   isActionName(action) ? OPERATIONS[action] : undefined;
-
-// ---------------------------------------------------------------------------------------------------------
-// JSON-protocol input checking.
-//
-// Decisions, matching what real SQS (JSON 1.0) does where we know it:
-// - Types are strict. Real SQS answers `"MaxNumberOfMessages": "10"` with SerializationException
-//   "STRING_VALUE can not be converted to an Integer"; every AWS SDK and the CLI send JSON numbers, so no
-//   client needs leniency. Our message keeps that wording and adds the member path.
-// - Integers must be whole numbers in the 32-bit range (64-bit safe range for longs); 1.5 is refused.
-// - Blobs are base64 strings, checked for base64 syntax and left encoded (the core decodes them).
-// - Unknown members are dropped, at every level, as AWS services ignore members they do not know
-//   (forward compatibility with newer clients). Map keys are data, never dropped.
-// - A JSON null member counts as absent (dropped). A null inside a list or as a map value is refused.
-// - Required members are not checked here: the core reports MissingParameter in SQS's words.
-// - An unknown action's input is returned as given (an object), for the core to answer the action.
-// ---------------------------------------------------------------------------------------------------------
-
-const INT32_MIN = -2147483648;
-const INT32_MAX = 2147483647;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /**
  * Sets a map entry as an own property even for a key like `__proto__`, which plain assignment would take
@@ -501,102 +478,3 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 export const setEntry = (target: Record<string, unknown>, key: string, value: unknown): void => {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 };
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** The JSON token name real SQS puts in its SerializationException messages. */
-const tokenOf = (value: unknown): string => {
-  if (value === null) return 'NULL_VALUE';
-  if (Array.isArray(value)) return 'START_ARRAY';
-  switch (typeof value) {
-    case 'string':
-      return 'STRING_VALUE';
-    case 'number':
-      return 'NUMBER_VALUE';
-    case 'boolean':
-      return 'BOOLEAN_VALUE';
-    default:
-      return 'START_OBJECT';
-  }
-};
-
-const TYPE_NAMES: Record<Shape['type'], string> = {
-  string: 'a String',
-  integer: 'an Integer',
-  long: 'a Long',
-  boolean: 'a Boolean',
-  blob: 'a Blob',
-  list: 'a List',
-  map: 'a Map',
-  structure: 'a Structure',
-};
-
-const mismatch = (shape: Shape, value: unknown, path: string) =>
-  errors.serialization(`${tokenOf(value)} can not be converted to ${TYPE_NAMES[shape.type]} (at ${path})`);
-
-const checkValue = (shape: Shape, value: unknown, path: string): unknown => {
-  switch (shape.type) {
-    case 'string':
-      if (typeof value !== 'string') throw mismatch(shape, value, path);
-      return value;
-    case 'integer':
-    case 'long': {
-      if (typeof value !== 'number' || !Number.isInteger(value)) throw mismatch(shape, value, path);
-      const inRange =
-        shape.type === 'integer' ? value >= INT32_MIN && value <= INT32_MAX : Number.isSafeInteger(value);
-      if (!inRange) throw errors.serialization(`Numeric value ${value} out of range (at ${path})`);
-      return value;
-    }
-    case 'boolean':
-      if (typeof value !== 'boolean') throw mismatch(shape, value, path);
-      return value;
-    case 'blob':
-      if (typeof value !== 'string') throw mismatch(shape, value, path);
-      if (!BASE64.test(value)) throw errors.serialization(`Invalid base64 value (at ${path})`);
-      return value;
-    case 'list': {
-      if (!Array.isArray(value)) throw mismatch(shape, value, path);
-      return value.map((item, i) => checkValue(shape.member, item, `${path}[${i}]`));
-    }
-    case 'map': {
-      if (!isPlainObject(value)) throw mismatch(shape, value, path);
-      const out: Record<string, unknown> = {};
-      for (const [key, item] of Object.entries(value)) {
-        setEntry(out, key, checkValue(shape.value, item, `${path}.${key}`));
-      }
-      return out;
-    }
-    case 'structure':
-      if (!isPlainObject(value)) throw mismatch(shape, value, path);
-      return checkStructure(shape, value, `${path}.`);
-  }
-};
-
-const checkStructure = (
-  shape: StructureShape,
-  value: Record<string, unknown>,
-  prefix: string,
-): Record<string, unknown> => {
-  const out: Record<string, unknown> = {};
-  for (const [name, member] of Object.entries(shape.members)) {
-    const item = value[name];
-    if (item === undefined || item === null) continue;
-    out[name] = checkValue(member.shape, item, `${prefix}${name}`);
-  }
-  return out;
-};
-
-/**
- * Checks a JSON-protocol input against the model's member types and returns a copy holding only the
- * members the model knows. Throws SqsError SerializationException naming the member on a mismatch.
- */
-export function checkJsonInput(action: string, input: unknown): Record<string, unknown> {
-  if (input === undefined) return {};
-  if (!isPlainObject(input)) {
-    throw errors.serialization(`${tokenOf(input)} can not be converted to a Structure (at the request body)`);
-  }
-  const found = operation(action);
-  if (found === undefined) return input;
-  return checkStructure(found.input, input, '');
-}

@@ -4,12 +4,9 @@
  * translation: only syntax is checked here (integers, booleans); what the values mean is the core's job.
  */
 import { errors } from '../core/errors.ts';
+import type { DecodedRequest, ProtocolAdapter } from './adapter.ts';
 import { operation, type Shape, type StructureShape, setEntry } from './model.ts';
-
-export interface QueryRequest {
-  readonly action: string;
-  readonly input: Record<string, unknown>;
-}
+import { renderQueryError, renderQueryResponse } from './xml.ts';
 
 const INTEGER = /^[+-]?\d+$/;
 
@@ -158,7 +155,7 @@ export function decodeStructure(shape: StructureShape, params: URLSearchParams):
  * (`/000000000000/myqueue`) without a QueueUrl param gets the path as QueueUrl, which the core resolves.
  * An unknown action is returned as is, with an empty input, for the core to answer.
  */
-export function decodeQueryRequest(params: URLSearchParams, path: string): QueryRequest {
+export function decodeQueryRequest(params: URLSearchParams, path: string): DecodedRequest {
   const action = params.get('Action')?.trim();
   if (action === undefined || action === '') throw errors.missingParameter('Action');
   const found = operation(action);
@@ -182,3 +179,42 @@ export function checkQueryGet(params: URLSearchParams, path: string): void {
   if (onQueueUrl && !('QueueUrl' in (operation(action)?.input.members ?? {})))
     throw errors.invalidActionForEndpoint(action);
 }
+
+/**
+ * URLSearchParams turns percent-encoded bytes that are not UTF-8 into U+FFFD without a word; a message body
+ * must not change silently, so such a request is refused.
+ */
+function rejectInvalidPercentEncoding(body: string): void {
+  if (!body.includes('%')) return;
+  try {
+    decodeURIComponent(body.replace(/\+/g, ' '));
+  } catch {
+    throw errors.malformed('The request is not valid form-encoded UTF-8.');
+  }
+}
+
+const XML_CONTENT_TYPE = 'text/xml';
+
+/** SQS's Query protocol: form params by POST, or the URL's by GET, answered in XML. */
+export const queryProtocol: ProtocolAdapter = {
+  name: 'query',
+  checkGet: (url) => checkQueryGet(url.searchParams, url.pathname),
+  decode({ method, url, body }) {
+    if (method !== 'POST' && method !== 'GET') throw errors.unknownOperation(method);
+    const params = new URLSearchParams(url.search);
+    if (method === 'POST') {
+      rejectInvalidPercentEncoding(body);
+      for (const [key, value] of new URLSearchParams(body)) params.append(key, value);
+    }
+    return decodeQueryRequest(params, url.pathname);
+  },
+  render: (action, output, requestId) => ({
+    status: 200,
+    headers: { 'content-type': XML_CONTENT_TYPE },
+    body: renderQueryResponse(action, output, requestId),
+  }),
+  renderError(error, requestId) {
+    const { status, body } = renderQueryError(error, requestId);
+    return { status, headers: { 'content-type': XML_CONTENT_TYPE }, body };
+  },
+};

@@ -39,7 +39,7 @@ export class ClusterLease {
   private turn: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<Store, 'claimLease' | 'releaseLease'>,
     private readonly clock: Clock,
     private readonly singletons: Singletons,
     private readonly onError: (error: unknown) => void,

@@ -2,8 +2,10 @@ import { readFileSync } from 'node:fs';
 import type { AlarmSettings } from '../core/dlq-alarms.ts';
 import { SqsError } from '../core/errors.ts';
 import type { MoveTaskSettings } from '../core/move-tasks.ts';
-import { attributeCatalog, JSON_POLICY_ATTRIBUTES, type QueueAttributes } from '../core/queue-attributes.ts';
-import type { RequestContext, SqsService } from '../core/sqs-service.ts';
+import { attributeCatalog, JSON_POLICY_ATTRIBUTES } from '../core/queue-attributes.ts';
+import type { RequestContext } from '../core/request-context.ts';
+import type { SqsService } from '../core/sqs-service.ts';
+import type { QueueAttributes } from '../shared/sqs-values.ts';
 import type { AccessKey } from './auth/access.ts';
 import { isWebhookUrl } from './webhooks.ts';
 
@@ -259,12 +261,12 @@ export async function applyConfig(
     const { RedrivePolicy: _later, ...attributes } = queue.attributes ?? {};
     const tags = queue.tags ?? {};
     await configuring(queue.name, async () => {
-      const existing = await service.store.getQueue(queue.name);
+      const existing = await service.queues.queueByName(queue.name);
       if (!existing) {
         await service.CreateQueue({ QueueName: queue.name, Attributes: attributes, tags }, context);
         return;
       }
-      const QueueUrl = service.queueUrl(context, queue.name);
+      const QueueUrl = service.queues.queueUrl(context.baseUrl, queue.name);
       const { FifoQueue: _createOnly, ...settable } = attributes;
       if (Object.keys(settable).length > 0)
         await service.SetQueueAttributes({ QueueUrl, Attributes: settable });
@@ -276,7 +278,7 @@ export async function applyConfig(
     if (RedrivePolicy === undefined) continue;
     await configuring(name, () =>
       service.SetQueueAttributes({
-        QueueUrl: service.queueUrl(context, name),
+        QueueUrl: service.queues.queueUrl(context.baseUrl, name),
         Attributes: { RedrivePolicy },
       }),
     );

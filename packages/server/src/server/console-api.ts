@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
+import { parseQueueArn } from 'sluice-client/arn';
 import type { AlarmState, DlqAlarms } from '../core/dlq-alarms.ts';
-import { errors, type SqsError } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import { attributeCatalog } from '../core/queue-attributes.ts';
 import {
   ageSeconds,
@@ -15,10 +15,9 @@ import {
 } from '../core/queue-history.ts';
 import { parseRedrivePolicy } from '../core/redrive-policy.ts';
 import type { SqsService } from '../core/sqs-service.ts';
-import { renderJsonError } from '../protocol/json.ts';
+import { readJsonObject } from '../shared/json-object.ts';
 import type { QueueRecord, QueueSample } from '../store/contract.ts';
-import type { PageViewer } from './auth/page-access.ts';
-import type { Page } from './http-server.ts';
+import { type ConsoleChange, errorPage, type Page, type PageViewer } from './page.ts';
 
 /** Most points of a queue's sparkline before the count now: an hour at one a minute, or less at one a sample. */
 const SPARKLINE_POINTS = 60;
@@ -100,11 +99,11 @@ export async function overview(
   // even when they fall outside the filter.
   const sources = new Map<string, string[]>();
   const deadLetterQueueOf = new Map<string, string>();
-  for await (const queue of service.allQueues()) {
+  for await (const queue of service.queues.allQueues()) {
     if (!(await viewer.mayRead(queue.name))) continue;
     const policy = queue.attributes.RedrivePolicy;
     const deadLetterQueue = policy
-      ? parseRedrivePolicy(policy).deadLetterTargetArn.split(':').at(-1)
+      ? parseQueueArn(parseRedrivePolicy(policy).deadLetterTargetArn)?.name
       : undefined;
     if (deadLetterQueue) {
       deadLetterQueueOf.set(queue.name, deadLetterQueue);
@@ -117,12 +116,12 @@ export async function overview(
   matches.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const queues: QueueOverview[] = [];
   for (const queue of matches.slice(0, OVERVIEW_LIMIT)) {
-    const counts = await service.store.countMessages(queue.id, now);
+    const counts = await service.queues.counts(queue, now);
     const alarm = alarms.find((a) => a.queue === queue.name);
     const samples = await samplesSince(service, queue.name, now - HISTORY_RANGES['1h']);
     queues.push({
       name: queue.name,
-      arn: service.queueArn(queue.name),
+      arn: service.queues.queueArn(queue.name),
       fifo: queue.fifo,
       visible: counts.visible,
       notVisible: counts.notVisible,
@@ -166,13 +165,6 @@ export function json(value: unknown, status = 200): Page {
   return { status, contentType: 'application/json', body: JSON.stringify(value) };
 }
 
-/** An SQS-shaped JSON error as a page's answer (with the error's own status unless told another). */
-export function errorPage(error: SqsError, status = error.spec.status): Page {
-  const rendered = renderJsonError(error);
-  const { 'content-type': contentType, ...headers } = rendered.headers;
-  return { status, contentType: contentType ?? 'application/json', body: rendered.body, headers };
-}
-
 /**
  * GET /api/overview?filter=TEXT|queue=NAME, /api/history?queue=NAME&range=1h|24h (with the last minute's
  * rates), and /api/attributes (which queue attributes exist and how they may be set, so the console's forms
@@ -187,7 +179,7 @@ export function consoleApi(
       json({
         now: service.clock.now(),
         accountId: service.accountId,
-        queueArnPrefix: service.queueArn(''),
+        queueArnPrefix: service.queues.queueArn(''),
         limit: OVERVIEW_LIMIT,
         signedInAs: viewer.accessKeyId,
         ...(await overview(service, await alarmStates(), viewer, {
@@ -212,9 +204,6 @@ export function consoleApi(
   };
 }
 
-/** A console request that changes state: served on POST, from the console's own origin only. */
-export type ConsoleChange = (body: string, viewer: PageViewer, request: IncomingMessage) => Promise<Page>;
-
 /**
  * POST /api/alarms/silence `{"queue": NAME, "silenced": true|false}`: silences a DLQ's alarm, or lifts the
  * silence, for every node and across restarts. The viewer needs SetQueueAttributes on the queue.
@@ -222,25 +211,23 @@ export type ConsoleChange = (body: string, viewer: PageViewer, request: Incoming
 export function consoleChanges(service: SqsService, alarms: DlqAlarms): Record<string, ConsoleChange> {
   return {
     '/api/alarms/silence': async (body, viewer) => {
-      let request: { queue?: unknown; silenced?: unknown };
-      try {
-        request = Object(JSON.parse(body));
-      } catch {
+      const reading = readJsonObject(body);
+      // Any JSON but an object reads as one without members, so gets the missing member's error.
+      if ('problem' in reading && reading.problem === 'not JSON')
         return errorPage(
           errors.serialization('The body must be JSON: {"queue": NAME, "silenced": true|false}.'),
         );
-      }
-      const { queue: name, silenced } = request;
+      const { queue: name, silenced } = 'object' in reading ? reading.object : {};
       if (typeof name !== 'string' || name === '') return errorPage(errors.missingParameter('queue'));
       if (typeof silenced !== 'boolean')
         return errorPage(errors.invalidParameterValue('silenced must be true or false.'));
       if (!(await viewer.mayConfigure(name)))
         return errorPage(
           errors.accessDenied(
-            `User: ${viewer.accessKeyId} is not authorized to perform: sqs:SetQueueAttributes on resource: ${service.queueArn(name)}`,
+            `User: ${viewer.accessKeyId} is not authorized to perform: sqs:SetQueueAttributes on resource: ${service.queues.queueArn(name)}`,
           ),
         );
-      const queue = await service.store.getQueue(name);
+      const queue = await service.queues.queueByName(name);
       if (!queue) return errorPage(errors.queueDoesNotExist());
       return json({ queue: name, ...(await alarms.setSilence(queue, silenced, viewer.accessKeyId)) });
     },

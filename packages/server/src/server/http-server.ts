@@ -3,23 +3,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { type Clock, systemClock } from 'sluice-client/clock';
 import { dispatch } from '../core/actions.ts';
-import { errors, SqsError } from '../core/errors.ts';
-import type { Input } from '../core/input.ts';
-import type { AnswerRoom, RequestContext, SqsService } from '../core/sqs-service.ts';
-import {
-  decodeJsonRequest,
-  isJsonRequest,
-  JSON_CONTENT_TYPE,
-  renderJsonError,
-  renderJsonResponse,
-} from '../protocol/json.ts';
-import { checkJsonInput } from '../protocol/model.ts';
-import { checkQueryGet, decodeQueryRequest } from '../protocol/query.ts';
-import { renderQueryError, renderQueryResponse } from '../protocol/xml.ts';
-import { StoreUnavailableError } from '../store/contract.ts';
+import { errors, SqsError, UnavailableError } from '../core/errors.ts';
+import type { AnswerRoom, RequestContext } from '../core/request-context.ts';
+import type { SqsService } from '../core/sqs-service.ts';
+import type { ProtocolAdapter, WireAnswer } from '../protocol/adapter.ts';
+import { jsonProtocol, protocolOf } from '../protocol/protocols.ts';
 import { clientAbortLog } from './abort-log.ts';
 import type { AccessKey, Authenticator } from './auth/access.ts';
-import { ANYONE, type PageAccess, type PageViewer } from './auth/page-access.ts';
+import type { PageAccess } from './auth/page-access.ts';
 import type { BrowserGuard } from './browser-guard.ts';
 import {
   BudgetShare,
@@ -34,10 +25,10 @@ import {
   guardConnections,
   nodeTimeoutOptions,
 } from './connections.ts';
-import { type ConsoleChange, errorPage } from './console-api.ts';
 import type { Logger } from './logger.ts';
 import { LONG_POLL_CAP_DEFAULTS, type LongPollCaps, longPollGate } from './long-poll-gate.ts';
 import type { OperatorAudit } from './operator-audit.ts';
+import { ANYONE, type ConsoleChange, type Endpoint, errorPage, type Page, type PageViewer } from './page.ts';
 import { actorOf, viaOf } from './triage-api.ts';
 
 export interface HttpServerOptions {
@@ -79,26 +70,7 @@ export interface HttpServerOptions {
   clock?: Clock;
 }
 
-export interface Page {
-  /** Default 200. */
-  status?: number;
-  contentType: string;
-  body: string | Buffer;
-  /** Sent besides the content type: the console's security headers, Set-Cookie, Location, WWW-Authenticate… */
-  headers?: Readonly<Record<string, string>>;
-}
-
-export interface EndpointRequest {
-  method: string;
-  body: string;
-}
-
-/** A request outside the SQS API; a thrown SqsError is its answer. */
-export type Endpoint = (request: EndpointRequest) => Promise<Page>;
-
 export type SluiceHttpServer = Server | HttpsServer;
-
-type Protocol = 'json' | 'query';
 
 /** What the server shares between its requests: caps, budgets and the abort log. */
 interface Transport {
@@ -109,8 +81,6 @@ interface Transport {
   sendTimeoutMs: number;
   noteAbort: (address: string) => void;
 }
-
-const XML_CONTENT_TYPE = 'text/xml';
 
 /**
  * The HTTP front: reads a request, lets the matching protocol adapter decode it, runs the action in the
@@ -161,7 +131,8 @@ async function handle(
   const url = () => (parsedUrl ??= new URL(request.url ?? '/', 'http://localhost'));
   // SQS's JSON requests all go to "/": the look-up parses no URL for them.
   const testEndpoint = request.url === '/' ? undefined : options.testEndpoints?.get(url().pathname);
-  const protocol: Protocol = testEndpoint || isJsonRequest(request.headers) ? 'json' : 'query';
+  // Test mode's errors are answered in JSON, whatever the request looks like.
+  const protocol: ProtocolAdapter = testEndpoint ? jsonProtocol : protocolOf(request.headers);
   let action = 'unknown';
   const cors = options.browser?.corsHeaders(request);
   const reply = (status: number, headers: Record<string, string>, body: string | Buffer, api = true) => {
@@ -179,19 +150,19 @@ async function handle(
     if (api) options.observeRequest?.(action, status, seconds);
     if (options.logger.isLevelEnabled('debug'))
       options.logger.debug(
-        { requestId, action, protocol, path: url().pathname, status, ms: Math.round(seconds * 1e5) / 100 },
+        {
+          requestId,
+          action,
+          protocol: protocol.name,
+          path: url().pathname,
+          status,
+          ms: Math.round(seconds * 1e5) / 100,
+        },
         'request',
       );
   };
-  const fail = (error: SqsError) => {
-    if (protocol === 'json') {
-      const rendered = renderJsonError(error);
-      reply(rendered.status, rendered.headers, rendered.body);
-    } else {
-      const rendered = renderQueryError(error, requestId);
-      reply(rendered.status, { 'content-type': XML_CONTENT_TYPE }, rendered.body);
-    }
-  };
+  const send = ({ status, headers, body }: WireAnswer) => reply(status, headers, body);
+  const fail = (error: SqsError) => send(protocol.renderError(error, requestId));
 
   const wrongHost = options.browser?.hostRefusal(request);
   if (wrongHost) {
@@ -201,7 +172,7 @@ async function handle(
   // HEAD as GET for health checkers that ask with it; Node leaves a HEAD response's body out.
   if ((request.method === 'GET' || request.method === 'HEAD') && url().pathname === '/health') {
     // Degraded is still 200: reads work, and on a full disk so do the receives and deletes that free it.
-    const condition = await options.service.store.condition?.();
+    const condition = await options.service.condition();
     const health = condition ? { status: 'degraded', reason: condition } : { status: 'ok' };
     reply(200, { 'content-type': 'application/json' }, JSON.stringify(health), false);
     return;
@@ -267,32 +238,25 @@ async function handle(
     }
     if (request.method === 'GET') checkGet(request, url(), protocol, options.auth !== undefined);
     const sessionKey = options.pageAccess?.sessionCaller(request, baseUrlOf(request));
+    const method = request.method ?? 'GET';
     const caller: AccessKey | undefined =
       sessionKey ??
       options.auth?.authenticate({
-        method: request.method ?? 'GET',
+        method,
         target: request.url ?? '/',
         rawHeaders: request.rawHeaders,
         body,
       });
-    let input: Input;
-    if (protocol === 'json') {
-      const decoded = decodeJsonRequest(String(request.headers['x-amz-target']), body);
-      action = decoded.action;
-      input = checkJsonInput(action, decoded.input);
-    } else {
-      if (request.method !== 'POST' && request.method !== 'GET') {
-        throw errors.unknownOperation(request.method ?? 'unknown');
-      }
-      const params = new URLSearchParams(url().search);
-      if (request.method === 'POST') {
-        rejectInvalidPercentEncoding(body);
-        for (const [key, value] of new URLSearchParams(body)) params.append(key, value);
-      }
-      const decoded = decodeQueryRequest(params, url().pathname);
-      action = decoded.action;
-      input = decoded.input;
-    }
+    // Only a Query request reads its URL here: a JSON one's action and input are all in its headers and body.
+    const decoded = protocol.decode({
+      method,
+      get url() {
+        return url();
+      },
+      headers: request.headers,
+      body,
+    });
+    action = decoded.action;
     // The action is checked now; each queue it touches is checked by the core as it resolves that queue.
     const access = caller && options.auth?.authorize(caller, action, policyContextOf(request));
     let signal: AbortSignal | undefined;
@@ -314,32 +278,27 @@ async function handle(
         return answerRoom;
       },
     };
-    const audit = options.operatorAudit?.(action, input, () => ({
+    const audit = options.operatorAudit?.(action, decoded.input, () => ({
       actor: actorOf({ accessKeyId: caller?.accessKeyId }),
       via: viaOf(request, sessionKey !== undefined),
     }));
     const finishAudit = audit && (await audit);
-    const output = await dispatch(options.service, action, input, context);
+    const output = await dispatch(options.service, action, decoded.input, context);
     // The action is done: a trail that cannot be written is logged, not answered as the action's failure.
     await finishAudit?.(output).catch((error: unknown) =>
       options.logger.error({ err: error, requestId, action }, 'audit entry not written'),
     );
     if (response.destroyed) return;
-    if (protocol === 'json') reply(200, { 'content-type': JSON_CONTENT_TYPE }, renderJsonResponse(output));
-    else reply(200, { 'content-type': XML_CONTENT_TYPE }, renderQueryResponse(action, output, requestId));
+    send(protocol.render(action, output, requestId));
   } catch (error) {
     if (response.destroyed) return;
-    if (error instanceof SqsError) {
-      fail(error);
-      return;
-    }
-    // Disk full or read-only: a condition of the machine, not a bug; 503 tells SDKs to retry later.
-    if (error instanceof StoreUnavailableError) {
+    if (error instanceof UnavailableError)
       options.logger.warn(
         { requestId, action, reason: error.reason, cause: String(error.cause) },
         error.message,
       );
-      fail(errors.unavailable(error.message));
+    if (error instanceof SqsError) {
+      fail(error);
       return;
     }
     options.logger.error({ err: error, requestId, action }, 'unexpected error');
@@ -353,10 +312,13 @@ async function handle(
  * so there a GET must carry one in the Authorization header, which a page cannot add without a CORS
  * preflight; with credentials the signature itself, header or presigned URL, is the proof.
  */
-function checkGet(request: IncomingMessage, url: URL, protocol: Protocol, signaturesChecked: boolean): void {
-  // The JSON protocol is POST only; SQS answers a GET as one that names no operation.
-  if (protocol === 'json') throw errors.noOperation();
-  checkQueryGet(url.searchParams, url.pathname);
+function checkGet(
+  request: IncomingMessage,
+  url: URL,
+  protocol: ProtocolAdapter,
+  signaturesChecked: boolean,
+): void {
+  protocol.checkGet(url);
   if (!signaturesChecked && request.headers.authorization === undefined) throw errors.unsignedGet();
 }
 
@@ -450,19 +412,6 @@ function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
     request.once('error', cutOff);
     request.once('close', cutOff);
   });
-}
-
-/**
- * URLSearchParams turns percent-encoded bytes that are not UTF-8 into U+FFFD without a word; a message body
- * must not change silently, so such a request is refused.
- */
-function rejectInvalidPercentEncoding(body: string): void {
-  if (!body.includes('%')) return;
-  try {
-    decodeURIComponent(body.replace(/\+/g, ' '));
-  } catch {
-    throw errors.malformed('The request is not valid form-encoded UTF-8.');
-  }
 }
 
 function baseUrlOf(request: IncomingMessage): string {

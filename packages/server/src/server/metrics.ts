@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { isActionName } from '../core/actions.ts';
 import type { AlarmState } from '../core/dlq-alarms.ts';
 import type { ActivityTotals } from '../core/queue-activity.ts';
-import { QueueCounts } from '../core/queue-counts.ts';
+import { type CountsDependencies, QueueCounts } from '../core/queue-counts.ts';
 import { ageSeconds, SAMPLE_PERIOD_MS } from '../core/queue-history.ts';
 import type { SqsService } from '../core/sqs-service.ts';
 import type { MessageCounts } from '../store/contract.ts';
@@ -38,7 +38,7 @@ export interface ServerMetrics {
  * scrapes share one render, and one made less than MIN_RENDER_INTERVAL_MS ago (`monotonicNow`) is served again.
  */
 export function createServerMetrics(
-  service: SqsService,
+  service: Pick<SqsService, 'activity' | 'receiptRules'> & CountsDependencies,
   alarmStates: () => Promise<AlarmState[]>,
   counts: QueueCounts = new QueueCounts(service),
   monotonicNow: () => number = () => performance.now(),

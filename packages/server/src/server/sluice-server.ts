@@ -300,7 +300,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
             tls: options.tls !== undefined,
             describeQueue: async (name) => ({
               name,
-              arn: service.queueArn(name),
+              arn: service.queues.queueArn(name),
               policy: (await store.getQueue(name))?.attributes.Policy,
             }),
           })

@@ -1,11 +1,11 @@
 import { errors } from '../core/errors.ts';
-import { parseJsonObject } from '../core/input.ts';
 import type { QueueCounts } from '../core/queue-counts.ts';
 import type { SqsService } from '../core/sqs-service.ts';
+import { parseJsonObject } from '../shared/json-object.ts';
 import type { Store } from '../store/contract.ts';
 import { json } from './console-api.ts';
-import type { Endpoint, Page } from './http-server.ts';
 import type { Logger } from './logger.ts';
+import type { Endpoint, Page } from './page.ts';
 import { MAX_ADVANCE_MS, type TestClock } from './test-clock.ts';
 
 /** What `sluice serve --test-clock` adds: a clock tests move, and a reset. */
@@ -21,7 +21,7 @@ export interface TestMode {
 export interface ResetParts {
   clock: TestClock;
   store: Store;
-  service: SqsService;
+  service: Pick<SqsService, 'activity' | 'longPoll'>;
   /** The counts /metrics serves and the history sampler reads. */
   queueCounts: QueueCounts;
   /** Retention sweeps, DLQ alarms, history samples, move tasks: stopped across the reset when running. */

@@ -1,15 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import { errors, SqsError } from '../core/errors.ts';
 import type { Input } from '../core/input.ts';
-import type { MessageAttributes } from '../core/message-attributes.ts';
 import { bodyContains, type MessageFilter, parseFilter } from '../core/message-filter.ts';
 import type { SqsService } from '../core/sqs-service.ts';
 import { BROWSE_MAX, type MessageTriage, type Selection } from '../core/triage.ts';
+import type { MessageAttributes } from '../shared/sqs-values.ts';
 import type { QueueRecord } from '../store/contract.ts';
 import type { AuditEntry } from '../store/triage.ts';
-import type { PageViewer } from './auth/page-access.ts';
-import { errorPage, json } from './console-api.ts';
-import type { Page } from './http-server.ts';
+import { json } from './console-api.ts';
+import { errorPage, type Page, type PageViewer } from './page.ts';
 
 /** Messages one browse answers with unless `limit` says otherwise. */
 const BROWSE_DEFAULT = 20;
@@ -137,7 +136,7 @@ async function existing(service: SqsService, name: string): Promise<QueueRecord>
 
 function denied(service: SqsService, viewer: PageViewer, action: string, name: string): SqsError {
   return errors.accessDenied(
-    `User: ${actorOf(viewer)} is not authorized to perform: sqs:${action} on resource: ${service.queueArn(name)}`,
+    `User: ${actorOf(viewer)} is not authorized to perform: sqs:${action} on resource: ${service.queues.queueArn(name)}`,
   );
 }
 

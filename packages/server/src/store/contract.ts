@@ -1,5 +1,4 @@
-import type { MessageAttributes } from '../core/message-attributes.ts';
-import type { QueueAttributes } from '../core/queue-attributes.ts';
+import type { MessageAttributes, QueueAttributes } from '../shared/sqs-values.ts';
 
 /**
  * The storage contract. The core decides every SQS rule and passes its decisions in (times, limits,

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { formatQueueArn } from 'sluice-client/arn';
 import type { Clock } from 'sluice-client/clock';
 import { errors } from '../../core/errors.ts';
 import { OWNER_ONLY_ACTIONS } from '../../core/permissions.ts';
@@ -82,7 +83,11 @@ export function createAuthenticator(options: {
       const account = key.accountId ?? options.accountId;
       const owner = account === options.accountId;
       if (!mayCall(key, action) || (!owner && OWNER_ONLY_ACTIONS.has(action)))
-        throw denied(key, action, `arn:aws:sqs:${options.region}:${options.accountId}:*`);
+        throw denied(
+          key,
+          action,
+          formatQueueArn({ region: options.region, accountId: options.accountId, name: '*' }),
+        );
       const allows = (queue: AccessedQueue, as: string) =>
         (as === action || mayCall(key, as)) &&
         mayUse(key, queue.name) &&

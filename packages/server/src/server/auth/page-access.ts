@@ -2,22 +2,10 @@ import type { IncomingMessage } from 'node:http';
 import type { Clock } from 'sluice-client/clock';
 import { errors, SqsError } from '../../core/errors.ts';
 import type { AccessedQueue, QueueAccess } from '../../core/queue-reference.ts';
-import { errorPage, loginPage } from '../console-api.ts';
-import type { Page } from '../http-server.ts';
+import { loginPage } from '../console-api.ts';
+import { ANYONE, errorPage, type Page, type PageViewer } from '../page.ts';
 import { type AccessKey, type Authenticator, sameSecret } from './access.ts';
 import { ConsoleSessions, LoginThrottle, SESSION_COOKIE, SESSION_TTL_MS } from './console-sessions.ts';
-
-/** Who reads a page: which queues it may see, and the key it signed in with (none when pages are open). */
-export interface PageViewer {
-  readonly accessKeyId?: string;
-  /** Whether the viewer may see the queue (GetQueueAttributes). */
-  mayRead(queue: string): Promise<boolean>;
-  /** Whether the viewer may change the queue's settings, its alarm's silence too (SetQueueAttributes). */
-  mayConfigure(queue: string): Promise<boolean>;
-}
-
-/** Pages without credentials configured: everyone sees and changes every queue. */
-export const ANYONE: PageViewer = { mayRead: async () => true, mayConfigure: async () => true };
 
 const LOGIN_PATH = '/console/login';
 const LOGOUT_PATH = '/console/logout';

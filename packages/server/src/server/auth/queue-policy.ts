@@ -4,6 +4,7 @@
  * docs/guide/authentication.md; anything outside it makes a statement not match, so an unknown construct
  * never grants access (it can, however, make a Deny not apply: see there).
  */
+import { parseJsonObject } from '../../shared/json-object.ts';
 
 /** What a request asks, in the terms a policy speaks. */
 export interface PolicyRequest {
@@ -36,17 +37,13 @@ export function policyActionOf(action: string): string {
  */
 export function evaluateQueuePolicy(policyText: string | undefined, request: PolicyRequest): PolicyDecision {
   if (!policyText) return 'no-match';
-  let statements: unknown[];
-  try {
-    const parsed = JSON.parse(policyText) as { Statement?: unknown };
-    statements = Array.isArray(parsed.Statement)
-      ? parsed.Statement
-      : parsed.Statement
-        ? [parsed.Statement]
-        : [];
-  } catch {
-    return 'no-match';
-  }
+  const policy = parseJsonObject(policyText);
+  if (!policy) return 'no-match';
+  const statements: unknown[] = Array.isArray(policy.Statement)
+    ? policy.Statement
+    : policy.Statement
+      ? [policy.Statement]
+      : [];
   let allowed = false;
   for (const statement of statements) {
     if (

@@ -1,0 +1,157 @@
+/**
+ * The layering of the two packages, checked from their import statements: fails on an import cycle between
+ * source files and on an import across layers that must not know each other. Run by `npm run arch` (and so
+ * by `npm run lint`). `--report` prints the figures (largest files, cycles, cross-layer imports) and exits 0.
+ *
+ * Layers, by folder under packages/server/src, and what each must not import:
+ * - protocol: the wire formats; not the store.
+ * - store: persistence; not core, server, protocol or cli.
+ * - core: the SQS rules; not server, protocol or cli.
+ * - shared: leaf modules (JSON objects, SQS values) every layer may use; nothing of the other layers.
+ * - client (packages/client/src): the toolkit; nothing of the server package (the server uses its leaf
+ *   modules, `sluice-client/clock` and `sluice-client/arn`).
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+const REPOSITORY = resolve(dirname(new URL(import.meta.url).pathname), '..');
+
+/** What each layer must not import, as folder prefixes relative to the repository. */
+const FORBIDDEN: Record<string, readonly string[]> = {
+  'packages/server/src/protocol/': ['packages/server/src/store/'],
+  'packages/server/src/store/': [
+    'packages/server/src/core/',
+    'packages/server/src/server/',
+    'packages/server/src/protocol/',
+    'packages/server/src/cli/',
+  ],
+  'packages/server/src/core/': [
+    'packages/server/src/server/',
+    'packages/server/src/protocol/',
+    'packages/server/src/cli/',
+  ],
+  'packages/server/src/shared/': [
+    'packages/server/src/core/',
+    'packages/server/src/server/',
+    'packages/server/src/protocol/',
+    'packages/server/src/store/',
+    'packages/server/src/cli/',
+  ],
+  'packages/client/src/': ['packages/server/'],
+};
+
+function sourceFiles(dir: string): string[] {
+  const files: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) files.push(...sourceFiles(path));
+    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) files.push(path);
+  }
+  return files;
+}
+
+// Static imports and re-exports, type-only ones included: a type import is still a dependency of the design.
+const IMPORT = /^\s*(?:import|export)\s[^'";]*?from\s+'([^']+)'/gm;
+const SIDE_EFFECT_IMPORT = /^\s*import\s+'([^']+)'/gm;
+
+/** The files a file imports, relative to the repository; the server package by name resolves to its sources. */
+function importsOf(root: string, file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const targets: string[] = [];
+  for (const pattern of [IMPORT, SIDE_EFFECT_IMPORT]) {
+    for (const match of text.matchAll(pattern)) {
+      const specifier = match[1]!;
+      if (specifier.startsWith('.')) targets.push(relative(root, resolve(dirname(file), specifier)));
+      else if (specifier === 'sluice' || specifier.startsWith('sluice/')) targets.push('packages/server/');
+    }
+  }
+  return targets;
+}
+
+interface Figures {
+  largest: [string, number][];
+  cycles: string[][];
+  crossLayer: string[];
+}
+
+/** The figures of the repository at `root` (this one by default). */
+export function measure(root = REPOSITORY): Figures {
+  const files = [join(root, 'packages/server/src'), join(root, 'packages/client/src')].flatMap((dir) =>
+    existsSync(dir) ? sourceFiles(dir) : [],
+  );
+  const graph = new Map<string, string[]>();
+  const lines: [string, number][] = [];
+  const crossLayer: string[] = [];
+  for (const file of files) {
+    const from = relative(root, file);
+    const targets = importsOf(root, file);
+    graph.set(
+      from,
+      targets.filter((target) => target.endsWith('.ts')),
+    );
+    lines.push([from, readFileSync(file, 'utf8').split('\n').length - 1]);
+    for (const [layer, forbidden] of Object.entries(FORBIDDEN)) {
+      if (!from.startsWith(layer)) continue;
+      for (const target of targets)
+        if (forbidden.some((prefix) => target.startsWith(prefix))) crossLayer.push(`${from} -> ${target}`);
+    }
+  }
+  lines.sort(([, a], [, b]) => b - a);
+  return { largest: lines.slice(0, 10), cycles: cyclesOf(graph), crossLayer };
+}
+
+/** Every strongly connected component of more than one file (Tarjan), each a set of files importing in a ring. */
+function cyclesOf(graph: Map<string, string[]>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const visit = (node: string) => {
+    index.set(node, counter);
+    low.set(node, counter);
+    counter++;
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!graph.has(next)) continue;
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(node, Math.min(low.get(node)!, index.get(next)!));
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1) components.push(component.sort());
+    }
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return components;
+}
+
+/** Prints the figures with --report; else fails (exit 1) on any cycle or cross-layer import. */
+function main(): void {
+  const figures = measure();
+  if (process.argv.includes('--report')) {
+    console.log('Largest files:');
+    for (const [file, count] of figures.largest) console.log(`  ${String(count).padStart(5)} ${file}`);
+    console.log(`Import cycles: ${figures.cycles.length}`);
+    for (const cycle of figures.cycles) console.log(`  ${cycle.join(' <-> ')}`);
+    console.log(`Cross-layer imports: ${figures.crossLayer.length}`);
+    for (const line of figures.crossLayer) console.log(`  ${line}`);
+  } else {
+    for (const cycle of figures.cycles) console.error(`import cycle: ${cycle.join(' <-> ')}`);
+    for (const line of figures.crossLayer) console.error(`cross-layer import: ${line}`);
+    if (figures.cycles.length > 0 || figures.crossLayer.length > 0) process.exit(1);
+    console.log('arch: no import cycles, no cross-layer imports');
+  }
+}
+
+if (process.argv[1] === new URL(import.meta.url).pathname) main();
