@@ -9,30 +9,38 @@ import type { QueueAttributes } from '../core/queue-attributes.ts';
  * All times are epoch milliseconds. A store never reads a clock: `now` always comes from the caller.
  */
 /**
- * The store cannot write now: its disk is full, its files are read-only, or the device failed. The write
- * was not acknowledged (it may or may not have been applied if only the final fsync failed), and reads
- * may still work; the server answers ServiceUnavailable and keeps running, so writes resume once the
- * condition clears.
+ * The store cannot work now: its disk is full, its files (or database) are read-only, the device failed, or
+ * the database server cannot be reached. The operation was not acknowledged (a write may or may not have
+ * been applied if only the final fsync or the commit's answer was lost), and reads may still work; the
+ * server answers ServiceUnavailable and keeps running, so requests succeed again once the condition clears.
  */
 export class StoreUnavailableError extends Error {
   constructor(
-    readonly reason: 'full' | 'read-only' | 'io',
+    readonly reason: 'full' | 'read-only' | 'io' | 'unreachable',
     options: { cause: unknown },
   ) {
-    super(
-      reason === 'full'
-        ? 'The server cannot store more data: its disk is full.'
-        : reason === 'read-only'
-          ? 'The server cannot store data: its data directory is read-only.'
-          : 'The server cannot store data: its disk reported an I/O error.',
-      options,
-    );
+    super(UNAVAILABLE_MESSAGES[reason], options);
     this.name = 'StoreUnavailableError';
   }
 }
 
+const UNAVAILABLE_MESSAGES: Record<StoreUnavailableError['reason'], string> = {
+  full: 'The server cannot store more data: its disk is full.',
+  'read-only': 'The server cannot store data: its data directory or database is read-only.',
+  io: 'The server cannot store data: its disk reported an I/O error.',
+  unreachable: 'The server cannot reach its database.',
+};
+
 /** Why a store is degraded, as `/health` names it. */
 export type StoreCondition = 'disk full' | 'read-only' | 'disk I/O error' | 'store unreachable';
+
+/** The `/health` condition each StoreUnavailableError reason stands for. */
+export const UNAVAILABLE_CONDITIONS: Record<StoreUnavailableError['reason'], StoreCondition> = {
+  full: 'disk full',
+  'read-only': 'read-only',
+  io: 'disk I/O error',
+  unreachable: 'store unreachable',
+};
 
 export interface Store {
   createQueue(queue: NewQueue): Promise<QueueRecord>;

@@ -28,6 +28,7 @@ import type {
   StoreCondition,
   StoredMessage,
 } from '../contract.ts';
+import { StoreUnavailableError } from '../contract.ts';
 import { type MessageState, receiptRefusal, visibilityChangeRefusal } from '../receipts.ts';
 import {
   type MessageRow,
@@ -122,7 +123,21 @@ export class PostgresStore implements Store {
   private busy = 0;
   private drained: Array<() => void> = [];
   /** Single statements outside a transaction, counted in `busy`. */
-  private readonly direct: Db = { query: (config) => this.track(() => this.pool.query(config)) };
+  private readonly direct: Db = {
+    query: (config) =>
+      this.track(async () => {
+        const client = await this.connect();
+        try {
+          const result = await client.query(config);
+          client.release();
+          return result;
+        } catch (error) {
+          // As pool.query does: a connection whose statement failed is not reused.
+          client.release(true);
+          throw error;
+        }
+      }),
+  };
 
   private constructor(options: PostgresStoreOptions) {
     this.pool = new pg.Pool({
@@ -1279,12 +1294,24 @@ export class PostgresStore implements Store {
     return true;
   }
 
+  /** Runs `work` counted in `busy`; the database's "cannot work now" errors become StoreUnavailableError. */
   private async track<T>(work: () => Promise<T>): Promise<T> {
     this.busy++;
     try {
       return await work();
+    } catch (error) {
+      throw unavailableOrSelf(error);
     } finally {
       if (--this.busy === 0) for (const resolve of this.drained.splice(0)) resolve();
+    }
+  }
+
+  /** A connection of the pool; failing to get one (refused, dropped, not allowed) means unreachable. */
+  private async connect(): Promise<pg.PoolClient> {
+    try {
+      return await this.pool.connect();
+    } catch (error) {
+      throw new StoreUnavailableError('unreachable', { cause: error });
     }
   }
 
@@ -1295,7 +1322,7 @@ export class PostgresStore implements Store {
 
   private async runTransaction<T>(work: (db: Db) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const client = await this.pool.connect();
+      const client = await this.connect();
       let broken = false;
       try {
         await client.query('BEGIN');
@@ -1313,6 +1340,49 @@ export class PostgresStore implements Store {
       }
     }
   }
+}
+
+/** SQLSTATEs of a database that cannot work now, by class (two characters) or in full. */
+const UNAVAILABLE_STATES: ReadonlyArray<readonly [string, StoreUnavailableError['reason']]> = [
+  ['53100', 'full'], // disk_full
+  ['25006', 'read-only'], // read_only_sql_transaction: a read-only database, or a standby after failover
+  ['58030', 'io'], // io_error
+  ['08', 'unreachable'], // connection exceptions
+  ['57P01', 'unreachable'], // admin_shutdown
+  ['57P02', 'unreachable'], // crash_shutdown
+  ['57P03', 'unreachable'], // cannot_connect_now (starting up, recovering)
+  ['53300', 'unreachable'], // too_many_connections
+];
+
+/** The socket errors of a connection to a database server that is gone or cannot be reached. */
+const UNREACHABLE_SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * PostgreSQL's and the network's "cannot work now" errors (disk full, read-only, I/O, connection lost)
+ * become the store's StoreUnavailableError, so the server answers 503 as it does for SQLite; any other
+ * error (a bug, a constraint) stays as it is.
+ */
+function unavailableOrSelf(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError || !(error instanceof Error)) return error;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    const state = UNAVAILABLE_STATES.find(([prefix]) => code.startsWith(prefix));
+    if (state) return new StoreUnavailableError(state[1], { cause: error });
+    if (UNREACHABLE_SOCKET_CODES.has(code)) return new StoreUnavailableError('unreachable', { cause: error });
+  }
+  // node-postgres's own errors for a connection that ended under a query carry no code.
+  if (/^Connection terminated/.test(error.message))
+    return new StoreUnavailableError('unreachable', { cause: error });
+  return error;
 }
 
 /** queue_activity's columns and the counts they hold. */

@@ -28,7 +28,7 @@ import type {
   StoreCondition,
   StoredMessage,
 } from '../contract.ts';
-import { StoreUnavailableError } from '../contract.ts';
+import { StoreUnavailableError, UNAVAILABLE_CONDITIONS } from '../contract.ts';
 import { type MessageState, receiptRefusal, visibilityChangeRefusal } from '../receipts.ts';
 import {
   type MessageRow,
@@ -72,12 +72,6 @@ type WriteKind = 'adds' | 'durable' | 'redeliverable';
 export const DEFAULT_DISK_RESERVE_BYTES = 64 * 1024 * 1024;
 /** Room the disk must have besides the reserve before sends resume after it was full, so they do not flap. */
 const ROOM_TO_RESUME_BYTES = 1024 * 1024;
-
-const CONDITIONS: Record<StoreUnavailableError['reason'], StoreCondition> = {
-  full: 'disk full',
-  'read-only': 'read-only',
-  io: 'disk I/O error',
-};
 
 export interface SqliteStoreOptions {
   /** Data directory; the database is `sluice.db` inside it. `:memory:` for a throwaway store. */
@@ -870,7 +864,7 @@ export class SqliteStore implements Store {
 
   async condition(): Promise<StoreCondition | undefined> {
     if (this.unavailable === 'full' && this.resumeAfterFullDisk()) this.unavailable = undefined;
-    return this.unavailable && CONDITIONS[this.unavailable];
+    return this.unavailable && UNAVAILABLE_CONDITIONS[this.unavailable];
   }
 
   /**
