@@ -1,14 +1,9 @@
 import { hash } from 'node:crypto';
+import type { MessageAttributes, MessageAttributeValue } from '../store/contract.ts';
 import { errors } from './errors.ts';
 import { hasOnlyAllowedCharacters, LIMITS } from './limits.ts';
 
-/** A message attribute as stored: binary values kept as base64, as on the JSON wire. */
-export interface MessageAttributeValue {
-  DataType: string;
-  StringValue?: string;
-  BinaryValue?: string;
-}
-export type MessageAttributes = Record<string, MessageAttributeValue>;
+export type { MessageAttributes, MessageAttributeValue };
 
 /** Letters of any script (SQS takes `attr.1øßä`), digits, `_`, `-` and `.`. */
 const NAME_CHARACTERS = /^[\p{L}0-9_.-]+$/u;

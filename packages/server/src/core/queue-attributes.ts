@@ -1,11 +1,8 @@
+import type { QueueAttributes } from '../store/contract.ts';
 import { errors } from './errors.ts';
 import { LIMITS } from './limits.ts';
 
-/**
- * The queue attributes a user can set, with SQS's defaults and ranges. Values are kept as the strings
- * SQS puts on the wire, so what a client set is what it reads back.
- */
-export type QueueAttributes = Record<string, string>;
+export type { QueueAttributes };
 
 interface IntegerAttribute {
   kind: 'integer';

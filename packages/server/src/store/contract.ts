@@ -1,6 +1,3 @@
-import type { MessageAttributes } from '../core/message-attributes.ts';
-import type { QueueAttributes } from '../core/queue-attributes.ts';
-
 /**
  * The storage contract. The core decides every SQS rule and passes its decisions in (times, limits,
  * targets); a store carries each operation out atomically and durably, so that what a caller was told
@@ -185,6 +182,20 @@ export interface Store {
   reset?(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * A queue's attributes as SQS puts them on the wire, by name (the core validates them and gives them their
+ * defaults): what a client set is what it reads back.
+ */
+export type QueueAttributes = Record<string, string>;
+
+/** A message attribute as stored: binary values kept as base64, as on the JSON wire. */
+export interface MessageAttributeValue {
+  DataType: string;
+  StringValue?: string;
+  BinaryValue?: string;
+}
+export type MessageAttributes = Record<string, MessageAttributeValue>;
 
 export interface NewQueue {
   name: string;
