@@ -302,15 +302,18 @@ export interface ReceiveRequest {
    * with what it claimed so far. The server bounds the message bytes its answers hold at once with it.
    */
   admit?: (bytes: number) => boolean;
-  deadLetter?: {
-    queueId: number;
-    maxReceiveCount: number;
-    sourceArn: string;
-    /** FIFO DLQs restart the retention clock; standard ones keep the original send time. */
-    resetSentAt: boolean;
-    /** The DLQ's retention period: the message expires that long after its (kept or restarted) send time. */
-    retentionMs: number;
-  };
+  deadLetter?: DeadLetterTarget;
+}
+
+/** Where a receive moves the messages received `maxReceiveCount` times already (the queue's redrive policy). */
+export interface DeadLetterTarget {
+  queueId: number;
+  maxReceiveCount: number;
+  sourceArn: string;
+  /** FIFO DLQs restart the retention clock; standard ones keep the original send time. */
+  resetSentAt: boolean;
+  /** The DLQ's retention period: the message expires that long after its (kept or restarted) send time. */
+  retentionMs: number;
 }
 
 export interface ReceiveResult {
