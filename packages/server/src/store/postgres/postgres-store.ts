@@ -195,7 +195,8 @@ export class PostgresStore implements Store {
       await store.ready;
     } catch (error) {
       await store.pool.end();
-      throw error;
+      // At start the database's own words (a wrong password, no such database) say more than "unreachable".
+      throw error instanceof StoreUnavailableError ? error.cause : error;
     }
     return store;
   }
