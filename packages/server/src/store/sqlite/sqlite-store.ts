@@ -1137,9 +1137,6 @@ function prepareStatements(db: Database.Database) {
       `INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES (?, ?, ?)
        ON CONFLICT DO UPDATE SET available_at = excluded.available_at`,
     ),
-    setGroupAvailableAt: db.prepare(
-      'UPDATE fifo_groups SET available_at = ? WHERE queue_id = ? AND group_id = ?',
-    ),
     forgetGroup: db.prepare('DELETE FROM fifo_groups WHERE queue_id = ? AND group_id = ?'),
     forgetGroups: db.prepare('DELETE FROM fifo_groups WHERE queue_id = ?'),
     availableGroups: db.prepare(
