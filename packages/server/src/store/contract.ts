@@ -1,39 +1,51 @@
 import type { MessageAttributes, QueueAttributes } from '../shared/sqs-values.ts';
 
 /**
- * The storage contract. The core decides every SQS rule and passes its decisions in (times, limits,
- * targets); a store carries each operation out atomically and durably, so that what a caller was told
- * succeeded is on disk. Every backend passes test/contract/store-contract.ts.
+ * The storage contract. The core decides the SQS rules of each request and passes its decisions in (times,
+ * limits, targets, receipt rules); a store carries each operation out atomically and durably, so that what a
+ * caller was told succeeded is on disk. What a receive and a move task's batch take must be decided inside
+ * the store's transaction, so both stores run the same plans for them (planner.ts) over their own statements.
+ * Every backend passes test/store/ (each operation, directly) and test/contract/ (SQS semantics, through the
+ * core).
  *
  * All times are epoch milliseconds. A store never reads a clock: `now` always comes from the caller.
  */
 /**
- * The store cannot write now: its disk is full, its files are read-only, or the device failed. The write
- * was not acknowledged (it may or may not have been applied if only the final fsync failed), and reads
- * may still work; the server answers ServiceUnavailable and keeps running, so writes resume once the
- * condition clears.
+ * The store cannot work now: its disk is full, its files (or database) are read-only, the device failed, or
+ * the database server cannot be reached. The operation was not acknowledged (a write may or may not have
+ * been applied if only the final fsync or the commit's answer was lost), and reads may still work; the
+ * server answers ServiceUnavailable and keeps running, so requests succeed again once the condition clears.
  */
 export class StoreUnavailableError extends Error {
   constructor(
-    readonly reason: 'full' | 'read-only' | 'io',
+    readonly reason: 'full' | 'read-only' | 'io' | 'unreachable',
     options: { cause: unknown },
   ) {
-    super(
-      reason === 'full'
-        ? 'The server cannot store more data: its disk is full.'
-        : reason === 'read-only'
-          ? 'The server cannot store data: its data directory is read-only.'
-          : 'The server cannot store data: its disk reported an I/O error.',
-      options,
-    );
+    super(UNAVAILABLE_MESSAGES[reason], options);
     this.name = 'StoreUnavailableError';
   }
 }
 
+const UNAVAILABLE_MESSAGES: Record<StoreUnavailableError['reason'], string> = {
+  full: 'The server cannot store more data: its disk is full.',
+  'read-only': 'The server cannot store data: its data directory or database is read-only.',
+  io: 'The server cannot store data: its disk reported an I/O error.',
+  unreachable: 'The server cannot reach its database.',
+};
+
 /** Why a store is degraded, as `/health` names it. */
 export type StoreCondition = 'disk full' | 'read-only' | 'disk I/O error' | 'store unreachable';
 
-export interface Store {
+/** The `/health` condition each StoreUnavailableError reason stands for. */
+export const UNAVAILABLE_CONDITIONS: Record<StoreUnavailableError['reason'], StoreCondition> = {
+  full: 'disk full',
+  'read-only': 'read-only',
+  io: 'disk I/O error',
+  unreachable: 'store unreachable',
+};
+
+/** Queues: their records, and the names of deleted ones. */
+export interface QueueStore {
   createQueue(queue: NewQueue): Promise<QueueRecord>;
   getQueue(name: string): Promise<QueueRecord | undefined>;
   /** Names in ascending order, after `afterName` when given, at most `limit`. */
@@ -44,7 +56,10 @@ export interface Store {
   deleteQueue(id: number, now: number): Promise<void>;
   /** When a queue of this name was last deleted, if the store still remembers. */
   queueDeletedAt(name: string): Promise<number | undefined>;
+}
 
+/** Messages: what every SQS message action does to them, and what the core's sweeps and counts need. */
+export interface MessageStore {
   /**
    * Stores the messages, in order; resolves once they are durable, with each message's id and seq. A message
    * whose `deduplication` key was stored in the same queue within its window is not stored again: its result
@@ -93,7 +108,12 @@ export interface Store {
   deleteExpired(now: number, limit: number): Promise<number>;
   /** When the queue's next message to expire does so (retention), if it has any. */
   nextExpiryAt(queueId: number, now: number): Promise<number | undefined>;
+  /** The seq of the queue's newest message, 0 if it has none. */
+  lastSeq(queueId: number): Promise<number>;
+}
 
+/** Message move tasks (StartMessageMoveTask and the rest) and their batches. */
+export interface MoveTaskStore {
   /**
    * Records a new move task, unless the source already has one RUNNING or CANCELLING (checked and recorded
    * atomically): then returns undefined. `upToSeq` is the source's highest message seq at the start.
@@ -116,9 +136,10 @@ export interface Store {
    * the first message `route` has no destination for, and names its origin in `unroutable`.
    */
   moveMessages(request: MoveRequest): Promise<MoveOutcome>;
-  /** The seq of the queue's newest message, 0 if it has none. */
-  lastSeq(queueId: number): Promise<number>;
+}
 
+/** The queues' history (the console's charts, `sluice stats`); nothing here is needed for delivery. */
+export interface HistoryStore {
   /** Adds one history sample per queue (the console's charts and `sluice stats`); not needed for delivery. */
   recordQueueSamples(samples: QueueSample[]): Promise<void>;
   /** The queue's samples taken at or after `since`, oldest first. */
@@ -135,6 +156,13 @@ export interface Store {
    * exactly one take, this one or the next.
    */
   takeQueueActivity(): Promise<QueueActivityCounts[]>;
+}
+
+/**
+ * What the nodes sharing a store share besides queues: state the lease holder computes, wakes, leases. A
+ * single-process store keeps the state and leaves the rest out.
+ */
+export interface ClusterStore {
   /**
    * Replaces the named document of cluster state: what the lease holder computes for every node to read
    * (the DLQ alarm states), and a new holder resumes from.
@@ -142,16 +170,6 @@ export interface Store {
   saveClusterState(name: string, value: string): Promise<void>;
   /** The named document as last saved, if any. */
   clusterState(name: string): Promise<string | undefined>;
-  /**
-   * Bytes the store's data takes, for `--max-stored-bytes`; optional, so a backend without a cheap answer
-   * can leave it out (the cap then cannot be set on it).
-   */
-  storedBytes?(): Promise<number>;
-  /**
-   * What keeps the store from working normally now, for `/health`; undefined when nothing does. Optional: a
-   * store that cannot tell leaves it out and is reported ok.
-   */
-  condition?(): Promise<StoreCondition | undefined>;
   /**
    * For stores shared by several servers (nodes): calls `wake` when another node may have made messages of
    * the queue visible (a send, a visibility change to 0, a move), or with undefined when any queue may have,
@@ -167,6 +185,20 @@ export interface Store {
   claimLease?(name: string, holder: string, ttlMs: number): Promise<boolean>;
   /** Gives the lease up at once if `holder` holds it (a clean shutdown), so another node takes over now. */
   releaseLease?(name: string, holder: string): Promise<void>;
+}
+
+/** The store as a whole: its size, its health, a reset, its end. */
+export interface StoreLifecycle {
+  /**
+   * Bytes the store's data takes, for `--max-stored-bytes`; optional, so a backend without a cheap answer
+   * can leave it out (the cap then cannot be set on it).
+   */
+  storedBytes?(): Promise<number>;
+  /**
+   * What keeps the store from working normally now, for `/health`; undefined when nothing does. Optional: a
+   * store that cannot tell leaves it out and is reported ok.
+   */
+  condition?(): Promise<StoreCondition | undefined>;
   /**
    * Forgets everything, as a fresh store would hold nothing: queues, messages, deleted-queue names, purge
    * times, deduplication and attempt ids, move tasks, history samples, activity and cluster state (test
@@ -176,6 +208,9 @@ export interface Store {
   reset?(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Every part of the contract: what a backend implements and the server is wired with. */
+export type Store = QueueStore & MessageStore & MoveTaskStore & HistoryStore & ClusterStore & StoreLifecycle;
 
 export interface NewQueue {
   name: string;
@@ -282,15 +317,18 @@ export interface ReceiveRequest {
    * with what it claimed so far. The server bounds the message bytes its answers hold at once with it.
    */
   admit?: (bytes: number) => boolean;
-  deadLetter?: {
-    queueId: number;
-    maxReceiveCount: number;
-    sourceArn: string;
-    /** FIFO DLQs restart the retention clock; standard ones keep the original send time. */
-    resetSentAt: boolean;
-    /** The DLQ's retention period: the message expires that long after its (kept or restarted) send time. */
-    retentionMs: number;
-  };
+  deadLetter?: DeadLetterTarget;
+}
+
+/** Where a receive moves the messages received `maxReceiveCount` times already (the queue's redrive policy). */
+export interface DeadLetterTarget {
+  queueId: number;
+  maxReceiveCount: number;
+  sourceArn: string;
+  /** FIFO DLQs restart the retention clock; standard ones keep the original send time. */
+  resetSentAt: boolean;
+  /** The DLQ's retention period: the message expires that long after its (kept or restarted) send time. */
+  retentionMs: number;
 }
 
 export interface ReceiveResult {

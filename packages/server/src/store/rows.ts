@@ -181,14 +181,6 @@ export function messageRowBytes(row: MessageRow): number {
   return row.body.length + (row.message_attributes?.length ?? 0) + (row.system_attributes?.length ?? 0);
 }
 
-/** A receive has claimed `target` messages, or the server's admit refused the next one. */
-export function receiveFull(
-  progress: { claimed: readonly unknown[]; refused: boolean },
-  target: number,
-): boolean {
-  return progress.refused || progress.claimed.length >= target;
-}
-
 export function toMessage(row: MessageRow): StoredMessage {
   return {
     seq: row.seq,

@@ -28,18 +28,26 @@ import type {
   StoreCondition,
   StoredMessage,
 } from '../contract.ts';
+import { StoreUnavailableError } from '../contract.ts';
+import { runAwaiting } from '../plan.ts';
+import {
+  type AttemptClaims,
+  moveBatchPlan,
+  type PlanSteps,
+  rebuildGroups,
+  receivePlan,
+  refreshGroup,
+  refreshGroupsOf,
+} from '../planner.ts';
 import { type MessageState, receiptRefusal, visibilityChangeRefusal } from '../receipts.ts';
 import {
   type MessageRow,
   type MoveTaskRow,
-  messageRowBytes,
   type NewMessageRow,
   newMessageRow,
   type QueueRow,
-  receiveFull,
   type SampleRow,
   sampleRow,
-  toMessage,
   toMoveTask,
   toQueue,
   toSample,
@@ -71,21 +79,6 @@ interface Db {
   query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>>;
 }
 
-/** What one receive has claimed and moved so far, while it picks its messages. */
-interface ReceiveProgress {
-  request: ReceiveRequest;
-  claimed: StoredMessage[];
-  /** Rows looked at: a message claimed with a zero visibility timeout is still visible and must not be claimed twice. */
-  seen: Set<number>;
-  moved: number;
-  /** The server's admit refused the next message: the receive ends with what it claimed. */
-  refused: boolean;
-}
-
-/** How many fair-queue tenants one receive looks at, least recently served first. */
-const TENANTS_PER_RECEIVE = 32;
-/** How many available FIFO groups one receive looks at. */
-const GROUPS_PER_RECEIVE = 32;
 /** pg_advisory_xact_lock key under which nodes starting together take turns to migrate. */
 const MIGRATION_LOCK = 7_405_931_001;
 /** Deadlocks (two transactions locking groups in opposite orders) and serialization failures: run again. */
@@ -124,14 +117,28 @@ export class PostgresStore implements Store, TriageStore {
   private busy = 0;
   private drained: Array<() => void> = [];
   /** Single statements outside a transaction, counted in `busy`. */
-  private readonly direct: Db = { query: (config) => this.track(() => this.pool.query(config)) };
+  private readonly direct: Db = {
+    query: (config) =>
+      this.track(async () => {
+        const client = await this.connect();
+        try {
+          const result = await client.query(config);
+          client.release();
+          return result;
+        } catch (error) {
+          // As pool.query does: a connection whose statement failed is not reused.
+          client.release(true);
+          throw error;
+        }
+      }),
+  };
   private readonly triage = new PostgresTriage({
     direct: this.direct,
     transaction: (work) => this.transaction(work),
     removeRow: async (db, row) => {
       await run(db, 'DELETE FROM messages WHERE seq = $1', [row.seq]);
       if (row.group_id !== null && (await this.isFifo(row.queue_id)))
-        await this.refreshGroup(db, row.queue_id, row.group_id);
+        await runAwaiting(refreshGroup(this.steps(db), row.queue_id, row.group_id));
     },
     insertMessage: async (db, queueId, message) => {
       if (await this.isFifo(queueId)) {
@@ -209,7 +216,8 @@ export class PostgresStore implements Store, TriageStore {
       await store.ready;
     } catch (error) {
       await store.pool.end();
-      throw error;
+      // At start the database's own words (a wrong password, no such database) say more than "unreachable".
+      throw error instanceof StoreUnavailableError ? error.cause : error;
     }
     return store;
   }
@@ -281,7 +289,7 @@ export class PostgresStore implements Store, TriageStore {
           'UPDATE messages SET visible_at = sent_at + $1 WHERE queue_id = $2 AND receive_count = 0',
           [changes.waitingDelayMs, id],
         );
-        await this.rebuildGroups(db, id);
+        await runAwaiting(rebuildGroups(this.steps(db), id));
         await this.announce(db, [id]);
       }
       return toQueue(rows[0]);
@@ -463,264 +471,228 @@ export class PostgresStore implements Store, TriageStore {
   }
 
   async receiveMessages(request: ReceiveRequest): Promise<ReceiveResult> {
-    const fifo = await this.isFifo(request.queueId);
-    const deadLetterFifo = request.deadLetter ? await this.isFifo(request.deadLetter.queueId) : false;
+    // Known before the transaction, so that it does not wait for another connection.
+    const kinds = {
+      fifo: await this.isFifo(request.queueId),
+      deadLetterFifo: request.deadLetter !== undefined && (await this.isFifo(request.deadLetter.queueId)),
+    };
     return this.transaction(async (db) => {
-      if (await this.inFlightAtLeast(db, request.queueId, request.now, request.maxInFlight))
-        return { messages: [], overLimit: true, movedToDeadLetter: 0 };
-      if (fifo && request.attempt) {
-        await run(db, 'SELECT pg_advisory_xact_lock($1, hashtext($2))', [
-          request.queueId,
-          `attempt\n${request.attempt.id}`,
-        ]);
-        const repeated = await this.repeatAttempt(db, request);
-        if (repeated) return { messages: repeated, overLimit: false, movedToDeadLetter: 0 };
-      }
-      const progress: ReceiveProgress = { request, claimed: [], seen: new Set(), moved: 0, refused: false };
-      if (fifo) await this.claimFromGroups(db, progress, deadLetterFifo);
-      else await this.claimByTenant(db, progress, deadLetterFifo);
-      await this.writeClaims(db, request, progress.claimed);
-      if (fifo && request.attempt && progress.claimed.length > 0) {
-        const claims = progress.claimed.map((message) => [message.seq, message.receiveCount]);
-        await run(
-          db,
-          `INSERT INTO receive_attempts (queue_id, attempt_id, claims, expires_at) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (queue_id, attempt_id) DO UPDATE SET claims = excluded.claims, expires_at = excluded.expires_at`,
-          [request.queueId, request.attempt.id, JSON.stringify(claims), request.attempt.expiresAt],
-        );
-      }
-      if (progress.moved > 0 && request.deadLetter) await this.announce(db, [request.deadLetter.queueId]);
-      return { messages: progress.claimed, overLimit: false, movedToDeadLetter: progress.moved };
+      const result = await runAwaiting(receivePlan(this.steps(db), request, kinds));
+      if (result.movedToDeadLetter > 0 && request.deadLetter)
+        await this.announce(db, [request.deadLetter.queueId]);
+      return result;
     });
   }
 
   /**
-   * Claims rows in the order `candidates` gives them until `target` messages are claimed. Dead-letter moves do
-   * not count towards it: after a pass that moved some, look again so the receive still returns the live
-   * messages behind them.
+   * The statements the shared plans (planner.ts) decide with, in the transaction `db`. Receivers on several
+   * nodes never wait for each other: they skip the message and group rows another one holds.
    */
-  private async claimInOrder(
-    db: Db,
-    progress: ReceiveProgress,
-    target: number,
-    deadLetterFifo: boolean,
-    candidates: (limit: number) => Promise<MessageRow[]>,
-  ): Promise<void> {
-    for (let movedInPass = 1; movedInPass > 0 && !receiveFull(progress, target); ) {
-      movedInPass = 0;
-      for (const row of await candidates(target - progress.claimed.length + progress.seen.size)) {
-        if (progress.seen.has(row.seq) || receiveFull(progress, target)) continue;
-        if ((await this.claimOrMove(db, progress, row, deadLetterFifo)) === 'moved') movedInPass++;
-      }
-    }
-  }
-
-  /** The one place a receive takes a message: it is claimed, or moved to the dead-letter queue. */
-  private async claimOrMove(
-    db: Db,
-    progress: ReceiveProgress,
-    row: MessageRow,
-    deadLetterFifo: boolean,
-  ): Promise<'claimed' | 'moved' | 'refused'> {
-    const { request } = progress;
-    progress.seen.add(row.seq);
-    const deadLetter = request.deadLetter;
-    if (deadLetter && row.receive_count >= deadLetter.maxReceiveCount) {
-      if (row.group_id !== null && deadLetterFifo) await this.lockGroup(db, deadLetter.queueId, row.group_id);
-      await run(
-        db,
-        `UPDATE messages SET queue_id = $2, visible_at = $3, receipt_token = NULL, delivery_started_at = NULL,
-           dead_letter_source_arn = $4,
-           sent_at = CASE WHEN $5 THEN $3 ELSE sent_at END,
-           expires_at = CASE WHEN $5 THEN $3 ELSE sent_at END + $6
-         WHERE seq = $1`,
-        [
-          row.seq,
-          deadLetter.queueId,
-          request.now,
-          deadLetter.sourceArn,
-          deadLetter.resetSentAt,
-          deadLetter.retentionMs,
-        ],
-      );
-      if (row.group_id !== null) {
-        if (deadLetterFifo) await this.refreshGroup(db, deadLetter.queueId, row.group_id);
-        else await this.noteTenants(db, deadLetter.queueId, [row.group_id]);
-      }
-      progress.moved++;
-      return 'moved';
-    }
-    if (request.admit && !request.admit(messageRowBytes(row))) {
-      progress.refused = true;
-      return 'refused';
-    }
-    const claim = {
-      visible_at: request.visibleUntil,
-      receive_count: row.receive_count + 1,
-      first_received_at: row.first_received_at ?? request.now,
-      receipt_token: row.receipt_token ?? request.newReceiptToken(),
-      delivery_started_at: request.now,
-    };
-    // Written with the receive's other claims in one statement (writeClaims); the row is locked meanwhile.
-    progress.claimed.push(toMessage({ ...row, ...claim }));
-    return 'claimed';
-  }
-
-  /**
-   * Records the receive's claims, all in one statement. Until then nothing in the transaction reads the claimed
-   * rows again: a receive looks at each row once (`seen`), and a FIFO group's row is set from the claims.
-   */
-  private async writeClaims(db: Db, request: ReceiveRequest, claimed: StoredMessage[]): Promise<void> {
-    if (claimed.length === 0) return;
-    await run(
-      db,
-      `UPDATE messages m SET visible_at = $1, delivery_started_at = $2, receive_count = c.receive_count,
-         first_received_at = c.first_received_at, receipt_token = c.receipt_token
-       FROM unnest($3::bigint[], $4::integer[], $5::bigint[], $6::text[])
-         AS c(seq, receive_count, first_received_at, receipt_token)
-       WHERE m.seq = c.seq`,
-      [
-        request.visibleUntil,
-        request.now,
-        claimed.map((message) => message.seq),
-        claimed.map((message) => message.receiveCount),
-        claimed.map((message) => message.firstReceivedAt),
-        claimed.map((message) => message.receiptToken),
-      ],
-    );
-  }
-
-  /**
-   * Standard queues. Without tenants, oldest visibility first. With tenants (fair queues), the least recently
-   * served tenants take turns, each up to an equal share of what is left to claim. Rows another receiver
-   * holds are skipped, not waited for.
-   */
-  private async claimByTenant(db: Db, progress: ReceiveProgress, deadLetterFifo: boolean): Promise<void> {
-    const { request } = progress;
-    const oldest = async (limit: number) =>
+  private steps(db: Db): PlanSteps {
+    const rows = async <R extends pg.QueryResultRow>(text: string, values: unknown[]) =>
+      (await run<R>(db, text, values)).rows;
+    const count = async (condition: string, queueId: number, now: number, limit: number) =>
       (
-        await run<MessageRow>(
-          db,
+        await rows<{ n: number }>(
+          `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = $1 AND visible_at > $2 ${condition}
+           LIMIT $3) AS invisible`,
+          [queueId, now, limit],
+        )
+      )[0]!.n;
+    const done = async (text: string, values: unknown[]) => {
+      await run(db, text, values);
+    };
+    return {
+      // Counting invisible index entries first bounds the in-flight count from above without reading rows.
+      inFlightUpperBound: (queueId, now, limit) => count('', queueId, now, limit),
+      countInFlight: (queueId, now, limit) => count('AND receive_count > 0', queueId, now, limit),
+      visible: (queueId, now, limit) =>
+        rows<MessageRow>(
           `SELECT * FROM messages WHERE queue_id = $1 AND visible_at <= $2 AND expires_at > $2
            ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED`,
-          [request.queueId, request.now, limit],
-        )
-      ).rows;
-    const tenants = (
-      await run<{ tenant: string }>(
-        db,
-        'SELECT tenant FROM fair_tenants WHERE queue_id = $1 ORDER BY served_at, tenant LIMIT $2',
-        [request.queueId, TENANTS_PER_RECEIVE],
-      )
-    ).rows.map((row) => row.tenant);
-    if (tenants.length === 1 && tenants[0] === '') await this.forgetTenant(db, request.queueId, '');
-    if (tenants.length <= 1) {
-      await this.claimInOrder(db, progress, request.max, deadLetterFifo, oldest);
-      return;
-    }
-    let turn = tenants;
-    while (turn.length > 0 && !receiveFull(progress, request.max)) {
-      const share = Math.ceil((request.max - progress.claimed.length) / turn.length);
-      const again: string[] = [];
-      for (const tenant of turn) {
-        if (receiveFull(progress, request.max)) break;
-        const before = progress.claimed.length;
-        const target = Math.min(request.max, before + share);
-        await this.claimInOrder(db, progress, target, deadLetterFifo, async (limit) => {
-          const { rows } = await run<MessageRow>(
-            db,
-            `SELECT * FROM messages WHERE queue_id = $1 AND group_id = $2 AND visible_at <= $3 AND expires_at > $3
-             ORDER BY visible_at, seq LIMIT $4 FOR UPDATE SKIP LOCKED`,
-            [request.queueId, tenant, request.now, limit],
-          );
-          return rows;
-        });
-        await run(
-          db,
+          [queueId, now, limit],
+        ),
+      visibleOfTenant: (queueId, tenant, now, limit) =>
+        rows<MessageRow>(
+          `SELECT * FROM messages WHERE queue_id = $1 AND group_id = $2 AND visible_at <= $3 AND expires_at > $3
+           ORDER BY visible_at, seq LIMIT $4 FOR UPDATE SKIP LOCKED`,
+          [queueId, tenant, now, limit],
+        ),
+      tenantsToServe: async (queueId, limit) =>
+        (
+          await rows<{ tenant: string }>(
+            'SELECT tenant FROM fair_tenants WHERE queue_id = $1 ORDER BY served_at, tenant LIMIT $2',
+            [queueId, limit],
+          )
+        ).map((row) => row.tenant),
+      serveTenant: (queueId, tenant) =>
+        done(
           "UPDATE fair_tenants SET served_at = nextval('fair_tenant_turns') WHERE queue_id = $1 AND tenant = $2",
-          [request.queueId, tenant],
+          [queueId, tenant],
+        ),
+      tenantHasMessages: async (queueId, tenant) =>
+        (
+          await rows('SELECT 1 FROM messages WHERE queue_id = $1 AND group_id = $2 LIMIT 1', [
+            queueId,
+            tenant,
+          ])
+        ).length > 0,
+      forgetTenant: (queueId, tenant) =>
+        done('DELETE FROM fair_tenants WHERE queue_id = $1 AND tenant = $2', [queueId, tenant]),
+      // One statement.
+      noteTenant: (queueId, tenant) =>
+        done(
+          `WITH added AS (
+             INSERT INTO fair_tenants (queue_id, tenant, served_at) SELECT $1, unnest($2::text[]), 0
+             ON CONFLICT DO NOTHING RETURNING tenant)
+           UPDATE messages SET group_id = '' WHERE queue_id = $1 AND group_id IS NULL
+             AND EXISTS (SELECT 1 FROM added WHERE tenant = '')`,
+          [queueId, [tenant, '']],
+        ),
+      hasTenants: async (queueId) =>
+        (await rows('SELECT 1 FROM fair_tenants WHERE queue_id = $1 LIMIT 1', [queueId])).length > 0,
+      availableGroups: async (queueId, now, limit) =>
+        (
+          await rows<{ group_id: string }>(
+            `SELECT group_id FROM fifo_groups WHERE queue_id = $1 AND available_at <= $2
+             ORDER BY available_at, group_id LIMIT $3 FOR UPDATE SKIP LOCKED`,
+            [queueId, now, limit],
+          )
+        ).map((row) => row.group_id),
+      groupMessages: (queueId, groupId, limit) =>
+        rows<MessageRow>(
+          'SELECT * FROM messages WHERE queue_id = $1 AND group_id = $2 ORDER BY seq LIMIT $3',
+          [queueId, groupId, limit],
+        ),
+      lockGroup: (queueId, groupId) => this.lockGroup(db, queueId, groupId),
+      groupHeadVisibleAt: async (queueId, groupId) =>
+        (
+          await rows<{ visible_at: number }>(
+            'SELECT visible_at FROM messages WHERE queue_id = $1 AND group_id = $2 ORDER BY seq LIMIT 1',
+            [queueId, groupId],
+          )
+        )[0]?.visible_at,
+      setGroupAvailableAt: (queueId, groupId, at) =>
+        done(
+          `INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES ($1, $2, $3)
+           ON CONFLICT (queue_id, group_id) DO UPDATE SET available_at = excluded.available_at`,
+          [queueId, groupId, at],
+        ),
+      addGroupIfAbsent: (queueId, groupId, at) =>
+        done(
+          `INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES ($1, $2, $3)
+           ON CONFLICT DO NOTHING`,
+          [queueId, groupId, at],
+        ),
+      forgetGroup: (queueId, groupId) =>
+        done('DELETE FROM fifo_groups WHERE queue_id = $1 AND group_id = $2', [queueId, groupId]),
+      rebuildGroupRows: async (queueId) => {
+        await done('DELETE FROM fifo_groups WHERE queue_id = $1', [queueId]);
+        await done(
+          `INSERT INTO fifo_groups (queue_id, group_id, available_at)
+           SELECT DISTINCT ON (group_id) queue_id, group_id, visible_at FROM messages
+           WHERE queue_id = $1 AND group_id IS NOT NULL ORDER BY group_id, seq`,
+          [queueId],
         );
-        const got = progress.claimed.length - before;
-        if (got === share) again.push(tenant);
-        else if (got === 0) {
-          const { rowCount } = await run(
-            db,
-            'SELECT 1 FROM messages WHERE queue_id = $1 AND group_id = $2 LIMIT 1',
-            [request.queueId, tenant],
-          );
-          if (rowCount === 0) await this.forgetTenant(db, request.queueId, tenant);
-        }
-      }
-      turn = again;
-    }
-  }
-
-  /**
-   * FIFO queues: groups whose oldest message is visible, the one visible longest first; from each, its
-   * messages in order from the oldest, up to the first one that is not visible. A group another receiver
-   * holds is skipped.
-   */
-  private async claimFromGroups(db: Db, progress: ReceiveProgress, deadLetterFifo: boolean): Promise<void> {
-    const { request } = progress;
-    const { rows: groups } = await run<{ group_id: string }>(
-      db,
-      `SELECT group_id FROM fifo_groups WHERE queue_id = $1 AND available_at <= $2
-       ORDER BY available_at, group_id LIMIT $3 FOR UPDATE SKIP LOCKED`,
-      [request.queueId, request.now, GROUPS_PER_RECEIVE],
-    );
-    for (const { group_id: groupId } of groups) {
-      if (receiveFull(progress, request.max)) break;
-      const { rows } = await run<MessageRow>(
-        db,
-        'SELECT * FROM messages WHERE queue_id = $1 AND group_id = $2 ORDER BY seq LIMIT $3',
-        [request.queueId, groupId, request.max - progress.claimed.length + 1],
-      );
-      let claimedHere = 0;
-      for (const row of rows) {
-        if (receiveFull(progress, request.max)) break;
-        // Expired but not yet swept: gone for receivers, and not in the group's way.
-        if (row.expires_at <= request.now) continue;
-        if (row.visible_at > request.now) break;
-        if ((await this.claimOrMove(db, progress, row, deadLetterFifo)) === 'claimed') claimedHere++;
-      }
-      // The group's oldest message is in flight now (or expired, and swept soon).
-      if (claimedHere > 0)
-        await run(db, 'UPDATE fifo_groups SET available_at = $1 WHERE queue_id = $2 AND group_id = $3', [
-          request.visibleUntil,
-          request.queueId,
-          groupId,
-        ]);
-      else await this.refreshGroup(db, request.queueId, groupId);
-    }
-  }
-
-  /** A retried FIFO receive: the messages its first attempt claimed that were not received again since. */
-  private async repeatAttempt(db: Db, request: ReceiveRequest): Promise<StoredMessage[] | undefined> {
-    const { rows: records } = await run<{ claims: string }>(
-      db,
-      'SELECT claims FROM receive_attempts WHERE queue_id = $1 AND attempt_id = $2 AND expires_at > $3',
-      [request.queueId, request.attempt!.id, request.now],
-    );
-    if (!records[0]) return undefined;
-    const claims = JSON.parse(records[0].claims) as Array<[number, number]>;
-    const { rows } = await run<MessageRow>(
-      db,
-      `UPDATE messages m SET visible_at = $2
-       FROM unnest($3::bigint[], $4::integer[]) AS c(seq, receive_count)
-       WHERE m.seq = c.seq AND m.queue_id = $1 AND m.receive_count = c.receive_count
-       RETURNING m.*`,
-      [
-        request.queueId,
-        request.visibleUntil,
-        claims.map(([seq]) => seq),
-        claims.map(([, receiveCount]) => receiveCount),
-      ],
-    );
-    if (rows.length === 0) return undefined;
-    rows.sort((a, b) => a.seq - b.seq);
-    for (const groupId of new Set(rows.map((row) => row.group_id)))
-      if (groupId !== null) await this.refreshGroup(db, request.queueId, groupId);
-    return rows.map(toMessage);
+      },
+      isFifo: (queueId) => this.isFifo(queueId),
+      // One statement for all the receive's claims.
+      writeClaims: (request, claimed) =>
+        done(
+          `UPDATE messages m SET visible_at = $1, delivery_started_at = $2, receive_count = c.receive_count,
+             first_received_at = c.first_received_at, receipt_token = c.receipt_token
+           FROM unnest($3::bigint[], $4::integer[], $5::bigint[], $6::text[])
+             AS c(seq, receive_count, first_received_at, receipt_token)
+           WHERE m.seq = c.seq`,
+          [
+            request.visibleUntil,
+            request.now,
+            claimed.map((message) => message.seq),
+            claimed.map((message) => message.receiveCount),
+            claimed.map((message) => message.firstReceivedAt),
+            claimed.map((message) => message.receiptToken),
+          ],
+        ),
+      moveToDeadLetter: (seq, deadLetter, now) =>
+        done(
+          `UPDATE messages SET queue_id = $2, visible_at = $3, receipt_token = NULL, delivery_started_at = NULL,
+             dead_letter_source_arn = $4,
+             sent_at = CASE WHEN $5 THEN $3 ELSE sent_at END,
+             expires_at = CASE WHEN $5 THEN $3 ELSE sent_at END + $6
+           WHERE seq = $1`,
+          [
+            seq,
+            deadLetter.queueId,
+            now,
+            deadLetter.sourceArn,
+            deadLetter.resetSentAt,
+            deadLetter.retentionMs,
+          ],
+        ),
+      attemptClaims: async (queueId, attemptId, now) => {
+        // Two nodes retrying one attempt at once: the second waits here and then finds the first's claims.
+        await done('SELECT pg_advisory_xact_lock($1, hashtext($2))', [queueId, `attempt\n${attemptId}`]);
+        const [record] = await rows<{ claims: string }>(
+          'SELECT claims FROM receive_attempts WHERE queue_id = $1 AND attempt_id = $2 AND expires_at > $3',
+          [queueId, attemptId, now],
+        );
+        return record && (JSON.parse(record.claims) as AttemptClaims);
+      },
+      reclaim: (queueId, claims, visibleUntil) =>
+        rows<MessageRow>(
+          `UPDATE messages m SET visible_at = $2
+           FROM unnest($3::bigint[], $4::integer[]) AS c(seq, receive_count)
+           WHERE m.seq = c.seq AND m.queue_id = $1 AND m.receive_count = c.receive_count
+           RETURNING m.*`,
+          [queueId, visibleUntil, claims.map(([seq]) => seq), claims.map(([, receiveCount]) => receiveCount)],
+        ),
+      rememberAttempt: (queueId, attempt, claims) =>
+        done(
+          `INSERT INTO receive_attempts (queue_id, attempt_id, claims, expires_at) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (queue_id, attempt_id) DO UPDATE SET claims = excluded.claims, expires_at = excluded.expires_at`,
+          [queueId, attempt.id, JSON.stringify(claims), attempt.expiresAt],
+        ),
+      lockMoveTask: async (handle) =>
+        (await rows<MoveTaskRow>('SELECT * FROM move_tasks WHERE handle = $1 FOR UPDATE', [handle]))[0],
+      movable: (queueId, options) =>
+        rows<MessageRow>(
+          `SELECT * FROM messages m WHERE queue_id = $1 AND seq <= $2 AND visible_at <= $3 AND expires_at > $3
+           ${
+             options.fifo
+               ? `AND NOT EXISTS (SELECT 1 FROM messages e WHERE e.queue_id = m.queue_id AND e.group_id = m.group_id
+                    AND e.seq < m.seq AND e.visible_at > $3)`
+               : ''
+           }
+           ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED`,
+          [queueId, options.upToSeq, options.now, options.limit],
+        ),
+      insertMoved: (seq, destination, moved) =>
+        done(
+          `INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
+             md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at,
+             group_id, deduplication_id)
+           SELECT $2, $3, body, message_attributes, system_attributes, md5_of_body, md5_of_message_attributes,
+             md5_of_system_attributes, sender_id, $4, $5, $6, $7, deduplication_id
+           FROM messages WHERE seq = $1`,
+          [
+            seq,
+            destination.queueId,
+            moved.messageId,
+            moved.now,
+            destination.visibleAt,
+            destination.expiresAt,
+            moved.groupId,
+          ],
+        ),
+      deleteMessage: (seq) => done('DELETE FROM messages WHERE seq = $1', [seq]),
+      addMoved: async (handle, moved) =>
+        (
+          await rows<MoveTaskRow>('UPDATE move_tasks SET moved = moved + $1 WHERE handle = $2 RETURNING *', [
+            moved,
+            handle,
+          ])
+        )[0]!,
+    };
   }
 
   private async isFifo(queueId: number): Promise<boolean> {
@@ -735,88 +707,12 @@ export class PostgresStore implements Store, TriageStore {
     return fifo;
   }
 
-  private async hasTenants(db: Db, queueId: number): Promise<boolean> {
-    const { rowCount } = await run(db, 'SELECT 1 FROM fair_tenants WHERE queue_id = $1 LIMIT 1', [queueId]);
-    return (rowCount ?? 0) > 0;
-  }
-
-  /**
-   * A fair queue's tenants, and '' for its messages without a group, once any message names a tenant; the
-   * queue's messages without a group join the tenant '' then. One statement.
-   */
-  private async noteTenants(db: Db, queueId: number, tenants: string[]): Promise<void> {
-    await run(
-      db,
-      `WITH added AS (
-         INSERT INTO fair_tenants (queue_id, tenant, served_at) SELECT $1, unnest($2::text[]), 0
-         ON CONFLICT DO NOTHING RETURNING tenant)
-       UPDATE messages SET group_id = '' WHERE queue_id = $1 AND group_id IS NULL
-         AND EXISTS (SELECT 1 FROM added WHERE tenant = '')`,
-      [queueId, [...tenants, '']],
-    );
-  }
-
-  private async forgetTenant(db: Db, queueId: number, tenant: string): Promise<void> {
-    await run(db, 'DELETE FROM fair_tenants WHERE queue_id = $1 AND tenant = $2', [queueId, tenant]);
-  }
-
   /** Waits for the FIFO group's row lock (held by a receive taking from it); a group without a row locks nothing. */
   private async lockGroup(db: Db, queueId: number, groupId: string): Promise<void> {
     await run(db, 'SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND group_id = $2 FOR UPDATE', [
       queueId,
       groupId,
     ]);
-  }
-
-  /**
-   * Recomputes when a FIFO group can next be received from: when its oldest message is visible (SQS: the first
-   * message in flight holds back the ones after it, not the ones before); an empty group loses its row. Locks
-   * the row first, so a send to the group committing meanwhile is seen.
-   */
-  private async refreshGroup(db: Db, queueId: number, groupId: string): Promise<void> {
-    await this.lockGroup(db, queueId, groupId);
-    const { rows } = await run<{ visible_at: number }>(
-      db,
-      'SELECT visible_at FROM messages WHERE queue_id = $1 AND group_id = $2 ORDER BY seq LIMIT 1',
-      [queueId, groupId],
-    );
-    if (!rows[0]) {
-      await run(db, 'DELETE FROM fifo_groups WHERE queue_id = $1 AND group_id = $2', [queueId, groupId]);
-      return;
-    }
-    await run(
-      db,
-      `INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES ($1, $2, $3)
-       ON CONFLICT (queue_id, group_id) DO UPDATE SET available_at = excluded.available_at`,
-      [queueId, groupId, rows[0].visible_at],
-    );
-  }
-
-  /** After a change to many of a FIFO queue's messages at once (purge, new delay). */
-  private async rebuildGroups(db: Db, queueId: number): Promise<void> {
-    if (!(await this.isFifo(queueId))) return;
-    await run(db, 'DELETE FROM fifo_groups WHERE queue_id = $1', [queueId]);
-    await run(
-      db,
-      `INSERT INTO fifo_groups (queue_id, group_id, available_at)
-       SELECT DISTINCT ON (group_id) queue_id, group_id, visible_at FROM messages
-       WHERE queue_id = $1 AND group_id IS NOT NULL ORDER BY group_id, seq`,
-      [queueId],
-    );
-  }
-
-  /** Counting invisible index entries first bounds the in-flight count from above without reading rows. */
-  private async inFlightAtLeast(db: Db, queueId: number, now: number, limit: number): Promise<boolean> {
-    const count = async (condition: string) =>
-      (
-        await run<{ n: number }>(
-          db,
-          `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = $1 AND visible_at > $2 ${condition}
-           LIMIT $3) AS invisible`,
-          [queueId, now, limit],
-        )
-      ).rows[0]!.n;
-    return (await count('')) >= limit && (await count('AND receive_count > 0')) >= limit;
   }
 
   async deleteMessage(queueId: number, receipt: MessageReceipt, check: ReceiptCheck): Promise<DeleteOutcome> {
@@ -885,7 +781,8 @@ export class PostgresStore implements Store, TriageStore {
       for (const { group_id } of groups) await this.lockGroup(db, queueId, group_id);
       const { rows } = await remove(db);
       const touched = new Set(rows.flatMap((row) => (row.group_id === null ? [] : [row.group_id])));
-      for (const groupId of [...touched].sort()) await this.refreshGroup(db, queueId, groupId);
+      for (const groupId of [...touched].sort())
+        await runAwaiting(refreshGroup(this.steps(db), queueId, groupId));
       return outcome(db, rows);
     });
   }
@@ -920,7 +817,8 @@ export class PostgresStore implements Store, TriageStore {
       if (refusal) return refusal;
       await run(db, 'UPDATE messages SET visible_at = $1 WHERE seq = $2', [request.visibleAt, seq]);
       if (request.visibleAt <= request.now) await this.announce(db, [request.queueId]);
-      if (row.group_id !== null && fifo) await this.refreshGroup(db, request.queueId, row.group_id);
+      if (row.group_id !== null && fifo)
+        await runAwaiting(refreshGroup(this.steps(db), request.queueId, row.group_id));
       return 'changed';
     });
   }
@@ -936,7 +834,7 @@ export class PostgresStore implements Store, TriageStore {
       if (rowCount === 0) return false;
       await run(db, 'DELETE FROM messages WHERE queue_id = $1 AND sent_at <= $2', [queueId, now]);
       await run(db, 'DELETE FROM fifo_deduplication WHERE queue_id = $1', [queueId]);
-      await this.rebuildGroups(db, queueId);
+      await runAwaiting(rebuildGroups(this.steps(db), queueId));
       return true;
     });
   }
@@ -984,15 +882,7 @@ export class PostgresStore implements Store, TriageStore {
          RETURNING queue_id, group_id`,
         [now, limit],
       );
-      const groups = new Map<string, { queueId: number; groupId: string }>();
-      for (const row of rows) {
-        if (row.group_id !== null && (await this.isFifo(row.queue_id)))
-          groups.set(JSON.stringify([row.queue_id, row.group_id]), {
-            queueId: row.queue_id,
-            groupId: row.group_id,
-          });
-      }
-      for (const { queueId, groupId } of groups.values()) await this.refreshGroup(db, queueId, groupId);
+      await runAwaiting(refreshGroupsOf(this.steps(db), rows));
       await run(db, 'DELETE FROM fifo_deduplication WHERE expires_at <= $1', [now]);
       await run(db, 'DELETE FROM receive_attempts WHERE expires_at <= $1', [now]);
       return rows.length;
@@ -1067,89 +957,8 @@ export class PostgresStore implements Store, TriageStore {
 
   async moveMessages(request: MoveRequest): Promise<MoveOutcome> {
     return this.transaction(async (db) => {
-      // The task's row lock: two runners of one task (a node taking over) move one batch at a time.
-      const { rows: tasks } = await run<MoveTaskRow>(
-        db,
-        'SELECT * FROM move_tasks WHERE handle = $1 FOR UPDATE',
-        [request.handle],
-      );
-      const task = tasks[0];
-      const outcome: MoveOutcome = {
-        moved: 0,
-        destinations: [],
-        more: false,
-        unroutable: undefined,
-        task: task && toMoveTask(task),
-      };
-      if (task?.status !== 'RUNNING') return outcome;
-      const sourceId = task.source_queue_id;
-      const sourceFifo = await this.isFifo(sourceId);
-      const { rows: candidates } = await run<MessageRow>(
-        db,
-        `SELECT * FROM messages m WHERE queue_id = $1 AND seq <= $2 AND visible_at <= $3 AND expires_at > $3
-         ${
-           sourceFifo
-             ? `AND NOT EXISTS (SELECT 1 FROM messages e WHERE e.queue_id = m.queue_id AND e.group_id = m.group_id
-                  AND e.seq < m.seq AND e.visible_at > $3)`
-             : ''
-         }
-         ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED`,
-        [sourceId, task.up_to_seq, request.now, request.max + 1],
-      );
-      const destinations = new Set<number>();
-      for (const row of candidates.slice(0, request.max)) {
-        const origin = row.dead_letter_source_arn ?? undefined;
-        const destination = request.route(origin);
-        if (!destination) {
-          outcome.unroutable = { origin };
-          break;
-        }
-        // '' is a fair queue's tenant for messages without a group: not a group to carry over.
-        const groupId = row.group_id || null;
-        if (groupId !== null && destination.fifo) await this.lockGroup(db, destination.queueId, groupId);
-        const fair = !destination.fifo && (await this.hasTenants(db, destination.queueId));
-        await run(
-          db,
-          `INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
-             md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at,
-             group_id, deduplication_id)
-           SELECT $2, $3, body, message_attributes, system_attributes, md5_of_body, md5_of_message_attributes,
-             md5_of_system_attributes, sender_id, $4, $5, $6, $7, deduplication_id
-           FROM messages WHERE seq = $1`,
-          [
-            row.seq,
-            destination.queueId,
-            request.newMessageId(),
-            request.now,
-            destination.visibleAt,
-            destination.expiresAt,
-            groupId ?? (fair ? '' : null),
-          ],
-        );
-        await run(db, 'DELETE FROM messages WHERE seq = $1', [row.seq]);
-        if (row.group_id !== null && sourceFifo) await this.refreshGroup(db, sourceId, row.group_id);
-        if (groupId !== null) {
-          if (destination.fifo)
-            await run(
-              db,
-              `INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES ($1, $2, $3)
-               ON CONFLICT DO NOTHING`,
-              [destination.queueId, groupId, destination.visibleAt],
-            );
-          else await this.noteTenants(db, destination.queueId, [groupId]);
-        }
-        destinations.add(destination.queueId);
-        outcome.moved++;
-      }
-      const { rows: updated } = await run<MoveTaskRow>(
-        db,
-        'UPDATE move_tasks SET moved = moved + $1 WHERE handle = $2 RETURNING *',
-        [outcome.moved, request.handle],
-      );
-      outcome.task = toMoveTask(updated[0]!);
-      outcome.destinations = [...destinations];
-      await this.announce(db, destinations);
-      outcome.more = outcome.unroutable !== undefined || candidates.length > request.max;
+      const outcome = await runAwaiting(moveBatchPlan(this.steps(db), request));
+      await this.announce(db, outcome.destinations);
       return outcome;
     });
   }
@@ -1322,12 +1131,24 @@ export class PostgresStore implements Store, TriageStore {
     return true;
   }
 
+  /** Runs `work` counted in `busy`; the database's "cannot work now" errors become StoreUnavailableError. */
   private async track<T>(work: () => Promise<T>): Promise<T> {
     this.busy++;
     try {
       return await work();
+    } catch (error) {
+      throw unavailableOrSelf(error);
     } finally {
       if (--this.busy === 0) for (const resolve of this.drained.splice(0)) resolve();
+    }
+  }
+
+  /** A connection of the pool; failing to get one (refused, dropped, not allowed) means unreachable. */
+  private async connect(): Promise<pg.PoolClient> {
+    try {
+      return await this.pool.connect();
+    } catch (error) {
+      throw new StoreUnavailableError('unreachable', { cause: error });
     }
   }
 
@@ -1338,7 +1159,7 @@ export class PostgresStore implements Store, TriageStore {
 
   private async runTransaction<T>(work: (db: Db) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const client = await this.pool.connect();
+      const client = await this.connect();
       let broken = false;
       try {
         await client.query('BEGIN');
@@ -1356,6 +1177,49 @@ export class PostgresStore implements Store, TriageStore {
       }
     }
   }
+}
+
+/** SQLSTATEs of a database that cannot work now, by class (two characters) or in full. */
+const UNAVAILABLE_STATES: ReadonlyArray<readonly [string, StoreUnavailableError['reason']]> = [
+  ['53100', 'full'], // disk_full
+  ['25006', 'read-only'], // read_only_sql_transaction: a read-only database, or a standby after failover
+  ['58030', 'io'], // io_error
+  ['08', 'unreachable'], // connection exceptions
+  ['57P01', 'unreachable'], // admin_shutdown
+  ['57P02', 'unreachable'], // crash_shutdown
+  ['57P03', 'unreachable'], // cannot_connect_now (starting up, recovering)
+  ['53300', 'unreachable'], // too_many_connections
+];
+
+/** The socket errors of a connection to a database server that is gone or cannot be reached. */
+const UNREACHABLE_SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * PostgreSQL's and the network's "cannot work now" errors (disk full, read-only, I/O, connection lost)
+ * become the store's StoreUnavailableError, so the server answers 503 as it does for SQLite; any other
+ * error (a bug, a constraint) stays as it is.
+ */
+function unavailableOrSelf(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError || !(error instanceof Error)) return error;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    const state = UNAVAILABLE_STATES.find(([prefix]) => code.startsWith(prefix));
+    if (state) return new StoreUnavailableError(state[1], { cause: error });
+    if (UNREACHABLE_SOCKET_CODES.has(code)) return new StoreUnavailableError('unreachable', { cause: error });
+  }
+  // node-postgres's own errors for a connection that ended under a query carry no code.
+  if (/^Connection terminated/.test(error.message))
+    return new StoreUnavailableError('unreachable', { cause: error });
+  return error;
 }
 
 /** queue_activity's columns and the counts they hold. */

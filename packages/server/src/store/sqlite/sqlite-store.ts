@@ -28,18 +28,25 @@ import type {
   StoreCondition,
   StoredMessage,
 } from '../contract.ts';
-import { StoreUnavailableError } from '../contract.ts';
+import { StoreUnavailableError, UNAVAILABLE_CONDITIONS } from '../contract.ts';
+import { runNow } from '../plan.ts';
+import {
+  type AttemptClaims,
+  moveBatchPlan,
+  type PlanSteps,
+  rebuildGroups,
+  receivePlan,
+  refreshGroup,
+  refreshGroupsOf,
+} from '../planner.ts';
 import { type MessageState, receiptRefusal, visibilityChangeRefusal } from '../receipts.ts';
 import {
   type MessageRow,
   type MoveTaskRow,
-  messageRowBytes,
   newMessageRow,
   type QueueRow,
-  receiveFull,
   type SampleRow,
   sampleRow,
-  toMessage,
   toMoveTask,
   toQueue,
   toSample,
@@ -75,12 +82,6 @@ export const DEFAULT_DISK_RESERVE_BYTES = 64 * 1024 * 1024;
 /** Room the disk must have besides the reserve before sends resume after it was full, so they do not flap. */
 const ROOM_TO_RESUME_BYTES = 1024 * 1024;
 
-const CONDITIONS: Record<StoreUnavailableError['reason'], StoreCondition> = {
-  full: 'disk full',
-  'read-only': 'read-only',
-  io: 'disk I/O error',
-};
-
 export interface SqliteStoreOptions {
   /** Data directory; the database is `sluice.db` inside it. `:memory:` for a throwaway store. */
   dataDir: string;
@@ -102,22 +103,6 @@ interface PendingWrite {
 }
 
 type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
-
-/** What one receive has claimed and moved so far, while it picks its messages. */
-interface ReceiveProgress {
-  request: ReceiveRequest;
-  claimed: StoredMessage[];
-  /** Rows looked at: a message claimed with a zero visibility timeout is still visible and must not be claimed twice. */
-  seen: Set<number>;
-  moved: number;
-  /** The server's admit refused the next message: the receive ends with what it claimed. */
-  refused: boolean;
-}
-
-/** How many fair-queue tenants one receive looks at, least recently served first. */
-const TENANTS_PER_RECEIVE = 32;
-/** How many available FIFO groups one receive looks at. */
-const GROUPS_PER_RECEIVE = 32;
 
 /**
  * The embedded SQLite store. better-sqlite3 is synchronous, so writes are queued and run together in one
@@ -211,7 +196,8 @@ export class SqliteStore implements Store, TriageStore {
     this.triage = new SqliteTriage(this.db, {
       removeRow: (row) => {
         this.statements.deleteBySeq.run(row.seq);
-        if (row.group_id !== null && this.isFifo(row.queue_id)) this.refreshGroup(row.queue_id, row.group_id);
+        if (row.group_id !== null && this.isFifo(row.queue_id))
+          runNow(refreshGroup(this.steps, row.queue_id, row.group_id));
       },
       insertMessage: (queueId, message) => this.insertMessage(queueId, message),
     });
@@ -268,7 +254,7 @@ export class SqliteStore implements Store, TriageStore {
       }) as QueueRow;
       if (changes.waitingDelayMs !== undefined) {
         this.statements.redelayWaiting.run(changes.waitingDelayMs, id);
-        this.rebuildGroups(id);
+        runNow(rebuildGroups(this.steps, id));
       }
       this.queueCache.delete(current.name);
       return toQueue(row);
@@ -372,197 +358,144 @@ export class SqliteStore implements Store, TriageStore {
 
   async receiveMessages(request: ReceiveRequest): Promise<ReceiveResult> {
     return this.write('redeliverable', () => {
-      if (this.inFlightAtLeast(request.queueId, request.now, request.maxInFlight))
-        return { messages: [], overLimit: true, movedToDeadLetter: 0 };
-      const fifo = this.isFifo(request.queueId);
-      if (fifo && request.attempt) {
-        const repeated = this.repeatAttempt(request);
-        if (repeated) return { messages: repeated, overLimit: false, movedToDeadLetter: 0 };
-      }
-      const progress: ReceiveProgress = { request, claimed: [], seen: new Set(), moved: 0, refused: false };
-      if (fifo) this.claimFromGroups(progress);
-      else this.claimByTenant(progress);
-      if (fifo && request.attempt && progress.claimed.length > 0) {
-        const claims = progress.claimed.map((message) => [message.seq, message.receiveCount]);
-        this.statements.rememberAttempt.run(
-          request.queueId,
-          request.attempt.id,
-          JSON.stringify(claims),
-          request.attempt.expiresAt,
-        );
-      }
-      return { messages: progress.claimed, overLimit: false, movedToDeadLetter: progress.moved };
+      const kinds = {
+        fifo: this.isFifo(request.queueId),
+        deadLetterFifo: request.deadLetter !== undefined && this.isFifo(request.deadLetter.queueId),
+      };
+      return runNow(receivePlan(this.steps, request, kinds));
     });
   }
 
-  /**
-   * Claims rows in the order `candidates` gives them until `target` messages are claimed. Dead-letter moves do
-   * not count towards it: after a pass that moved some, look again so the receive still returns the live
-   * messages behind them.
-   */
-  private claimInOrder(
-    progress: ReceiveProgress,
-    target: number,
-    candidates: (limit: number) => MessageRow[],
-  ) {
-    for (let movedInPass = 1; movedInPass > 0 && !receiveFull(progress, target); ) {
-      movedInPass = 0;
-      for (const row of candidates(target - progress.claimed.length + progress.seen.size)) {
-        if (progress.seen.has(row.seq) || receiveFull(progress, target)) continue;
-        if (this.claimOrMove(progress, row) === 'moved') movedInPass++;
+  /** The statements the shared plans (planner.ts) decide with, inside the open transaction. */
+  private readonly steps: PlanSteps = {
+    inFlightUpperBound: (queueId, now, limit) => {
+      const bound = this.inFlightBound.get(queueId);
+      if (bound !== undefined && bound < limit) return bound;
+      // Counting invisible index entries needs no row reads.
+      const invisible = (this.statements.countInvisible.get(queueId, now, limit) as { n: number }).n;
+      if (invisible < limit) this.inFlightBound.set(queueId, invisible);
+      return invisible;
+    },
+    countInFlight: (queueId, now, limit) => {
+      const inFlight = (this.statements.countInFlight.get(queueId, now, limit) as { n: number }).n;
+      // At the limit the count stopped early, so it bounds nothing: count again next time.
+      if (inFlight < limit) this.inFlightBound.set(queueId, inFlight);
+      else this.inFlightBound.delete(queueId);
+      return inFlight;
+    },
+    visible: (queueId, now, limit) =>
+      this.statements.selectVisible.all(queueId, now, now, limit) as MessageRow[],
+    visibleOfTenant: (queueId, tenant, now, limit) =>
+      this.statements.selectVisibleOfTenant.all(queueId, tenant, now, now, limit) as MessageRow[],
+    tenantsToServe: (queueId, limit) =>
+      this.hasTenants(queueId)
+        ? (this.statements.leastRecentlyServedTenants.all(queueId, limit) as Array<{ tenant: string }>).map(
+            (row) => row.tenant,
+          )
+        : [],
+    serveTenant: (queueId, tenant) => {
+      this.statements.serveTenant.run(++this.tenantTurn, queueId, tenant);
+    },
+    tenantHasMessages: (queueId, tenant) =>
+      this.statements.tenantHasMessages.get(queueId, tenant) !== undefined,
+    forgetTenant: (queueId, tenant) => {
+      this.statements.forgetTenant.run(queueId, tenant);
+    },
+    noteTenant: (queueId, tenant) => this.noteTenant(queueId, tenant),
+    hasTenants: (queueId) => this.hasTenants(queueId),
+    availableGroups: (queueId, now, limit) =>
+      (this.statements.availableGroups.all(queueId, now, limit) as Array<{ group_id: string }>).map(
+        (row) => row.group_id,
+      ),
+    groupMessages: (queueId, groupId, limit) =>
+      this.statements.groupInOrder.all(queueId, groupId, limit) as MessageRow[],
+    // One writer: nothing to lock against.
+    lockGroup: () => {},
+    groupHeadVisibleAt: (queueId, groupId) =>
+      (this.statements.groupHead.get(queueId, groupId) as { visible_at: number } | undefined)?.visible_at,
+    setGroupAvailableAt: (queueId, groupId, at) => {
+      this.statements.upsertGroup.run(queueId, groupId, at);
+    },
+    addGroupIfAbsent: (queueId, groupId, at) => {
+      this.statements.insertGroupIfAbsent.run(queueId, groupId, at);
+    },
+    forgetGroup: (queueId, groupId) => {
+      this.statements.forgetGroup.run(queueId, groupId);
+    },
+    rebuildGroupRows: (queueId) => {
+      this.statements.forgetGroups.run(queueId);
+      this.statements.rebuildGroups.run(queueId);
+    },
+    isFifo: (queueId) => this.isFifo(queueId),
+    writeClaims: (request, claimed) => {
+      for (const message of claimed) {
+        this.statements.claim.run({
+          seq: message.seq,
+          visible_at: message.visibleAt,
+          receive_count: message.receiveCount,
+          first_received_at: message.firstReceivedAt,
+          receipt_token: message.receiptToken,
+          delivery_started_at: message.deliveryStartedAt,
+        });
+        this.notePutInFlight(request.queueId);
       }
-    }
-  }
-
-  /** The one place a receive takes a message: it is claimed, or moved to the dead-letter queue. */
-  private claimOrMove(progress: ReceiveProgress, row: MessageRow): 'claimed' | 'moved' | 'refused' {
-    const { request } = progress;
-    progress.seen.add(row.seq);
-    const deadLetter = request.deadLetter;
-    if (deadLetter && row.receive_count >= deadLetter.maxReceiveCount) {
+    },
+    moveToDeadLetter: (seq, deadLetter, now) => {
       this.statements.moveToDeadLetter.run({
-        seq: row.seq,
+        seq,
         queue_id: deadLetter.queueId,
-        now: request.now,
+        now,
         source_arn: deadLetter.sourceArn,
         reset_sent_at: deadLetter.resetSentAt ? 1 : 0,
         retention_ms: deadLetter.retentionMs,
       });
-      if (row.group_id !== null) {
-        if (this.isFifo(deadLetter.queueId)) this.refreshGroup(deadLetter.queueId, row.group_id);
-        else this.noteTenant(deadLetter.queueId, row.group_id);
+    },
+    attemptClaims: (queueId, attemptId, now) => {
+      const record = this.statements.attemptClaims.get(queueId, attemptId, now) as
+        | { claims: string }
+        | undefined;
+      return record && (JSON.parse(record.claims) as AttemptClaims);
+    },
+    reclaim: (queueId, claims, visibleUntil) => {
+      const rows: MessageRow[] = [];
+      for (const [seq, receiveCount] of claims) {
+        const row = this.statements.messageAtReceive.get(seq, queueId, receiveCount) as
+          | MessageRow
+          | undefined;
+        if (!row) continue;
+        this.statements.setVisibleAt.run(visibleUntil, seq);
+        this.notePutInFlight(queueId);
+        rows.push({ ...row, visible_at: visibleUntil });
       }
-      progress.moved++;
-      return 'moved';
-    }
-    if (request.admit && !request.admit(messageRowBytes(row))) {
-      progress.refused = true;
-      return 'refused';
-    }
-    const claim = {
-      visible_at: request.visibleUntil,
-      receive_count: row.receive_count + 1,
-      first_received_at: row.first_received_at ?? request.now,
-      receipt_token: row.receipt_token ?? request.newReceiptToken(),
-      delivery_started_at: request.now,
-    };
-    // The row is in hand already: write the claim without reading the row (and its body) back.
-    this.statements.claim.run({ seq: row.seq, ...claim });
-    this.notePutInFlight(request.queueId);
-    progress.claimed.push(toMessage({ ...row, ...claim }));
-    return 'claimed';
-  }
-
-  /**
-   * Standard queues. Without tenants, oldest visibility first. With tenants (fair queues), the least recently
-   * served tenants take turns, each up to an equal share of what is left to claim.
-   */
-  private claimByTenant(progress: ReceiveProgress): void {
-    const { request } = progress;
-    const oldest = (limit: number) =>
-      this.statements.selectVisible.all(request.queueId, request.now, request.now, limit) as MessageRow[];
-    if (!this.hasTenants(request.queueId)) {
-      this.claimInOrder(progress, request.max, oldest);
-      return;
-    }
-    const tenants = (
-      this.statements.leastRecentlyServedTenants.all(request.queueId, TENANTS_PER_RECEIVE) as Array<{
-        tenant: string;
-      }>
-    ).map((row) => row.tenant);
-    if (tenants.length === 1 && tenants[0] === '') this.statements.forgetTenant.run(request.queueId, '');
-    if (tenants.length <= 1) {
-      this.claimInOrder(progress, request.max, oldest);
-      return;
-    }
-    let turn = tenants;
-    while (turn.length > 0 && !receiveFull(progress, request.max)) {
-      const share = Math.ceil((request.max - progress.claimed.length) / turn.length);
-      const again: string[] = [];
-      for (const tenant of turn) {
-        if (receiveFull(progress, request.max)) break;
-        const before = progress.claimed.length;
-        const target = Math.min(request.max, before + share);
-        this.claimInOrder(
-          progress,
-          target,
-          (limit) =>
-            this.statements.selectVisibleOfTenant.all(
-              request.queueId,
-              tenant,
-              request.now,
-              request.now,
-              limit,
-            ) as MessageRow[],
-        );
-        this.statements.serveTenant.run(++this.tenantTurn, request.queueId, tenant);
-        const got = progress.claimed.length - before;
-        if (got === share) again.push(tenant);
-        else if (got === 0 && !this.statements.tenantHasMessages.get(request.queueId, tenant))
-          this.statements.forgetTenant.run(request.queueId, tenant);
-      }
-      turn = again;
-    }
-  }
-
-  /**
-   * FIFO queues: groups whose oldest message is visible, the one visible longest first; from each, its
-   * messages in order from the oldest, up to the first one that is not visible (a later message never
-   * overtakes an earlier one).
-   */
-  private claimFromGroups(progress: ReceiveProgress): void {
-    const { request } = progress;
-    const groups = this.statements.availableGroups.all(
-      request.queueId,
-      request.now,
-      GROUPS_PER_RECEIVE,
-    ) as Array<{
-      group_id: string;
-    }>;
-    for (const { group_id: groupId } of groups) {
-      if (receiveFull(progress, request.max)) break;
-      const rows = this.statements.groupInOrder.all(
-        request.queueId,
-        groupId,
-        request.max - progress.claimed.length + 1,
-      ) as MessageRow[];
-      let claimedHere = 0;
-      for (const row of rows) {
-        if (receiveFull(progress, request.max)) break;
-        // Expired but not yet swept: gone for receivers, and not in the group's way.
-        if (row.expires_at <= request.now) continue;
-        if (row.visible_at > request.now) break;
-        if (this.claimOrMove(progress, row) === 'claimed') claimedHere++;
-      }
-      // The group's oldest message is in flight now (or expired, and swept soon).
-      if (claimedHere > 0)
-        this.statements.setGroupAvailableAt.run(request.visibleUntil, request.queueId, groupId);
-      else this.refreshGroup(request.queueId, groupId);
-    }
-  }
-
-  /** A retried FIFO receive: the messages its first attempt claimed that were not received again since. */
-  private repeatAttempt(request: ReceiveRequest): StoredMessage[] | undefined {
-    const record = this.statements.attemptClaims.get(request.queueId, request.attempt!.id, request.now) as
-      | { claims: string }
-      | undefined;
-    if (!record) return undefined;
-    const rows = (JSON.parse(record.claims) as Array<[number, number]>)
-      .map(
-        ([seq, receiveCount]) =>
-          this.statements.messageAtReceive.get(seq, request.queueId, receiveCount) as MessageRow,
-      )
-      .filter((row) => row !== undefined);
-    if (rows.length === 0) return undefined;
-    const groups = new Set<string>();
-    for (const row of rows) {
-      this.statements.setVisibleAt.run(request.visibleUntil, row.seq);
-      this.notePutInFlight(request.queueId);
-      if (row.group_id !== null) groups.add(row.group_id);
-    }
-    for (const groupId of groups) this.refreshGroup(request.queueId, groupId);
-    return rows.map((row) => toMessage({ ...row, visible_at: request.visibleUntil }));
-  }
+      return rows;
+    },
+    rememberAttempt: (queueId, attempt, claims) => {
+      this.statements.rememberAttempt.run(queueId, attempt.id, JSON.stringify(claims), attempt.expiresAt);
+    },
+    lockMoveTask: (handle) => this.statements.moveTaskByHandle.get(handle) as MoveTaskRow | undefined,
+    movable: (queueId, options) =>
+      (options.fifo ? this.statements.movableOfFifo : this.statements.movable).all({
+        queue_id: queueId,
+        up_to_seq: options.upToSeq,
+        now: options.now,
+        limit: options.limit,
+      }) as MessageRow[],
+    insertMoved: (seq, destination, moved) => {
+      this.statements.insertMoved.run({
+        seq,
+        queue_id: destination.queueId,
+        message_id: moved.messageId,
+        now: moved.now,
+        visible_at: destination.visibleAt,
+        expires_at: destination.expiresAt,
+        group_id: moved.groupId,
+      });
+    },
+    deleteMessage: (seq) => {
+      this.statements.deleteBySeq.run(seq);
+    },
+    addMoved: (handle, count) => this.statements.addMoved.get(count, handle) as MoveTaskRow,
+  };
 
   private isFifo(queueId: number): boolean {
     let fifo = this.fifoById.get(queueId);
@@ -591,43 +524,6 @@ export class SqliteStore implements Store, TriageStore {
     this.statements.insertTenant.run(queueId, tenant);
     if (this.statements.insertTenant.run(queueId, '').changes > 0)
       this.statements.joinTenantless.run(queueId);
-  }
-
-  /**
-   * Recomputes when a FIFO group can next be received from: when its oldest message is visible (SQS: the first
-   * message in flight holds back the ones after it, not the ones before); an empty group loses its row.
-   */
-  private refreshGroup(queueId: number, groupId: string): void {
-    const head = this.statements.groupHead.get(queueId, groupId) as { visible_at: number } | undefined;
-    if (!head) {
-      this.statements.forgetGroup.run(queueId, groupId);
-      return;
-    }
-    this.statements.upsertGroup.run(queueId, groupId, head.visible_at);
-  }
-
-  /** After a change to many of a FIFO queue's messages at once (purge, new delay). */
-  private rebuildGroups(queueId: number): void {
-    if (!this.isFifo(queueId)) return;
-    this.statements.forgetGroups.run(queueId);
-    this.statements.rebuildGroups.run(queueId);
-  }
-
-  /**
-   * In flight means invisible after a receive. Counting invisible index entries needs no row reads, and
-   * bounds the in-flight count from above; only when that bound reaches the limit are rows read to tell
-   * in-flight messages from delayed ones. Both counts are skipped while `inFlightBound` is under the limit.
-   */
-  private inFlightAtLeast(queueId: number, now: number, limit: number): boolean {
-    const bound = this.inFlightBound.get(queueId);
-    if (bound !== undefined && bound < limit) return false;
-    const count = (statement: Database.Statement) => (statement.get(queueId, now, limit) as { n: number }).n;
-    const invisible = count(this.statements.countInvisible);
-    const inFlight = invisible < limit ? invisible : count(this.statements.countInFlight);
-    // At the limit the count stopped early, so it bounds nothing: count again next time.
-    if (inFlight < limit) this.inFlightBound.set(queueId, inFlight);
-    else this.inFlightBound.delete(queueId);
-    return inFlight >= limit;
   }
 
   /** Called for every message a receive or a visibility change puts (or puts back) in flight. */
@@ -660,7 +556,8 @@ export class SqliteStore implements Store, TriageStore {
       now: check.now,
     }) as { group_id: string | null } | undefined;
     if (deleted) {
-      if (deleted.group_id !== null && this.isFifo(queueId)) this.refreshGroup(queueId, deleted.group_id);
+      if (deleted.group_id !== null && this.isFifo(queueId))
+        runNow(refreshGroup(this.steps, queueId, deleted.group_id));
       return 'deleted';
     }
     const row = this.statements.messageStateBySeq.get(receipt.seq, queueId) as MessageState | undefined;
@@ -679,7 +576,7 @@ export class SqliteStore implements Store, TriageStore {
       if (row.visible_at <= request.now && request.visibleAt > request.now)
         this.notePutInFlight(request.queueId);
       if (row.group_id !== null && this.isFifo(request.queueId))
-        this.refreshGroup(request.queueId, row.group_id);
+        runNow(refreshGroup(this.steps, request.queueId, row.group_id));
       return 'changed';
     });
   }
@@ -690,7 +587,7 @@ export class SqliteStore implements Store, TriageStore {
       if (!row || (row.last_purged_at !== null && now - row.last_purged_at < windowMs)) return false;
       this.statements.purgeMessages.run(queueId, now);
       this.statements.forgetDeduplication.run(queueId);
-      this.rebuildGroups(queueId);
+      runNow(rebuildGroups(this.steps, queueId));
       this.statements.setPurgedAt.run(now, queueId);
       this.queueCache.delete(row.name);
       return true;
@@ -723,15 +620,7 @@ export class SqliteStore implements Store, TriageStore {
         queue_id: number;
         group_id: string | null;
       }>;
-      const groups = new Map<string, { queueId: number; groupId: string }>();
-      for (const row of deleted) {
-        if (row.group_id !== null && this.isFifo(row.queue_id))
-          groups.set(JSON.stringify([row.queue_id, row.group_id]), {
-            queueId: row.queue_id,
-            groupId: row.group_id,
-          });
-      }
-      for (const { queueId, groupId } of groups.values()) this.refreshGroup(queueId, groupId);
+      runNow(refreshGroupsOf(this.steps, deleted));
       this.statements.forgetExpiredDeduplication.run(now);
       this.statements.forgetExpiredAttempts.run(now);
       return deleted.length;
@@ -785,60 +674,7 @@ export class SqliteStore implements Store, TriageStore {
   }
 
   async moveMessages(request: MoveRequest): Promise<MoveOutcome> {
-    return this.write('durable', () => {
-      const task = this.statements.moveTaskByHandle.get(request.handle) as MoveTaskRow | undefined;
-      const outcome: MoveOutcome = {
-        moved: 0,
-        destinations: [],
-        more: false,
-        unroutable: undefined,
-        task: task && toMoveTask(task),
-      };
-      if (task?.status !== 'RUNNING') return outcome;
-      const sourceId = task.source_queue_id;
-      const sourceFifo = this.isFifo(sourceId);
-      const candidates = (sourceFifo ? this.statements.movableOfFifo : this.statements.movable).all({
-        queue_id: sourceId,
-        up_to_seq: task.up_to_seq,
-        now: request.now,
-        limit: request.max + 1,
-      }) as MessageRow[];
-      const destinations = new Set<number>();
-      for (const row of candidates.slice(0, request.max)) {
-        const origin = row.dead_letter_source_arn ?? undefined;
-        const destination = request.route(origin);
-        if (!destination) {
-          outcome.unroutable = { origin };
-          break;
-        }
-        // '' is a fair queue's tenant for messages without a group: not a group to carry over.
-        const groupId = row.group_id || null;
-        const fair = !destination.fifo && this.hasTenants(destination.queueId);
-        this.statements.insertMoved.run({
-          seq: row.seq,
-          queue_id: destination.queueId,
-          message_id: request.newMessageId(),
-          now: request.now,
-          visible_at: destination.visibleAt,
-          expires_at: destination.expiresAt,
-          group_id: groupId ?? (fair ? '' : null),
-        });
-        this.statements.deleteBySeq.run(row.seq);
-        if (row.group_id !== null && sourceFifo) this.refreshGroup(sourceId, row.group_id);
-        if (groupId !== null) {
-          if (destination.fifo)
-            this.statements.insertGroupIfAbsent.run(destination.queueId, groupId, destination.visibleAt);
-          else this.noteTenant(destination.queueId, groupId);
-        }
-        destinations.add(destination.queueId);
-        outcome.moved++;
-      }
-      const updated = this.statements.addMoved.get(outcome.moved, request.handle) as MoveTaskRow;
-      outcome.task = toMoveTask(updated);
-      outcome.destinations = [...destinations];
-      outcome.more = outcome.unroutable !== undefined || candidates.length > request.max;
-      return outcome;
-    });
+    return this.write('durable', () => runNow(moveBatchPlan(this.steps, request)));
   }
 
   async lastSeq(queueId: number): Promise<number> {
@@ -906,7 +742,7 @@ export class SqliteStore implements Store, TriageStore {
 
   async condition(): Promise<StoreCondition | undefined> {
     if (this.unavailable === 'full' && this.resumeAfterFullDisk()) this.unavailable = undefined;
-    return this.unavailable && CONDITIONS[this.unavailable];
+    return this.unavailable && UNAVAILABLE_CONDITIONS[this.unavailable];
   }
 
   /**
@@ -1338,9 +1174,6 @@ function prepareStatements(db: Database.Database) {
     upsertGroup: db.prepare(
       `INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES (?, ?, ?)
        ON CONFLICT DO UPDATE SET available_at = excluded.available_at`,
-    ),
-    setGroupAvailableAt: db.prepare(
-      'UPDATE fifo_groups SET available_at = ? WHERE queue_id = ? AND group_id = ?',
     ),
     forgetGroup: db.prepare('DELETE FROM fifo_groups WHERE queue_id = ? AND group_id = ?'),
     forgetGroups: db.prepare('DELETE FROM fifo_groups WHERE queue_id = ?'),
