@@ -4,11 +4,12 @@ import {
   CreateQueueCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Page } from 'playwright-core';
 import type { RunningSluice } from 'sluice';
 import { type ConsoleUnderTest, screenshot, startConsole } from '../helpers/browser.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * DLQ triage in the console, in headless Chromium against a really started server: the Messages page shows a
@@ -25,11 +26,7 @@ describe('console: DLQ triage', { concurrency: false }, () => {
   before(async () => {
     ui = await startConsole();
     ({ sluice, page } = ui);
-    sqs = new SQSClient({
-      endpoint: sluice.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    });
+    sqs = sqsClient(sluice.endpoint);
     await sqs.send(new CreateQueueCommand({ QueueName: 'orders-dlq' }));
     await sqs.send(
       new CreateQueueCommand({
@@ -134,5 +131,46 @@ describe('console: DLQ triage', { concurrency: false }, () => {
     await screenshot(page, 'audit');
     assert.deepEqual(ui.cspViolations, []);
     assert.deepEqual(ui.failedLoads, []);
+  });
+
+  test('replays one message with an edited body and attributes, and refuses attributes that are not JSON', {
+    timeout: 60_000,
+  }, async () => {
+    await sqs.send(new CreateQueueCommand({ QueueName: 'orders-fixed' }));
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: url('orders-dlq'),
+        MessageBody: '{"order":"4x"}',
+        MessageAttributes: { kind: { DataType: 'String', StringValue: 'broken' } },
+      }),
+    );
+    await page.goto(`${sluice.endpoint}/console#/messages/orders-dlq`);
+    const row = page.locator('#message-list tbody tr', { hasText: '4x' });
+    await row.locator('summary').click();
+    await row.locator('.edit-attributes').fill('{"kind": ');
+    await row.getByRole('button', { name: 'Replay this message' }).click();
+    await page.locator('#status', { hasText: 'The message attributes must be JSON' }).waitFor();
+
+    await row.locator('.edit-body').fill('{"order":4}');
+    await row
+      .locator('.edit-attributes')
+      .fill(
+        '{"kind": {"DataType": "String", "StringValue": "fixed"}, "by": {"DataType": "String", "StringValue": "on-call"}}',
+      );
+    await page.locator('#replay-destination').selectOption('orders-fixed');
+    await row.getByRole('button', { name: 'Replay this message' }).click();
+    await page.locator('#status', { hasText: 'Replayed 1 message.' }).waitFor();
+
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: url('orders-fixed'), MessageAttributeNames: ['All'] }),
+    );
+    assert.equal(Messages.length, 1);
+    assert.equal(Messages[0]?.Body, '{"order":4}');
+    assert.deepEqual(
+      Object.fromEntries(
+        Object.entries(Messages[0]?.MessageAttributes ?? {}).map(([key, value]) => [key, value.StringValue]),
+      ),
+      { kind: 'fixed', by: 'on-call' },
+    );
   });
 });

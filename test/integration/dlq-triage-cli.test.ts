@@ -8,7 +8,7 @@ import {
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import {
   NEEDS_OWN_SERVER,
@@ -17,6 +17,7 @@ import {
   SLUICE_CLI,
   startServer,
 } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 const run = promisify(execFile);
 
@@ -55,11 +56,7 @@ describe('sluice redrive --id/--search and sluice audit', { skip: NEEDS_OWN_SERV
 
   before(async () => {
     server = await startServer();
-    sqs = new SQSClient({
-      endpoint: server.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'sluice', secretAccessKey: 'sluice' },
-    });
+    sqs = sqsClient(server.endpoint, { credentials: { accessKeyId: 'sluice', secretAccessKey: 'sluice' } });
     dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'orders-dlq' }))).QueueUrl!;
     sourceUrl = (
       await sqs.send(

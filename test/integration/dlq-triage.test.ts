@@ -11,7 +11,7 @@ import {
   PurgeQueueCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
-  SQSClient,
+  type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { signRequest } from '../../packages/server/src/server/auth/sigv4.ts';
@@ -22,6 +22,7 @@ import {
   SLUICE_CLI,
   startServer,
 } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 interface Browsed {
   messageId: string;
@@ -93,13 +94,8 @@ describe('DLQ triage API', { skip: NEEDS_OWN_SERVER }, () => {
 
   before(async () => {
     server = await startServer();
-    sqs = new SQSClient({ endpoint: server.endpoint, region: 'us-east-1', credentials });
-    cli = new SQSClient({
-      endpoint: server.endpoint,
-      region: 'us-east-1',
-      credentials,
-      customUserAgent: 'sluice-cli',
-    });
+    sqs = sqsClient(server.endpoint, { credentials });
+    cli = sqsClient(server.endpoint, { credentials, customUserAgent: 'sluice-cli' });
     dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'orders-dlq' }))).QueueUrl!;
     sourceUrl = (
       await sqs.send(
@@ -334,7 +330,7 @@ describe('DLQ triage API with credentials', { skip: NEEDS_OWN_SERVER }, () => {
     const config = join(dir, 'sluice.json');
     writeFileSync(config, JSON.stringify({ credentials: [ADMIN, READER] }));
     server = await startServer({ dataDir: join(dir, 'data'), args: ['--config', config] });
-    sqs = new SQSClient({ endpoint: server.endpoint, region: 'us-east-1', credentials: ADMIN });
+    sqs = sqsClient(server.endpoint, { credentials: ADMIN });
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'jobs-dlq' }));
     await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'stuck job' }));
   });

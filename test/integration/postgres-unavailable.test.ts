@@ -1,8 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { CreateQueueCommand, SendMessageCommand, SQSClient, SQSServiceException } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  SendMessageCommand,
+  type SQSClient,
+  SQSServiceException,
+} from '@aws-sdk/client-sqs';
 import { admin, freshDatabase } from '../helpers/postgres.ts';
 import { NEEDS_OWN_SERVER, type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
  * A PostgreSQL database that refuses writes (read-only) or connections answers 503 ServiceUnavailable, as a
@@ -16,12 +22,7 @@ let queueUrl: string;
 before(async () => {
   database = await freshDatabase();
   server = await startServer({ args: ['--store', database.url, '--log-level', 'fatal'] });
-  client = new SQSClient({
-    endpoint: server.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
-    maxAttempts: 1,
-  });
+  client = sqsClient(server.endpoint, { credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
   queueUrl = (await client.send(new CreateQueueCommand({ QueueName: 'unavailable' }))).QueueUrl!;
 });
 

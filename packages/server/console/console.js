@@ -1391,6 +1391,8 @@ async function messagesPage(name) {
         event.target.checked ? selected.add(message.messageId) : selected.delete(message.messageId),
     });
     const edited = h('textarea', { rows: 4, cols: 60, class: 'edit-body' }, message.body);
+    const shownAttributes = JSON.stringify(message.messageAttributes ?? {}, null, 2);
+    const editedAttributes = h('textarea', { rows: 4, cols: 60, class: 'edit-attributes' }, shownAttributes);
     const attributes = Object.entries(message.messageAttributes ?? {}).map(
       ([key, value]) => `${key} (${value.DataType}) = ${value.StringValue ?? value.BinaryValue}`,
     );
@@ -1426,15 +1428,27 @@ async function messagesPage(name) {
           attributes.length > 0 ? h('p', { class: 'small' }, 'Attributes: ', attributes.join(', ')) : '',
           message.groupId ? h('p', { class: 'small' }, `Group: ${message.groupId}`) : '',
           field('Body to replay with', edited),
+          field('Message attributes to replay with (JSON)', editedAttributes),
           h(
             'button',
             {
               type: 'button',
               class: 'secondary small',
               onclick: () => {
+                const changes = edited.value === message.body ? {} : { body: edited.value };
+                if (editedAttributes.value !== shownAttributes) {
+                  try {
+                    changes.messageAttributes = JSON.parse(editedAttributes.value);
+                  } catch {
+                    return say(
+                      'The message attributes must be JSON: {"name": {"DataType": "String", "StringValue": "…"}}.',
+                      true,
+                    );
+                  }
+                }
                 selected.clear();
                 selected.add(message.messageId);
-                return replay(edited.value === message.body ? {} : { body: edited.value });
+                return replay(changes);
               },
             },
             'Replay this message',
