@@ -9,6 +9,7 @@ import {
 import type { Page } from 'playwright-core';
 import type { RunningSluice } from 'sluice';
 import { type ConsoleUnderTest, screenshot, startConsole } from '../helpers/browser.ts';
+import { deadLetteredOrders } from '../helpers/dead-lettered.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**
@@ -27,25 +28,10 @@ describe('console: DLQ triage', { concurrency: false }, () => {
     ui = await startConsole();
     ({ sluice, page } = ui);
     sqs = sqsClient(sluice.endpoint);
-    await sqs.send(new CreateQueueCommand({ QueueName: 'orders-dlq' }));
-    await sqs.send(
-      new CreateQueueCommand({
-        QueueName: 'orders',
-        Attributes: {
-          RedrivePolicy: JSON.stringify({
-            deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:orders-dlq',
-            maxReceiveCount: 1,
-          }),
-        },
-      }),
+    await deadLetteredOrders(
+      sqs,
+      [1, 2, 3].map((order) => ({ MessageBody: `{"order":${order}}` })),
     );
-    for (const order of [1, 2, 3])
-      await sqs.send(new SendMessageCommand({ QueueUrl: url('orders'), MessageBody: `{"order":${order}}` }));
-    // Received once with no visibility timeout; the next receive dead-letters them.
-    for (let round = 0; round < 2; round++)
-      await sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: url('orders'), MaxNumberOfMessages: 10, VisibilityTimeout: 0 }),
-      );
   });
 
   after(async () => {

@@ -4,12 +4,11 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import {
   ChangeMessageVisibilityCommand,
-  CreateQueueCommand,
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
-  SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { deadLetteredOrders } from '../helpers/dead-lettered.ts';
 import {
   NEEDS_OWN_SERVER,
   type RunningServer,
@@ -57,29 +56,10 @@ describe('sluice redrive --id/--search and sluice audit', { skip: NEEDS_OWN_SERV
   before(async () => {
     server = await startServer();
     sqs = sqsClient(server.endpoint, { credentials: { accessKeyId: 'sluice', secretAccessKey: 'sluice' } });
-    dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'orders-dlq' }))).QueueUrl!;
-    sourceUrl = (
-      await sqs.send(
-        new CreateQueueCommand({
-          QueueName: 'orders',
-          Attributes: {
-            RedrivePolicy: JSON.stringify({
-              deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:orders-dlq',
-              maxReceiveCount: 1,
-            }),
-          },
-        }),
-      )
-    ).QueueUrl!;
-    for (let order = 0; order < 5; order++)
-      await sqs.send(new SendMessageCommand({ QueueUrl: sourceUrl, MessageBody: JSON.stringify({ order }) }));
-    while (
-      ((
-        await sqs.send(
-          new ReceiveMessageCommand({ QueueUrl: sourceUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }),
-        )
-      ).Messages?.length ?? 0) > 0
-    ) {}
+    ({ dlqUrl, sourceUrl } = await deadLetteredOrders(
+      sqs,
+      [0, 1, 2, 3, 4].map((order) => ({ MessageBody: JSON.stringify({ order }) })),
+    ));
     assert.equal(await visible(dlqUrl), 5);
   });
   after(async () => {

@@ -15,6 +15,7 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { signRequest } from '../../packages/server/src/server/auth/sigv4.ts';
+import { deadLetteredOrders } from '../helpers/dead-lettered.ts';
 import {
   NEEDS_OWN_SERVER,
   type RunningServer,
@@ -96,36 +97,13 @@ describe('DLQ triage API', { skip: NEEDS_OWN_SERVER }, () => {
     server = await startServer();
     sqs = sqsClient(server.endpoint, { credentials });
     cli = sqsClient(server.endpoint, { credentials, customUserAgent: 'sluice-cli' });
-    dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'orders-dlq' }))).QueueUrl!;
-    sourceUrl = (
-      await sqs.send(
-        new CreateQueueCommand({
-          QueueName: 'orders',
-          Attributes: {
-            RedrivePolicy: JSON.stringify({
-              deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:orders-dlq',
-              maxReceiveCount: 1,
-            }),
-          },
-        }),
-      )
-    ).QueueUrl!;
-    for (let order = 0; order < 5; order++)
-      await sqs.send(
-        new SendMessageCommand({
-          QueueUrl: sourceUrl,
-          MessageBody: JSON.stringify({ order, tier: order % 2 ? 'gold' : 'basic' }),
-          MessageAttributes: { kind: { DataType: 'String', StringValue: order === 3 ? 'refund' : 'charge' } },
-        }),
-      );
-    // One receive each with no visibility timeout, then the receive that dead-letters them.
-    while (
-      ((
-        await sqs.send(
-          new ReceiveMessageCommand({ QueueUrl: sourceUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }),
-        )
-      ).Messages?.length ?? 0) > 0
-    ) {}
+    ({ dlqUrl, sourceUrl } = await deadLetteredOrders(
+      sqs,
+      [0, 1, 2, 3, 4].map((order) => ({
+        MessageBody: JSON.stringify({ order, tier: order % 2 ? 'gold' : 'basic' }),
+        MessageAttributes: { kind: { DataType: 'String', StringValue: order === 3 ? 'refund' : 'charge' } },
+      })),
+    ));
     assert.deepEqual(await counts(dlqUrl), [5, 0]);
   });
   after(async () => {
