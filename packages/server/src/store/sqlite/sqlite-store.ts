@@ -52,6 +52,7 @@ import {
   toSample,
 } from '../rows.ts';
 import type { AuditEntry, AuditRecord, ReplayRequest, TriageOutcome, TriageStore } from '../triage.ts';
+import { DeliveryState } from './delivery-state.ts';
 import { DiskReserve, fileBytes } from './disk-reserve.ts';
 import { openDatabase } from './native-binding.ts';
 import { MIGRATIONS } from './schema.ts';
@@ -156,6 +157,14 @@ export class SqliteStore implements Store, TriageStore {
    * only have made it too high, but a rolled-back count is no longer a count).
    */
   private readonly inFlightBound = new Map<number, number>();
+  /**
+   * Standard queues' delivery states (delivery-state.ts), built from the table on a queue's first receive,
+   * count or wake look-up. FIFO and fair queues have none: they take their messages by group and by tenant in
+   * SQL. Every write to a queue's messages updates its state exactly or drops it (`dropDelivery`).
+   */
+  private readonly deliveryStates = new Map<number, DeliveryState>();
+  /** `SELECT * FROM messages WHERE seq IN (?, …)`, by the number of seqs. */
+  private readonly rowsBySeqs = new Map<number, Database.Statement>();
   private readonly triage: SqliteTriage;
 
   constructor(options: SqliteStoreOptions) {
@@ -195,7 +204,7 @@ export class SqliteStore implements Store, TriageStore {
     this.statements = prepareStatements(this.db);
     this.triage = new SqliteTriage(this.db, {
       removeRow: (row) => {
-        this.statements.deleteBySeq.run(row.seq);
+        this.deleteRow(row.seq);
         if (row.group_id !== null && this.isFifo(row.queue_id))
           runNow(refreshGroup(this.steps, row.queue_id, row.group_id));
       },
@@ -254,6 +263,7 @@ export class SqliteStore implements Store, TriageStore {
       }) as QueueRow;
       if (changes.waitingDelayMs !== undefined) {
         this.statements.redelayWaiting.run(changes.waitingDelayMs, id);
+        this.deliveryStates.delete(id);
         runNow(rebuildGroups(this.steps, id));
       }
       this.queueCache.delete(current.name);
@@ -270,6 +280,7 @@ export class SqliteStore implements Store, TriageStore {
       this.statements.deleteQueue.run(id);
       this.fifoById.delete(id);
       this.inFlightBound.delete(id);
+      this.deliveryStates.delete(id);
       this.statements.rememberDeletedQueue.run(current.name, now);
       this.queueCache.delete(current.name);
     });
@@ -316,14 +327,16 @@ export class SqliteStore implements Store, TriageStore {
   /** Inserts a new message with its FIFO group or fair-queue tenant; returns its seq. */
   private insertMessage(queueId: number, message: NewMessage): number {
     const fifo = this.isFifo(queueId);
+    const row = newMessageRow(message);
     const seq = Number(
       this.statements.insertMessage.run({
-        ...newMessageRow(message),
+        ...row,
         queue_id: queueId,
         // In a fair queue, messages without a group are the tenant ''.
         group_id: message.groupId ?? (!fifo && this.hasTenants(queueId) ? '' : null),
       }).lastInsertRowid,
     );
+    this.deliveryAdded(queueId, seq, row.visible_at, row.expires_at, row.sent_at);
     if (message.groupId !== undefined) {
       // A FIFO group with messages already has its row, and its oldest message is not this one.
       if (fifo) this.statements.insertGroupIfAbsent.run(queueId, message.groupId, message.visibleAt);
@@ -369,6 +382,8 @@ export class SqliteStore implements Store, TriageStore {
   /** The statements the shared plans (planner.ts) decide with, inside the open transaction. */
   private readonly steps: PlanSteps = {
     inFlightUpperBound: (queueId, now, limit) => {
+      const delivery = this.deliveryOf(queueId);
+      if (delivery) return delivery.inFlight(now);
       const bound = this.inFlightBound.get(queueId);
       if (bound !== undefined && bound < limit) return bound;
       // Counting invisible index entries needs no row reads.
@@ -377,14 +392,19 @@ export class SqliteStore implements Store, TriageStore {
       return invisible;
     },
     countInFlight: (queueId, now, limit) => {
+      const delivery = this.deliveryOf(queueId);
+      if (delivery) return delivery.inFlight(now);
       const inFlight = (this.statements.countInFlight.get(queueId, now, limit) as { n: number }).n;
       // At the limit the count stopped early, so it bounds nothing: count again next time.
       if (inFlight < limit) this.inFlightBound.set(queueId, inFlight);
       else this.inFlightBound.delete(queueId);
       return inFlight;
     },
-    visible: (queueId, now, limit) =>
-      this.statements.selectVisible.all(queueId, now, now, limit) as MessageRow[],
+    visible: (queueId, now, limit) => {
+      const delivery = this.deliveryOf(queueId);
+      if (!delivery) return this.statements.selectVisible.all(queueId, now, now, limit) as MessageRow[];
+      return this.rowsInOrder(delivery.visibleSeqs(now, limit));
+    },
     visibleOfTenant: (queueId, tenant, now, limit) =>
       this.statements.selectVisibleOfTenant.all(queueId, tenant, now, now, limit) as MessageRow[],
     tenantsToServe: (queueId, limit) =>
@@ -439,6 +459,8 @@ export class SqliteStore implements Store, TriageStore {
         });
         this.notePutInFlight(request.queueId);
       }
+      const delivery = this.deliveryStates.get(request.queueId);
+      if (delivery) for (const message of claimed) delivery.claim(message.seq, message.visibleAt);
     },
     moveToDeadLetter: (seq, deadLetter, now) => {
       this.statements.moveToDeadLetter.run({
@@ -449,6 +471,9 @@ export class SqliteStore implements Store, TriageStore {
         reset_sent_at: deadLetter.resetSentAt ? 1 : 0,
         retention_ms: deadLetter.retentionMs,
       });
+      // The row keeps its seq, older than the dead-letter queue's newest: that queue's state is built again.
+      for (const delivery of this.deliveryStates.values()) if (delivery.remove(seq)) break;
+      this.deliveryStates.delete(deadLetter.queueId);
     },
     attemptClaims: (queueId, attemptId, now) => {
       const record = this.statements.attemptClaims.get(queueId, attemptId, now) as
@@ -481,7 +506,7 @@ export class SqliteStore implements Store, TriageStore {
         limit: options.limit,
       }) as MessageRow[],
     insertMoved: (seq, destination, moved) => {
-      this.statements.insertMoved.run({
+      const inserted = this.statements.insertMoved.run({
         seq,
         queue_id: destination.queueId,
         message_id: moved.messageId,
@@ -490,10 +515,16 @@ export class SqliteStore implements Store, TriageStore {
         expires_at: destination.expiresAt,
         group_id: moved.groupId,
       });
+      const newSeq = Number(inserted.lastInsertRowid);
+      this.deliveryAdded(
+        destination.queueId,
+        newSeq,
+        destination.visibleAt,
+        destination.expiresAt,
+        moved.now,
+      );
     },
-    deleteMessage: (seq) => {
-      this.statements.deleteBySeq.run(seq);
-    },
+    deleteMessage: (seq) => this.deleteRow(seq),
     addMoved: (handle, count) => this.statements.addMoved.get(count, handle) as MoveTaskRow,
   };
 
@@ -521,9 +552,61 @@ export class SqliteStore implements Store, TriageStore {
    */
   private noteTenant(queueId: number, tenant: string): void {
     this.queuesWithoutTenants.delete(queueId);
+    // A fair queue takes its messages by tenant, in SQL.
+    this.deliveryStates.delete(queueId);
     this.statements.insertTenant.run(queueId, tenant);
     if (this.statements.insertTenant.run(queueId, '').changes > 0)
       this.statements.joinTenantless.run(queueId);
+  }
+
+  /** The queue's delivery state, built from its rows if need be; undefined for FIFO and fair queues. */
+  private deliveryOf(queueId: number): DeliveryState | undefined {
+    const known = this.deliveryStates.get(queueId);
+    if (known || this.isFifo(queueId) || this.hasTenants(queueId)) return known;
+    const delivery = new DeliveryState();
+    for (const row of this.statements.deliveryRows.iterate(queueId)) {
+      const [seq, visibleAt, expiresAt, sentAt, received] = row as [number, number, number, number, number];
+      delivery.add(seq, visibleAt, expiresAt, sentAt, received === 1);
+    }
+    this.deliveryStates.set(queueId, delivery);
+    return delivery;
+  }
+
+  /** A new row of the queue: its delivery state, if built, takes it. */
+  private deliveryAdded(
+    queueId: number,
+    seq: number,
+    visibleAt: number,
+    expiresAt: number,
+    sentAt: number,
+  ): void {
+    const delivery = this.deliveryStates.get(queueId);
+    if (delivery && !delivery.add(seq, visibleAt, expiresAt, sentAt, false))
+      this.deliveryStates.delete(queueId);
+  }
+
+  /** Deletes a message by row id, and from its queue's delivery state. */
+  private deleteRow(seq: number): void {
+    const deleted = this.statements.deleteBySeq.get(seq) as { queue_id: number } | undefined;
+    if (deleted) this.deliveryStates.get(deleted.queue_id)?.remove(seq);
+  }
+
+  /** The rows of `seqs`, in that order; one statement for all of them. */
+  private rowsInOrder(seqs: readonly number[]): MessageRow[] {
+    if (seqs.length === 0) return [];
+    let statement = this.rowsBySeqs.get(seqs.length);
+    if (!statement) {
+      statement = this.db.prepare(`SELECT * FROM messages WHERE seq IN (${seqs.map(() => '?').join(', ')})`);
+      this.rowsBySeqs.set(seqs.length, statement);
+    }
+    const bySeq = new Map<number, MessageRow>();
+    for (const row of statement.all(...seqs) as MessageRow[]) bySeq.set(row.seq, row);
+    const rows: MessageRow[] = [];
+    for (const seq of seqs) {
+      const row = bySeq.get(seq);
+      if (row) rows.push(row);
+    }
+    return rows;
   }
 
   /** Called for every message a receive or a visibility change puts (or puts back) in flight. */
@@ -556,6 +639,7 @@ export class SqliteStore implements Store, TriageStore {
       now: check.now,
     }) as { group_id: string | null } | undefined;
     if (deleted) {
+      this.deliveryStates.get(queueId)?.remove(receipt.seq);
       if (deleted.group_id !== null && this.isFifo(queueId))
         runNow(refreshGroup(this.steps, queueId, deleted.group_id));
       return 'deleted';
@@ -572,6 +656,7 @@ export class SqliteStore implements Store, TriageStore {
       const refusal = visibilityChangeRefusal(row, request);
       if (refusal) return refusal;
       this.statements.setVisibleAt.run(request.visibleAt, seq);
+      this.deliveryStates.get(request.queueId)?.setVisibleAt(seq, request.visibleAt);
       // A lapsed handle (standard queues) can hide a message that was visible again.
       if (row.visible_at <= request.now && request.visibleAt > request.now)
         this.notePutInFlight(request.queueId);
@@ -586,6 +671,7 @@ export class SqliteStore implements Store, TriageStore {
       const row = this.statements.queueById.get(queueId) as QueueRow | undefined;
       if (!row || (row.last_purged_at !== null && now - row.last_purged_at < windowMs)) return false;
       this.statements.purgeMessages.run(queueId, now);
+      this.deliveryStates.delete(queueId);
       this.statements.forgetDeduplication.run(queueId);
       runNow(rebuildGroups(this.steps, queueId));
       this.statements.setPurgedAt.run(now, queueId);
@@ -595,6 +681,8 @@ export class SqliteStore implements Store, TriageStore {
   }
 
   async countMessages(queueId: number, now: number): Promise<MessageCounts> {
+    const delivery = this.deliveryOf(queueId);
+    if (delivery) return delivery.counts(now);
     const row = this.statements.countMessages.get({ queue_id: queueId, now }) as {
       visible: number | null;
       not_visible: number | null;
@@ -610,6 +698,8 @@ export class SqliteStore implements Store, TriageStore {
   }
 
   async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {
+    const delivery = this.deliveryOf(queueId);
+    if (delivery) return delivery.nextVisibleAt(now);
     const row = this.statements.nextVisibleAt.get(queueId, now) as { at: number | null };
     return row.at ?? undefined;
   }
@@ -617,9 +707,11 @@ export class SqliteStore implements Store, TriageStore {
   async deleteExpired(now: number, limit: number): Promise<number> {
     return this.write('redeliverable', () => {
       const deleted = this.statements.deleteExpired.all(now, limit) as Array<{
+        seq: number;
         queue_id: number;
         group_id: string | null;
       }>;
+      for (const row of deleted) this.deliveryStates.get(row.queue_id)?.remove(row.seq);
       runNow(refreshGroupsOf(this.steps, deleted));
       this.statements.forgetExpiredDeduplication.run(now);
       this.statements.forgetExpiredAttempts.run(now);
@@ -894,6 +986,7 @@ export class SqliteStore implements Store, TriageStore {
     this.inFlightBound.clear();
     this.queueCache.clear();
     this.fifoById.clear();
+    this.deliveryStates.clear();
   }
 
   private needsSync(kind: WriteKind): boolean {
@@ -1077,7 +1170,7 @@ function prepareStatements(db: Database.Database) {
     ),
     deleteExpired: db.prepare(
       `DELETE FROM messages WHERE seq IN (SELECT seq FROM messages WHERE expires_at <= ? LIMIT ?)
-       RETURNING queue_id, group_id`,
+       RETURNING seq, queue_id, group_id`,
     ),
     queueKind: db.prepare('SELECT fifo FROM queues WHERE id = ?'),
     nextExpiryAt: db.prepare(
@@ -1139,7 +1232,14 @@ function prepareStatements(db: Database.Database) {
          deduplication_id
        FROM messages WHERE seq = @seq`,
     ),
-    deleteBySeq: db.prepare('DELETE FROM messages WHERE seq = ?'),
+    deleteBySeq: db.prepare('DELETE FROM messages WHERE seq = ? RETURNING queue_id'),
+    // What a delivery state holds, in seq order (delivery-state.ts).
+    deliveryRows: db
+      .prepare(
+        `SELECT seq, visible_at, expires_at, sent_at, receive_count > 0 FROM messages WHERE queue_id = ?
+         ORDER BY seq`,
+      )
+      .raw(),
     forgetQueueState: [
       db.prepare('DELETE FROM fifo_groups WHERE queue_id = ?'),
       db.prepare('DELETE FROM fifo_deduplication WHERE queue_id = ?'),
