@@ -1,0 +1,178 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { type DeliveryCounts, DeliveryState } from '../../packages/server/src/store/sqlite/delivery-state.ts';
+
+/** A message as the SQL statements of the SQLite store see it: the model the delivery state must agree with. */
+interface Row {
+  seq: number;
+  visibleAt: number;
+  expiresAt: number;
+  sentAt: number;
+  received: boolean;
+}
+
+/** What selectVisible, countInFlight, nextVisibleAt and countMessages answer over `rows`. */
+const sql = {
+  visible: (rows: Row[], now: number, limit: number) =>
+    rows
+      .filter((row) => row.visibleAt <= now && row.expiresAt > now)
+      .sort((a, b) => a.visibleAt - b.visibleAt || a.seq - b.seq)
+      .slice(0, limit)
+      .map((row) => row.seq),
+  inFlight: (rows: Row[], now: number) => rows.filter((row) => row.visibleAt > now && row.received).length,
+  nextVisibleAt: (rows: Row[], now: number) => {
+    const later = rows.filter((row) => row.visibleAt > now).map((row) => row.visibleAt);
+    return later.length > 0 ? Math.min(...later) : undefined;
+  },
+  counts: (rows: Row[], now: number): DeliveryCounts => {
+    const live = rows.filter((row) => row.expiresAt > now);
+    return {
+      visible: live.filter((row) => row.visibleAt <= now).length,
+      notVisible: live.filter((row) => row.visibleAt > now && row.received).length,
+      delayed: live.filter((row) => row.visibleAt > now && !row.received).length,
+      oldestSentAt: live.length > 0 ? Math.min(...live.map((row) => row.sentAt)) : undefined,
+    };
+  },
+};
+
+function add(state: DeliveryState, row: Row): boolean {
+  return state.add(row.seq, row.visibleAt, row.expiresAt, row.sentAt, row.received);
+}
+
+describe('delivery state', () => {
+  it('gives visible messages oldest visibility first, then by seq, without taking them', () => {
+    const state = new DeliveryState();
+    add(state, { seq: 1, visibleAt: 30, expiresAt: 1000, sentAt: 0, received: false });
+    add(state, { seq: 2, visibleAt: 10, expiresAt: 1000, sentAt: 0, received: false });
+    add(state, { seq: 3, visibleAt: 10, expiresAt: 1000, sentAt: 0, received: false });
+    add(state, { seq: 4, visibleAt: 50, expiresAt: 1000, sentAt: 0, received: false });
+    assert.deepEqual(state.visibleSeqs(40, 10), [2, 3, 1]);
+    assert.deepEqual(state.visibleSeqs(40, 2), [2, 3]);
+    assert.equal(state.nextVisibleAt(40), 50);
+    assert.deepEqual(state.counts(40), { visible: 3, notVisible: 0, delayed: 1, oldestSentAt: 0 });
+  });
+
+  it('hides a claimed message until its deadline and counts it in flight meanwhile', () => {
+    const state = new DeliveryState();
+    add(state, { seq: 1, visibleAt: 0, expiresAt: 1000, sentAt: 0, received: false });
+    state.claim(1, 100);
+    assert.deepEqual(state.visibleSeqs(10, 10), []);
+    assert.equal(state.inFlight(10), 1);
+    assert.equal(state.nextVisibleAt(10), 100);
+    assert.deepEqual(state.visibleSeqs(100, 10), [1]);
+    assert.equal(state.inFlight(100), 0);
+    assert.deepEqual(state.counts(100), { visible: 1, notVisible: 0, delayed: 0, oldestSentAt: 0 });
+  });
+
+  it('skips expired messages for receivers and counts, but not for wakes', () => {
+    const state = new DeliveryState();
+    add(state, { seq: 1, visibleAt: 0, expiresAt: 5, sentAt: 0, received: false });
+    add(state, { seq: 2, visibleAt: 0, expiresAt: 1000, sentAt: 3, received: false });
+    assert.deepEqual(state.visibleSeqs(10, 10), [2]);
+    assert.deepEqual(state.counts(10), { visible: 1, notVisible: 0, delayed: 0, oldestSentAt: 3 });
+  });
+
+  it('splits again when the clock goes back', () => {
+    const state = new DeliveryState();
+    add(state, { seq: 1, visibleAt: 50, expiresAt: 1000, sentAt: 0, received: true });
+    assert.deepEqual(state.visibleSeqs(60, 10), [1]);
+    assert.deepEqual(state.visibleSeqs(40, 10), []);
+    assert.equal(state.inFlight(40), 1);
+  });
+
+  it('refuses a message older than its newest, and forgets removed ones', () => {
+    const state = new DeliveryState();
+    assert.equal(add(state, { seq: 5, visibleAt: 0, expiresAt: 1000, sentAt: 0, received: false }), true);
+    assert.equal(add(state, { seq: 4, visibleAt: 0, expiresAt: 1000, sentAt: 0, received: false }), false);
+    assert.equal(state.remove(5), true);
+    assert.equal(state.remove(5), false);
+    assert.equal(state.size, 0);
+    assert.deepEqual(state.visibleSeqs(0, 10), []);
+  });
+
+  it('keeps its answers through compactions of many removed messages', () => {
+    const state = new DeliveryState();
+    for (let seq = 1; seq <= 10_000; seq++)
+      add(state, { seq, visibleAt: seq % 7, expiresAt: 1e9, sentAt: seq, received: false });
+    for (let seq = 1; seq <= 10_000; seq++) if (seq % 10 !== 0) state.remove(seq);
+    assert.equal(state.size, 1000);
+    assert.deepEqual(state.visibleSeqs(0, 3), [70, 140, 210]);
+    state.claim(70, 500);
+    assert.equal(state.inFlight(1), 1);
+    assert.deepEqual(state.counts(6).oldestSentAt, 10);
+  });
+
+  it('answers as the SQL statements do over the same rows, whatever the operations (property)', () => {
+    const operation = fc.oneof(
+      fc.record({
+        kind: fc.constant('add' as const),
+        delay: fc.integer({ min: 0, max: 40 }),
+        life: fc.integer({ min: 1, max: 400 }),
+      }),
+      fc.record({
+        kind: fc.constant('claim' as const),
+        pick: fc.nat(),
+        timeout: fc.integer({ min: 0, max: 60 }),
+      }),
+      fc.record({
+        kind: fc.constant('setVisibleAt' as const),
+        pick: fc.nat(),
+        at: fc.integer({ min: -10, max: 60 }),
+      }),
+      fc.record({ kind: fc.constant('remove' as const), pick: fc.nat() }),
+      fc.record({ kind: fc.constant('tick' as const), by: fc.integer({ min: -20, max: 30 }) }),
+      fc.record({ kind: fc.constant('receive' as const), limit: fc.integer({ min: 1, max: 12 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(operation, { maxLength: 200 }), (operations) => {
+        const state = new DeliveryState(1);
+        let rows: Row[] = [];
+        let now = 1000;
+        let seq = 0;
+        const picked = (pick: number) => (rows.length > 0 ? rows[pick % rows.length] : undefined);
+        for (const op of operations) {
+          if (op.kind === 'add') {
+            const row = {
+              seq: ++seq,
+              visibleAt: now + op.delay,
+              expiresAt: now + op.life,
+              sentAt: now,
+              received: false,
+            };
+            rows.push(row);
+            add(state, row);
+          } else if (op.kind === 'claim') {
+            const row = picked(op.pick);
+            if (row) {
+              row.received = true;
+              row.visibleAt = now + op.timeout;
+              state.claim(row.seq, row.visibleAt);
+            }
+          } else if (op.kind === 'setVisibleAt') {
+            const row = picked(op.pick);
+            if (row) {
+              row.visibleAt = now + op.at;
+              state.setVisibleAt(row.seq, row.visibleAt);
+            }
+          } else if (op.kind === 'remove') {
+            const row = picked(op.pick);
+            if (row) {
+              rows = rows.filter((other) => other !== row);
+              assert.equal(state.remove(row.seq), true);
+            }
+          } else if (op.kind === 'tick') {
+            now += op.by;
+          } else {
+            assert.deepEqual(state.visibleSeqs(now, op.limit), sql.visible(rows, now, op.limit));
+          }
+          assert.equal(state.inFlight(now), sql.inFlight(rows, now));
+          assert.equal(state.nextVisibleAt(now), sql.nextVisibleAt(rows, now));
+          assert.deepEqual(state.counts(now), sql.counts(rows, now));
+          assert.equal(state.size, rows.length);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
