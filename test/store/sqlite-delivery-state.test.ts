@@ -187,3 +187,27 @@ it('a standard queue answers from its delivery state as from one built again fro
   assert.equal(answers[8], 1);
   assert.equal(answers[9], 1);
 });
+
+it('a message dead-lettered without a group into a fair queue is served in the first receive there', async () => {
+  const store = new SqliteStore({ dataDir: ':memory:' });
+  const newQueue = async (name: string) =>
+    (await store.createQueue({ name, fifo: false, attributes: {}, tags: {}, now: 0 })).id;
+  const source = await newQueue('source');
+  const dlq = await newQueue('dlq');
+  // A group id makes the DLQ a fair queue (tenants 't' and '').
+  await store.sendMessages(dlq, [{ ...message('tenant t', 1), groupId: 't' }]);
+  await store.sendMessages(source, [message('no group', 1)]);
+  await store.receiveMessages(receive(source, 2, { visibleUntil: 2 }));
+  const deadLetter = {
+    queueId: dlq,
+    maxReceiveCount: 1,
+    sourceArn: 'arn:source',
+    resetSentAt: false,
+    retentionMs: 1000,
+  };
+  assert.equal((await store.receiveMessages(receive(source, 3, { deadLetter }))).movedToDeadLetter, 1);
+  // Before, it kept no group: the tenant turns passed it over until the tenant '' was forgotten.
+  const { messages } = await store.receiveMessages(receive(dlq, 4));
+  assert.deepEqual(messages.map((m) => m.messageId).sort(), ['no group', 'tenant t']);
+  await store.close();
+});

@@ -474,6 +474,12 @@ export class SqliteStore implements Store, TriageStore {
       // The row keeps its seq, older than the dead-letter queue's newest: that queue's state is built again.
       for (const delivery of this.deliveryStates.values()) if (delivery.remove(seq)) break;
       this.deliveryStates.delete(deadLetter.queueId);
+      // In a fair dead-letter queue a message without a group is the tenant '', as if sent there: served in
+      // its turns, and in the visibility index of FIFO and fair queues.
+      if (!this.isFifo(deadLetter.queueId) && this.hasTenants(deadLetter.queueId)) {
+        this.statements.joinTenantlessRow.run(seq);
+        this.statements.insertTenant.run(deadLetter.queueId, '');
+      }
     },
     attemptClaims: (queueId, attemptId, now) => {
       const record = this.statements.attemptClaims.get(queueId, attemptId, now) as
@@ -1117,15 +1123,18 @@ function prepareStatements(db: Database.Database) {
          @md5_of_message_attributes, @md5_of_system_attributes, @sender_id, @sent_at, @visible_at, @expires_at,
          @group_id, @deduplication_id)`,
     ),
+    // The visibility look-ups of FIFO and fair queues (standard queues have their delivery state), whose rows
+    // all have a group: `group_id IS NOT NULL` lets SQLite use the index that holds only such rows.
     countInvisible: db.prepare(
-      'SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = ? AND visible_at > ? LIMIT ?)',
-    ),
-    countInFlight: db.prepare(
-      `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = ? AND visible_at > ? AND receive_count > 0
+      `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = ? AND group_id IS NOT NULL AND visible_at > ?
        LIMIT ?)`,
     ),
+    countInFlight: db.prepare(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = ? AND group_id IS NOT NULL AND visible_at > ?
+       AND receive_count > 0 LIMIT ?)`,
+    ),
     selectVisible: db.prepare(
-      `SELECT * FROM messages WHERE queue_id = ? AND visible_at <= ? AND expires_at > ?
+      `SELECT * FROM messages WHERE queue_id = ? AND group_id IS NOT NULL AND visible_at <= ? AND expires_at > ?
        ORDER BY visible_at, seq LIMIT ?`,
     ),
     claim: db.prepare(
@@ -1166,7 +1175,7 @@ function prepareStatements(db: Database.Database) {
        FROM messages WHERE queue_id = @queue_id AND expires_at > @now`,
     ),
     nextVisibleAt: db.prepare(
-      'SELECT min(visible_at) AS at FROM messages WHERE queue_id = ? AND visible_at > ?',
+      'SELECT min(visible_at) AS at FROM messages WHERE queue_id = ? AND group_id IS NOT NULL AND visible_at > ?',
     ),
     deleteExpired: db.prepare(
       `DELETE FROM messages WHERE seq IN (SELECT seq FROM messages WHERE expires_at <= ? LIMIT ?)
@@ -1303,6 +1312,7 @@ function prepareStatements(db: Database.Database) {
     ),
     anyTenant: db.prepare('SELECT 1 FROM fair_tenants WHERE queue_id = ? LIMIT 1'),
     joinTenantless: db.prepare("UPDATE messages SET group_id = '' WHERE queue_id = ? AND group_id IS NULL"),
+    joinTenantlessRow: db.prepare("UPDATE messages SET group_id = '' WHERE seq = ? AND group_id IS NULL"),
     leastRecentlyServedTenants: db.prepare(
       'SELECT tenant FROM fair_tenants WHERE queue_id = ? ORDER BY served_at, tenant LIMIT ?',
     ),
