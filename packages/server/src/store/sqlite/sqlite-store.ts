@@ -463,6 +463,7 @@ export class SqliteStore implements Store, TriageStore {
       if (delivery) for (const message of claimed) delivery.claim(message.seq, message.visibleAt);
     },
     moveToDeadLetter: (seq, deadLetter, now) => {
+      const source = this.statements.queueOfMessage.get(seq) as number | undefined;
       this.statements.moveToDeadLetter.run({
         seq,
         queue_id: deadLetter.queueId,
@@ -471,8 +472,8 @@ export class SqliteStore implements Store, TriageStore {
         reset_sent_at: deadLetter.resetSentAt ? 1 : 0,
         retention_ms: deadLetter.retentionMs,
       });
+      if (source !== undefined) this.deliveryStates.get(source)?.remove(seq);
       // The row keeps its seq, older than the dead-letter queue's newest: that queue's state is built again.
-      for (const delivery of this.deliveryStates.values()) if (delivery.remove(seq)) break;
       this.deliveryStates.delete(deadLetter.queueId);
       // In a fair dead-letter queue a message without a group is the tenant '', as if sent there: served in
       // its turns, and in the visibility index of FIFO and fair queues.
@@ -1150,6 +1151,7 @@ function prepareStatements(db: Database.Database) {
          expires_at = CASE WHEN @reset_sent_at = 1 THEN @now ELSE sent_at END + @retention_ms
        WHERE seq = @seq`,
     ),
+    queueOfMessage: db.prepare('SELECT queue_id FROM messages WHERE seq = ?').pluck(),
     messageStateBySeq: db.prepare(
       `SELECT receipt_token, receive_count, visible_at, delivery_started_at, group_id FROM messages
        WHERE seq = ? AND queue_id = ?`,
