@@ -36,8 +36,8 @@ const sql = {
   },
 };
 
-function add(state: DeliveryState, row: Row): boolean {
-  return state.add(row.seq, row.visibleAt, row.expiresAt, row.sentAt, row.received);
+function add(state: DeliveryState, row: Row): void {
+  state.add(row.seq, row.visibleAt, row.expiresAt, row.sentAt, row.received);
 }
 
 describe('delivery state', () => {
@@ -81,14 +81,20 @@ describe('delivery state', () => {
     assert.equal(state.inFlight(40), 1);
   });
 
-  it('refuses a message older than its newest, and forgets removed ones', () => {
-    const state = new DeliveryState();
-    assert.equal(add(state, { seq: 5, visibleAt: 0, expiresAt: 1000, sentAt: 0, received: false }), true);
-    assert.equal(add(state, { seq: 4, visibleAt: 0, expiresAt: 1000, sentAt: 0, received: false }), false);
-    assert.equal(state.remove(5), true);
-    assert.equal(state.remove(5), false);
-    assert.equal(state.size, 0);
-    assert.deepEqual(state.visibleSeqs(0, 10), []);
+  it('puts an older message in its place in seq order, and forgets removed ones', () => {
+    const state = new DeliveryState(2);
+    add(state, { seq: 5, visibleAt: 0, expiresAt: 1000, sentAt: 0, received: false });
+    add(state, { seq: 9, visibleAt: 0, expiresAt: 1000, sentAt: 0, received: false });
+    state.claim(9, 50);
+    add(state, { seq: 7, visibleAt: 0, expiresAt: 1000, sentAt: 0, received: true });
+    add(state, { seq: 1, visibleAt: 0, expiresAt: 1000, sentAt: 0, received: false });
+    assert.deepEqual(state.visibleSeqs(10, 10), [1, 5, 7]);
+    assert.equal(state.inFlight(10), 1);
+    assert.equal(state.remove(7), true);
+    assert.equal(state.remove(7), false);
+    state.setVisibleAt(9, 10);
+    assert.deepEqual(state.visibleSeqs(10, 10), [1, 5, 9]);
+    assert.equal(state.size, 3);
   });
 
   it('keeps its answers through compactions of many removed messages', () => {
@@ -110,6 +116,8 @@ describe('delivery state', () => {
         delay: fc.integer({ min: 0, max: 40 }),
         life: fc.integer({ min: 1, max: 400 }),
       }),
+      // A row dead-lettered from another queue: it keeps its older seq, and may have been received.
+      fc.record({ kind: fc.constant('addOlder' as const), pick: fc.nat(), received: fc.boolean() }),
       fc.record({
         kind: fc.constant('claim' as const),
         pick: fc.nat(),
@@ -133,8 +141,9 @@ describe('delivery state', () => {
         const picked = (pick: number) => (rows.length > 0 ? rows[pick % rows.length] : undefined);
         for (const op of operations) {
           if (op.kind === 'add') {
+            seq += 2;
             const row = {
-              seq: ++seq,
+              seq,
               visibleAt: now + op.delay,
               expiresAt: now + op.life,
               sentAt: now,
@@ -142,6 +151,20 @@ describe('delivery state', () => {
             };
             rows.push(row);
             add(state, row);
+          } else if (op.kind === 'addOlder') {
+            // New rows take even seqs; older ones the odd seqs between them.
+            const older = 2 * (op.pick % (seq / 2 + 1)) - 1;
+            if (older > 0 && !rows.some((row) => row.seq === older)) {
+              const row = {
+                seq: older,
+                visibleAt: now,
+                expiresAt: now + 300,
+                sentAt: now - 5,
+                received: op.received,
+              };
+              rows.push(row);
+              add(state, row);
+            }
           } else if (op.kind === 'claim') {
             const row = picked(op.pick);
             if (row) {

@@ -58,6 +58,16 @@ class Columns {
     this.heapIndex = copied(this.heapIndex, new Int32Array(capacity), used);
   }
 
+  /** Moves the slots from `from` up to `used` one place up, to make room at `from`. */
+  shiftUp(from: number, used: number): void {
+    this.seq.copyWithin(from + 1, from, used);
+    this.visibleAt.copyWithin(from + 1, from, used);
+    this.expiresAt.copyWithin(from + 1, from, used);
+    this.sentAt.copyWithin(from + 1, from, used);
+    this.flags.copyWithin(from + 1, from, used);
+    this.heapIndex.copyWithin(from + 1, from, used);
+  }
+
   /** Whether slot a comes before slot b: earlier visible_at, then lower seq. */
   before(a: number, b: number): boolean {
     const va = this.visibleAt[a]!;
@@ -110,6 +120,11 @@ class SlotHeap {
     const top = this.slots[0]!;
     this.remove(top);
     return top;
+  }
+
+  /** The slots from `from` on moved one place up (Columns.shiftUp). */
+  renumberFrom(from: number): void {
+    for (let index = 0; index < this.size; index++) if (this.slots[index]! >= from) this.slots[index]!++;
   }
 
   /** Replaces the content by `slots` in O(n) (Floyd's heap construction). */
@@ -201,14 +216,13 @@ export class DeliveryState {
   }
 
   /**
-   * Adds a message, which must come after every message added so far in seq order (a new row's seq does);
-   * returns false, and adds nothing, when it does not.
+   * Adds a message not held. A new row's seq is the newest, and its slot is the next;
+   * an older one (a dead-lettered row keeps its seq) takes its place in seq order, the slots after it moved up.
    */
-  add(seq: number, visibleAt: number, expiresAt: number, sentAt: number, received: boolean): boolean {
+  add(seq: number, visibleAt: number, expiresAt: number, sentAt: number, received: boolean): void {
+    if (this.used === this.columns.capacity) this.makeRoom();
     const columns = this.columns;
-    if (this.used > 0 && seq <= columns.seq[this.used - 1]!) return false;
-    if (this.used === columns.capacity) this.makeRoom();
-    const slot = this.used++;
+    const slot = this.used > 0 && seq <= columns.seq[this.used - 1]! ? this.slotInOrder(seq) : this.used++;
     columns.seq[slot] = seq;
     columns.visibleAt[slot] = visibleAt;
     columns.expiresAt[slot] = expiresAt;
@@ -216,7 +230,6 @@ export class DeliveryState {
     columns.flags[slot] = PRESENT | (received ? RECEIVED : 0);
     this.present++;
     this.enter(slot);
-    return true;
   }
 
   /** Takes the message out; returns whether it was held. */
@@ -288,17 +301,34 @@ export class DeliveryState {
 
   /** The slot of a held message, or -1. */
   private slotOf(seq: number): number {
-    const { seq: seqs, flags } = this.columns;
+    const at = this.firstSlotFrom(seq);
+    return at < this.used && this.columns.seq[at] === seq && this.columns.flags[at]! & PRESENT ? at : -1;
+  }
+
+  /** The first slot whose seq is `seq` or more (holes included), or `used`. */
+  private firstSlotFrom(seq: number): number {
+    const seqs = this.columns.seq;
     let low = 0;
-    let high = this.used - 1;
-    while (low <= high) {
+    let high = this.used;
+    while (low < high) {
       const middle = (low + high) >> 1;
-      const at = seqs[middle]!;
-      if (at < seq) low = middle + 1;
-      else if (at > seq) high = middle - 1;
-      else return flags[middle]! & PRESENT ? middle : -1;
+      if (seqs[middle]! < seq) low = middle + 1;
+      else high = middle;
     }
-    return -1;
+    return low;
+  }
+
+  /**
+   * A slot for `seq`, older than the newest, at its place in seq order, made by moving the slots after it up
+   * (before a hole of the same seq, if any, so the search finds the new one). There is room for one.
+   */
+  private slotInOrder(seq: number): number {
+    const at = this.firstSlotFrom(seq);
+    this.columns.shiftUp(at, this.used);
+    this.visible.renumberFrom(at);
+    this.hidden.renumberFrom(at);
+    this.used++;
+    return at;
   }
 
   /** Puts a present slot in the heap its visible_at belongs to at the split time. */

@@ -464,17 +464,18 @@ export class SqliteStore implements Store, TriageStore {
     },
     moveToDeadLetter: (seq, deadLetter, now) => {
       const source = this.statements.queueOfMessage.get(seq) as number | undefined;
-      this.statements.moveToDeadLetter.run({
+      const moved = this.statements.moveToDeadLetter.get({
         seq,
         queue_id: deadLetter.queueId,
         now,
         source_arn: deadLetter.sourceArn,
         reset_sent_at: deadLetter.resetSentAt ? 1 : 0,
         retention_ms: deadLetter.retentionMs,
-      });
+      }) as { sent_at: number; expires_at: number; receive_count: number };
       if (source !== undefined) this.deliveryStates.get(source)?.remove(seq);
-      // The row keeps its seq, older than the dead-letter queue's newest: that queue's state is built again.
-      this.deliveryStates.delete(deadLetter.queueId);
+      this.deliveryStates
+        .get(deadLetter.queueId)
+        ?.add(seq, now, moved.expires_at, moved.sent_at, moved.receive_count > 0);
       // In a fair dead-letter queue a message without a group is the tenant '', as if sent there: served in
       // its turns, and in the visibility index of FIFO and fair queues.
       if (!this.isFifo(deadLetter.queueId) && this.hasTenants(deadLetter.queueId)) {
@@ -587,9 +588,7 @@ export class SqliteStore implements Store, TriageStore {
     expiresAt: number,
     sentAt: number,
   ): void {
-    const delivery = this.deliveryStates.get(queueId);
-    if (delivery && !delivery.add(seq, visibleAt, expiresAt, sentAt, false))
-      this.deliveryStates.delete(queueId);
+    this.deliveryStates.get(queueId)?.add(seq, visibleAt, expiresAt, sentAt, false);
   }
 
   /** Deletes a message by row id, and from its queue's delivery state. */
@@ -1149,7 +1148,7 @@ function prepareStatements(db: Database.Database) {
          dead_letter_source_arn = @source_arn,
          sent_at = CASE WHEN @reset_sent_at = 1 THEN @now ELSE sent_at END,
          expires_at = CASE WHEN @reset_sent_at = 1 THEN @now ELSE sent_at END + @retention_ms
-       WHERE seq = @seq`,
+       WHERE seq = @seq RETURNING sent_at, expires_at, receive_count`,
     ),
     queueOfMessage: db.prepare('SELECT queue_id FROM messages WHERE seq = ?').pluck(),
     messageStateBySeq: db.prepare(
