@@ -109,7 +109,34 @@ describe('delivery state', () => {
     assert.deepEqual(state.counts(6).oldestSentAt, 10);
   });
 
-  it('answers as the SQL statements do over the same rows, whatever the operations (property)', () => {
+  it('steps back exactly after it pruned its list of recently visible messages', () => {
+    const state = new DeliveryState();
+    const rows: Row[] = [];
+    let now = 0;
+    for (let seq = 1; seq <= 5000; seq++) {
+      // Some are received with a zero timeout: visible again at once, and in flight after a step back.
+      const row = { seq, visibleAt: now + 1, expiresAt: 1e9, sentAt: now, received: false };
+      rows.push(row);
+      add(state, row);
+      now += 1;
+      state.inFlight(now);
+      if (seq % 3 === 0) {
+        row.received = true;
+        row.visibleAt = now;
+        state.claim(seq, now);
+      }
+    }
+    for (const back of [1, 7, 20, 999, 1001, 3000]) {
+      const at = now - back;
+      assert.equal(state.inFlight(at), sql.inFlight(rows, at), `back ${back}`);
+      assert.equal(state.nextVisibleAt(at), sql.nextVisibleAt(rows, at), `back ${back}`);
+      assert.deepEqual(state.visibleSeqs(at, 5), sql.visible(rows, at, 5), `back ${back}`);
+      assert.equal(state.inFlight(now), sql.inFlight(rows, now));
+    }
+  });
+
+  /** Random operations on the state and on a model of its rows; after each, the state answers as SQL would. */
+  function answersAsSql(runs: { numRuns: number; minLength: number; maxLength: number }): void {
     const operation = fc.oneof(
       fc.record({
         kind: fc.constant('add' as const),
@@ -129,11 +156,24 @@ describe('delivery state', () => {
         at: fc.integer({ min: -10, max: 60 }),
       }),
       fc.record({ kind: fc.constant('remove' as const), pick: fc.nat() }),
-      fc.record({ kind: fc.constant('tick' as const), by: fc.integer({ min: -20, max: 30 }) }),
+      // Mostly forward; back a little (requests answered out of the order of their times), or a lot.
+      fc.record({
+        kind: fc.constant('tick' as const),
+        by: fc.oneof(
+          { arbitrary: fc.integer({ min: -20, max: 30 }), weight: 20 },
+          { arbitrary: fc.constant(-1500), weight: 1 },
+        ),
+      }),
       fc.record({ kind: fc.constant('receive' as const), limit: fc.integer({ min: 1, max: 12 }) }),
     );
+    // size 'max': fast-check's default size keeps arrays to about ten operations.
+    const scripts = fc.array(operation, {
+      minLength: runs.minLength,
+      maxLength: runs.maxLength,
+      size: 'max',
+    });
     fc.assert(
-      fc.property(fc.array(operation, { maxLength: 200 }), (operations) => {
+      fc.property(scripts, (operations) => {
         const state = new DeliveryState(1);
         let rows: Row[] = [];
         let now = 1000;
@@ -195,7 +235,15 @@ describe('delivery state', () => {
           assert.equal(state.size, rows.length);
         }
       }),
-      { numRuns: 300 },
+      { numRuns: runs.numRuns },
     );
+  }
+
+  it('answers as the SQL statements do over the same rows, whatever the operations (property)', () => {
+    answersAsSql({ numRuns: 300, minLength: 0, maxLength: 200 });
+  });
+
+  it('answers as SQL would over long runs too, where the list of recently visible messages is pruned', () => {
+    answersAsSql({ numRuns: 4, minLength: 4000, maxLength: 6000 });
   });
 });

@@ -16,6 +16,15 @@ const RECEIVED = 2;
 /** The slot is in the visible heap (otherwise in the hidden one, when present). */
 const IN_VISIBLE = 4;
 
+/**
+ * A clock step back by up to this much (requests answered in another order than their times were read, by a
+ * few ms) moves back to the hidden heap only the messages that became visible within it; a longer one splits
+ * every message again.
+ */
+const STEP_BACK_MS = 1000;
+/** The list of messages recently made visible is pruned when it is this long, or twice what it was kept at. */
+const MIN_RECENT_TO_PRUNE = 1024;
+
 /** Holes are compacted away once there are this many and more holes than messages. */
 const MIN_HOLES_TO_COMPACT = 1024;
 
@@ -203,6 +212,13 @@ export class DeliveryState {
   private hiddenReceived = 0;
   /** The time the heaps are split at: visible means visible_at <= splitAt. */
   private splitAt = Number.NEGATIVE_INFINITY;
+  /**
+   * Slots put in the visible heap lately, for a clock step back: every slot of the visible heap whose visible_at
+   * is after `recentFrom` is in the list (others may be too, stale: they are checked when used).
+   */
+  private recent: number[] = [];
+  private recentFrom = Number.NEGATIVE_INFINITY;
+  private pruneRecentAt = MIN_RECENT_TO_PRUNE;
 
   constructor(capacity = 64) {
     this.columns = new Columns(capacity);
@@ -327,6 +343,8 @@ export class DeliveryState {
     this.columns.shiftUp(at, this.used);
     this.visible.renumberFrom(at);
     this.hidden.renumberFrom(at);
+    for (let index = 0; index < this.recent.length; index++)
+      if (this.recent[index]! >= at) this.recent[index]!++;
     this.used++;
     return at;
   }
@@ -335,8 +353,7 @@ export class DeliveryState {
   private enter(slot: number): void {
     const { flags, visibleAt } = this.columns;
     if (visibleAt[slot]! <= this.splitAt) {
-      flags[slot]! |= IN_VISIBLE;
-      this.visible.push(slot);
+      this.makeVisible(slot);
     } else {
       flags[slot]! &= ~IN_VISIBLE;
       this.hidden.push(slot);
@@ -360,8 +377,7 @@ export class DeliveryState {
    */
   private moveSplit(now: number): void {
     if (now < this.splitAt) {
-      this.splitAt = now;
-      this.compact(this.used);
+      this.stepBack(now);
       return;
     }
     this.splitAt = now;
@@ -373,9 +389,40 @@ export class DeliveryState {
     ) {
       this.hidden.pop();
       if (flags[next]! & RECEIVED) this.hiddenReceived--;
-      flags[next]! |= IN_VISIBLE;
-      this.visible.push(next);
+      this.makeVisible(next);
     }
+    if (this.recent.length >= this.pruneRecentAt) this.pruneRecent();
+  }
+
+  private makeVisible(slot: number): void {
+    this.columns.flags[slot]! |= IN_VISIBLE;
+    this.visible.push(slot);
+    this.recent.push(slot);
+  }
+
+  /** The split goes back to `now`: messages of the visible heap visible only after it are hidden again. */
+  private stepBack(now: number): void {
+    this.splitAt = now;
+    if (now < this.recentFrom) {
+      this.compact(this.used);
+      return;
+    }
+    const { flags, visibleAt } = this.columns;
+    for (const slot of this.recent) {
+      if (!(flags[slot]! & IN_VISIBLE) || visibleAt[slot]! <= now) continue;
+      this.visible.remove(slot);
+      this.enter(slot);
+    }
+  }
+
+  /** Keeps of the recent list what a step back within STEP_BACK_MS of the split may need. */
+  private pruneRecent(): void {
+    this.recentFrom = Math.max(this.recentFrom, this.splitAt - STEP_BACK_MS);
+    const { flags, visibleAt } = this.columns;
+    this.recent = this.recent.filter(
+      (slot) => flags[slot]! & IN_VISIBLE && visibleAt[slot]! > this.recentFrom,
+    );
+    this.pruneRecentAt = Math.max(MIN_RECENT_TO_PRUNE, 2 * this.recent.length);
   }
 
   /** Grows the columns, or compacts them when holes take much of them. */
@@ -394,6 +441,8 @@ export class DeliveryState {
     let hiddenCount = 0;
     let to = 0;
     this.hiddenReceived = 0;
+    this.recent = [];
+    this.recentFrom = this.splitAt - STEP_BACK_MS;
     for (let from = 0; from < used; from++) {
       if (flags[from] === 0) continue;
       seq[to] = seq[from]!;
@@ -403,6 +452,7 @@ export class DeliveryState {
       if (visibleAt[to]! <= this.splitAt) {
         flags[to] = flags[from]! | IN_VISIBLE;
         visibleSlots[visibleCount++] = to;
+        if (visibleAt[to]! > this.recentFrom) this.recent.push(to);
       } else {
         flags[to] = flags[from]! & ~IN_VISIBLE;
         hiddenSlots[hiddenCount++] = to;
