@@ -605,11 +605,11 @@ export class SqliteStore implements Store, TriageStore {
       statement = this.db.prepare(`SELECT * FROM messages WHERE seq IN (${seqs.map(() => '?').join(', ')})`);
       this.rowsBySeqs.set(seqs.length, statement);
     }
-    const bySeq = new Map<number, MessageRow>();
-    for (const row of statement.all(...seqs) as MessageRow[]) bySeq.set(row.seq, row);
+    // A receive's few rows, put in order by a scan: nothing more holds their bodies (up to 1 MiB each).
+    const found = statement.all(...seqs) as MessageRow[];
     const rows: MessageRow[] = [];
     for (const seq of seqs) {
-      const row = bySeq.get(seq);
+      const row = found.find((candidate) => candidate.seq === seq);
       if (row) rows.push(row);
     }
     return rows;
