@@ -41,7 +41,7 @@ export interface InFlightSteps {
 /** Standard queues, and the turns of fair queues' tenants. */
 export interface TenantSteps {
   /** Up to `limit` visible unexpired messages, oldest visibility first, then seq; rows another receiver holds are skipped. */
-  visible(queueId: number, now: number, limit: number): Answer<MessageRow[]>;
+  visible(queueId: number, now: number, limit: number): Answer<Iterable<MessageRow>>;
   /** `visible`, of one tenant's messages. */
   visibleOfTenant(queueId: number, tenant: string, now: number, limit: number): Answer<MessageRow[]>;
   /** The queue's fair-queue tenants, least recently served first, at most `limit`; none for a queue without. */
@@ -191,12 +191,14 @@ function* claimInOrder(
   steps: PlanSteps,
   progress: ReceiveProgress,
   target: number,
-  candidates: (limit: number) => Answer<MessageRow[]>,
+  candidates: (limit: number) => Answer<Iterable<MessageRow>>,
 ): Plan<void> {
   for (let movedInPass = 1; movedInPass > 0 && !receiveFull(progress, target); ) {
     movedInPass = 0;
     for (const row of yield* answer(candidates(target - progress.claimed.length + progress.seen.size))) {
-      if (progress.seen.has(row.seq) || receiveFull(progress, target)) continue;
+      // Stop reading at once when full: a store may read each candidate row only when asked for it.
+      if (receiveFull(progress, target)) break;
+      if (progress.seen.has(row.seq)) continue;
       if ((yield* claimOrMove(steps, progress, row)) === 'moved') movedInPass++;
     }
   }

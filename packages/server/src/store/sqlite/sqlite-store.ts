@@ -164,7 +164,6 @@ export class SqliteStore implements Store, TriageStore {
    */
   private readonly deliveryStates = new Map<number, DeliveryState>();
   /** `SELECT * FROM messages WHERE seq IN (?, …)`, by the number of seqs. */
-  private readonly rowsBySeqs = new Map<number, Database.Statement>();
   private readonly triage: SqliteTriage;
 
   constructor(options: SqliteStoreOptions) {
@@ -597,22 +596,15 @@ export class SqliteStore implements Store, TriageStore {
     if (deleted) this.deliveryStates.get(deleted.queue_id)?.remove(seq);
   }
 
-  /** The rows of `seqs`, in that order; one statement for all of them. */
-  private rowsInOrder(seqs: readonly number[]): MessageRow[] {
-    if (seqs.length === 0) return [];
-    let statement = this.rowsBySeqs.get(seqs.length);
-    if (!statement) {
-      statement = this.db.prepare(`SELECT * FROM messages WHERE seq IN (${seqs.map(() => '?').join(', ')})`);
-      this.rowsBySeqs.set(seqs.length, statement);
-    }
-    // A receive's few rows, put in order by a scan: nothing more holds their bodies (up to 1 MiB each).
-    const found = statement.all(...seqs) as MessageRow[];
-    const rows: MessageRow[] = [];
+  /**
+   * The rows of `seqs`, in that order, each read only when the receive asks for it: a receive that stops
+   * early (its answer full, or no room left for a large message) reads no row it does not take.
+   */
+  private *rowsInOrder(seqs: readonly number[]): Generator<MessageRow> {
     for (const seq of seqs) {
-      const row = found.find((candidate) => candidate.seq === seq);
-      if (row) rows.push(row);
+      const row = this.statements.rowBySeq.get(seq) as MessageRow | undefined;
+      if (row) yield row;
     }
-    return rows;
   }
 
   /** Called for every message a receive or a visibility change puts (or puts back) in flight. */
@@ -1243,6 +1235,7 @@ function prepareStatements(db: Database.Database) {
        FROM messages WHERE seq = @seq`,
     ),
     deleteBySeq: db.prepare('DELETE FROM messages WHERE seq = ? RETURNING queue_id'),
+    rowBySeq: db.prepare('SELECT * FROM messages WHERE seq = ?'),
     // What a delivery state holds, in seq order (delivery-state.ts).
     deliveryRows: db
       .prepare(
