@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, type TestContext } from 'node:test';
 import { FakeClock } from 'sluice-client/clock';
+import type { ReceiveMessageRequest, SendMessageRequest } from '../../packages/server/src/core/api-types.ts';
 import { SqsError } from '../../packages/server/src/core/errors.ts';
-import type { Input } from '../../packages/server/src/core/input.ts';
 import type { RequestContext } from '../../packages/server/src/core/request-context.ts';
 import { type ServiceOptions, SqsService } from '../../packages/server/src/core/sqs-service.ts';
 import type { Store } from '../../packages/server/src/store/contract.ts';
@@ -71,9 +71,9 @@ export function useContractService(
       );
       return QueueUrl;
     },
-    send: (QueueUrl: string, body: string, extra: Input = {}) =>
+    send: (QueueUrl: string, body: string, extra: Partial<SendMessageRequest> = {}) =>
       harness.service.SendMessage({ QueueUrl, MessageBody: body, ...extra }, context),
-    async receive(QueueUrl: string, extra: Input = {}): Promise<ReceivedMessage[]> {
+    async receive(QueueUrl: string, extra: Partial<ReceiveMessageRequest> = {}): Promise<ReceivedMessage[]> {
       const output = await harness.service.ReceiveMessage(
         {
           QueueUrl,

@@ -5,7 +5,7 @@ import type { NewMessage, QueueRecord, StoredMessage } from '../store/contract.t
 import type { AuditEntry, AuditRecord, TriageOutcome, TriageStore } from '../store/triage.ts';
 import { errors } from './errors.ts';
 import { hasOnlyAllowedCharacters } from './limits.ts';
-import { md5Hex, md5OfAttributes, validateMessageAttributes } from './message-attributes.ts';
+import { checkMessageAttributes, md5Hex, md5OfAttributes } from './message-attributes.ts';
 import { type MessageFilter, matchesAll } from './message-filter.ts';
 import { moveDestination } from './move-tasks.ts';
 import { integerAttribute } from './queue-attributes.ts';
@@ -113,7 +113,7 @@ export class MessageTriage {
 
   async replay(queue: QueueRecord, selection: Selection, options: ReplayOptions): Promise<TriageReport> {
     if (options.body !== undefined) checkBody(options.body);
-    if (options.messageAttributes !== undefined) validateMessageAttributes(options.messageAttributes);
+    if (options.messageAttributes !== undefined) checkMessageAttributes(options.messageAttributes, 'message');
     if (options.destination?.id === queue.id)
       throw errors.invalidParameterValue('The destination is the queue the messages are in.');
     const { seqs, missing, truncated, rows } = await this.select(queue, selection);
@@ -148,7 +148,7 @@ export class MessageTriage {
           return { refused: `${target.name} is a FIFO queue and the message has no message group id` };
         const body = options.body ?? original.body;
         const messageAttributes = options.messageAttributes ?? original.messageAttributes;
-        const size = Buffer.byteLength(body) + validateMessageAttributes(messageAttributes);
+        const size = Buffer.byteLength(body) + checkMessageAttributes(messageAttributes, 'message').size;
         const maxSize = integerAttribute(target.attributes, 'MaximumMessageSize');
         if (size > maxSize)
           return {
