@@ -67,12 +67,21 @@ export type SqsActions = {
 };
 
 /**
+ * What background jobs, triage and the console's pages read: the service's shared parts beside the store.
+ * Each of them declares the narrow part it uses; none reaches the actions, or the store, through the service.
+ */
+export function serviceReads(service: SqsService, store: Store) {
+  const { clock, queues, activity, longPoll, accountId } = service;
+  return { store, clock, queues, activity, longPoll, accountId };
+}
+
+/**
  * The SQS API for both wire protocols: each public method is one action, taking its typed input and
  * returning its typed output. The rules live in the action modules it delegates to, one per group of
  * actions; it holds the parts they share (the queue directory, long polls, activity counts, limits).
  */
 export class SqsService implements SqsActions {
-  readonly store: Store;
+  private readonly store: Store;
   readonly clock: Clock;
   readonly accountId: string;
   readonly region: string;
