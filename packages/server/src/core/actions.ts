@@ -16,7 +16,7 @@ type Handler = (
 ) => Promise<ActionOutputs[ActionName]>;
 
 /**
- * Runs one action with its input in the API's JSON shape; both wire protocols come through here. Every
+ * Runs one action with the input a protocol adapter decoded; both wire protocols come through here. Every
  * failure it throws is an SqsError or a bug: the store's conditions become SQS errors here, in one place.
  * The input is the protocol adapter's, every member already checked against the model, so it has the
  * action's input type; this is the one place that says so.

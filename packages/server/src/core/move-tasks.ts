@@ -194,15 +194,15 @@ export class MoveTasks {
     return { ApproximateNumberOfMessagesMoved: (cancelling ?? task).moved };
   }
 
-  /**
-   * Picks up the tasks left RUNNING or CANCELLING by a previous run of the server, or (several nodes on one
-   * store) started through or abandoned by another node; tasks this runner already carries out keep their pace.
-   */
   /** The task with that handle, for the server's own work (the operator audit names its queues). */
   task(handle: string): Promise<MoveTaskRecord | undefined> {
     return this.deps.store.getMoveTask(handle);
   }
 
+  /**
+   * Picks up the tasks left RUNNING or CANCELLING by a previous run of the server, or (several nodes on one
+   * store) started through or abandoned by another node; tasks this runner already carries out keep their pace.
+   */
   async resume(): Promise<void> {
     this.stopped = false;
     for (const task of await this.deps.store.activeMoveTasks())
