@@ -146,13 +146,10 @@ function timeUs(calls: number, fn: () => void): number {
 /** The real createServerMetrics on a real (in-memory SQLite) service, called `calls` times. */
 export async function metricsCallCost(calls = 200_000): Promise<MetricsCallCost> {
   const sizes = Array.from({ length: 10 }, () => 1024);
-  const service = (): SqsService =>
-    new SqsService({
-      store: new SqliteStore({ dataDir: ':memory:', durability: 'normal' }),
-      clock: systemClock,
-    });
-  const metered = service();
-  const bare = service();
+  const meteredStore = new SqliteStore({ dataDir: ':memory:', durability: 'normal' });
+  const bareStore = new SqliteStore({ dataDir: ':memory:', durability: 'normal' });
+  const metered = new SqsService({ store: meteredStore, clock: systemClock });
+  const bare = new SqsService({ store: bareStore, clock: systemClock });
   const metrics = createServerMetrics(metered, async () => []);
   try {
     const perRequestUs = timeUs(calls, () => metrics.observeRequest('SendMessageBatch', 200, 0.004));
@@ -165,7 +162,7 @@ export async function metricsCallCost(calls = 200_000): Promise<MetricsCallCost>
       perSentMessageUs: round(Math.max(0, withMetrics - without) / sizes.length, 2),
     };
   } finally {
-    await Promise.all([metered.store.close(), bare.store.close()]);
+    await Promise.all([meteredStore.close(), bareStore.close()]);
   }
 }
 

@@ -451,14 +451,14 @@ export function dlqSemanticsSuite(
     describe('alarms', () => {
       /** Checkers on the default settings, each noting what it says of `queue` as "LABEL EVENT". */
       const checkers = (queue: string, said: string[]) => (label: string) =>
-        new DlqAlarms(h.service, { threshold: 0, periodSeconds: 10, queues: {} }, (n) => {
+        new DlqAlarms(h.reads, { threshold: 0, periodSeconds: 10, queues: {} }, (n) => {
           if (n.queue === queue) said.push(`${label} ${n.event}`);
         });
 
       it('raises an alarm when a poison message arrives, repeats it at each doubling and as expiry nears, and resolves it', async () => {
         const { dlq, source } = await dlqPair(1, { dlq: { MessageRetentionPeriod: String(2 * 24 * 3600) } });
         const said: AlarmNotification[] = [];
-        const alarms = new DlqAlarms(h.service, { threshold: 0, periodSeconds: 10, queues: {} }, (n) => {
+        const alarms = new DlqAlarms(h.reads, { threshold: 0, periodSeconds: 10, queues: {} }, (n) => {
           if (n.queue === dlq.split('/').at(-1)) said.push(n);
         });
         await alarms.check();
@@ -551,7 +551,7 @@ export function dlqSemanticsSuite(
         const name = dlq.split('/').at(-1)!;
         const said: AlarmNotification[] = [];
         const alarms = new DlqAlarms(
-          h.service,
+          h.reads,
           { threshold: 0, periodSeconds: 10, queues: { [name]: { silenced: true } } },
           (n) => {
             if (n.queue === name) said.push(n);

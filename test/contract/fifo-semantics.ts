@@ -441,7 +441,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         await sendTo(url, 'g', 'new');
         assert.deepEqual(await h.receive(url), []);
         await h.clock.advance(31_000);
-        const sweeper = startRetentionSweeper(h.service, (error) => assert.fail(String(error)), 1_000);
+        const sweeper = startRetentionSweeper(h.reads, (error) => assert.fail(String(error)), 1_000);
         await h.clock.advance(1_000);
         sweeper.stop();
         assert.deepEqual(

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, type TestContext } from 'node:test';
 import { FakeClock } from 'sluice-client/clock';
+import type { ReceiveMessageRequest, SendMessageRequest } from '../../packages/server/src/core/api-types.ts';
 import { SqsError } from '../../packages/server/src/core/errors.ts';
-import type { Input } from '../../packages/server/src/core/input.ts';
 import type { RequestContext } from '../../packages/server/src/core/request-context.ts';
-import { type ServiceOptions, SqsService } from '../../packages/server/src/core/sqs-service.ts';
+import { type ServiceOptions, SqsService, serviceReads } from '../../packages/server/src/core/sqs-service.ts';
 import type { Store } from '../../packages/server/src/store/contract.ts';
 
 /** How a contract suite opens a fresh store of one backend. */
@@ -62,6 +62,10 @@ export function useContractService(
     clock: undefined as unknown as FakeClock,
     service: undefined as unknown as SqsService,
     store: undefined as unknown as Store,
+    /** What background jobs read (serviceReads), for the tests that run them. */
+    get reads() {
+      return serviceReads(harness.service, harness.store);
+    },
     /** A new queue with a unique name; FIFO when `FifoQueue` is 'true'. */
     async newQueue(attributes: Record<string, string> = {}): Promise<string> {
       const name = `q${++queueCounter}${attributes.FifoQueue === 'true' ? '.fifo' : ''}`;
@@ -71,9 +75,9 @@ export function useContractService(
       );
       return QueueUrl;
     },
-    send: (QueueUrl: string, body: string, extra: Input = {}) =>
+    send: (QueueUrl: string, body: string, extra: Partial<SendMessageRequest> = {}) =>
       harness.service.SendMessage({ QueueUrl, MessageBody: body, ...extra }, context),
-    async receive(QueueUrl: string, extra: Input = {}): Promise<ReceivedMessage[]> {
+    async receive(QueueUrl: string, extra: Partial<ReceiveMessageRequest> = {}): Promise<ReceivedMessage[]> {
       const output = await harness.service.ReceiveMessage(
         {
           QueueUrl,

@@ -24,7 +24,7 @@ export function historySemanticsSuite(
   describe(`Queue history on ${backend}`, () => {
     const h = useContractService(factory);
     const nameOf = (url: string) => url.split('/').at(-1)!;
-    const sampler = () => new QueueSampler(h.service);
+    const sampler = () => new QueueSampler(h.reads);
 
     it('samples counts, the oldest message age, and what was sent, received and deleted since the last sample', async () => {
       const url = await h.newQueue({ VisibilityTimeout: '60' });
@@ -136,7 +136,7 @@ export function historySemanticsSuite(
       assert.equal((await h.store.queueSamples(nameOf(url), start)).length, 2);
       // Kept past 24 h by the keepalive, so that a 24 h chart has the sample its first gap carries on from.
       await h.clock.advance(HISTORY_RETENTION_MS / 2 + SAMPLE_KEEPALIVE_MS + 1);
-      await new QueueSampler(h.service).sample();
+      await new QueueSampler(h.reads).sample();
       const left = await h.store.queueSamples(nameOf(url), 0);
       assert.deepEqual(
         left.map((x) => x.at - start),
@@ -166,17 +166,17 @@ export function historySemanticsSuite(
       assert.deepEqual(await rows(busy), [0, 3], 'only the sample that saw the send');
 
       // Readers see every 10 s point: the counts carried forward, no activity, the parked message aging.
-      const waitingHour = await queueHistory(h.service, nameOf(waiting), '1h');
+      const waitingHour = await queueHistory(h.reads, nameOf(waiting), '1h');
       assert.deepEqual(
         waitingHour.map((x) => [(x.at - start) / 1000, x.visible, x.oldestAgeSeconds, x.sent]),
         [0, 10, 20, 30, 40, 50, 60].map((t) => [t, 1, t, t === 0 ? 1 : 0]),
       );
-      const busyHour = await queueHistory(h.service, nameOf(busy), '1h');
+      const busyHour = await queueHistory(h.reads, nameOf(busy), '1h');
       assert.deepEqual(
         busyHour.map((x) => [x.visible, x.sent, x.periodMs]),
         [0, 0, 0, 1, 1, 1, 1].map((visible, i) => [visible, i === 3 ? 1 : 0, SAMPLE_PERIOD_MS]),
       );
-      const day = await queueHistory(h.service, nameOf(busy), '24h');
+      const day = await queueHistory(h.reads, nameOf(busy), '24h');
       assert.equal(day.at(-1)!.visible, 1);
       assert.equal(
         day.reduce((sum, b) => sum + b.sent, 0),
@@ -212,9 +212,9 @@ export function historySemanticsSuite(
         await h.clock.advance(SAMPLE_PERIOD_MS);
         await s.sample();
       }
-      const hour = await queueHistory(h.service, nameOf(url), '1h');
+      const hour = await queueHistory(h.reads, nameOf(url), '1h');
       assert.equal(hour.length, 30);
-      const day = await queueHistory(h.service, nameOf(url), '24h');
+      const day = await queueHistory(h.reads, nameOf(url), '24h');
       assert.ok(day.length >= 2 && day.length <= 3, `${day.length} buckets for 5 minutes`);
       assert.equal(
         day.reduce((sum, b) => sum + b.sent, 0),

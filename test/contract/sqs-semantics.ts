@@ -584,7 +584,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           const counts = await h.store.countMessages(queue.id, 0);
           return counts.visible + counts.notVisible + counts.delayed;
         };
-        const sweeper = startRetentionSweeper(h.service, (error) => assert.fail(String(error)), 10_000);
+        const sweeper = startRetentionSweeper(h.reads, (error) => assert.fail(String(error)), 10_000);
         try {
           await h.clock.advance(59_999);
           assert.equal(await storedRows(), 1, 'still stored before expiry');

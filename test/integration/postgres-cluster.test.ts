@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { type RunningSluice, startSluice } from 'sluice';
 import { flushActivity } from '../../packages/server/src/core/queue-history.ts';
+import { serviceReads } from '../../packages/server/src/core/sqs-service.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 
@@ -60,10 +61,10 @@ test('the history counts the traffic of both nodes, not only the lease holder', 
   const receivedOnHolder = await traffic(holder, 3);
   const receivedOnOther = await traffic(other, 4);
   // What the other node's periodic flush does, now rather than within its next 2 s.
-  await flushActivity(other.service);
+  await flushActivity(serviceReads(other.service, other.store));
   await holder.sampler.sample();
 
-  const samples = await holder.service.store.queueSamples('cluster-history', start - 1);
+  const samples = await holder.store.queueSamples('cluster-history', start - 1);
   const sum = (pick: (s: (typeof samples)[number]) => number) => samples.reduce((t, s) => t + pick(s), 0);
   assert.equal(
     sum((s) => s.sent),

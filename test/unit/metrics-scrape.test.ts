@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { FakeClock } from 'sluice-client/clock';
 import { QueueCounts } from '../../packages/server/src/core/queue-counts.ts';
 import { QueueSampler, SAMPLE_PERIOD_MS } from '../../packages/server/src/core/queue-history.ts';
-import { SqsService } from '../../packages/server/src/core/sqs-service.ts';
+import { SqsService, serviceReads } from '../../packages/server/src/core/sqs-service.ts';
 import { createServerMetrics, MIN_RENDER_INTERVAL_MS } from '../../packages/server/src/server/metrics.ts';
 import type { Store } from '../../packages/server/src/store/contract.ts';
 import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
@@ -117,7 +117,7 @@ describe('metrics scrape cost', () => {
   });
 
   it('takes the other counts from the history sampler, and reads them all itself only when it is not running', async () => {
-    const sampler = new QueueSampler(service, undefined, counts);
+    const sampler = new QueueSampler(serviceReads(service, store), undefined, counts);
     // A visibility timeout running out changes counts without any client action: the sampler's read sees it.
     await service.ReceiveMessage({ QueueUrl: urls[3]!, VisibilityTimeout: 5 }, context);
     await later();

@@ -93,7 +93,7 @@ export class DlqAlarms {
   private job: PeriodicJob | undefined;
 
   constructor(
-    private readonly service: AlarmDependencies,
+    private readonly deps: AlarmDependencies,
     private readonly settings: AlarmSettings,
     private readonly notify: (notification: AlarmNotification) => void,
     private readonly onError: (error: unknown) => void = () => {},
@@ -107,7 +107,7 @@ export class DlqAlarms {
     this.watches.clear();
     this.resumed = false;
     this.job = repeatEvery(
-      this.service.clock,
+      this.deps.clock,
       0,
       this.settings.periodSeconds * 1000,
       () => this.check(),
@@ -137,8 +137,8 @@ export class DlqAlarms {
 
   /** Silences the queue's alarm, or lifts its silence, from now on: kept in the store, for every node. */
   async setSilence(queue: QueueRecord, silenced: boolean, by: string | undefined): Promise<AlarmSilence> {
-    const silence: AlarmSilence = { silenced, at: this.service.clock.now(), by };
-    await this.service.store.saveClusterState(
+    const silence: AlarmSilence = { silenced, at: this.deps.clock.now(), by };
+    await this.deps.store.saveClusterState(
       silenceDocument(queue.name),
       JSON.stringify({ ...silence, queueId: queue.id }),
     );
@@ -146,7 +146,7 @@ export class DlqAlarms {
   }
 
   private async silenceOf(queue: string, queueId: number | undefined): Promise<AlarmSilence | undefined> {
-    const stored = await this.service.store.clusterState(silenceDocument(queue));
+    const stored = await this.deps.store.clusterState(silenceDocument(queue));
     if (stored === undefined) return undefined;
     const { queueId: silencedId, ...silence } = JSON.parse(stored) as AlarmSilence & { queueId: number };
     // A queue deleted and created again under the same name starts over from the config file.
@@ -154,7 +154,7 @@ export class DlqAlarms {
   }
 
   private async storedWatches(): Promise<Watch[]> {
-    const stored = await this.service.store.clusterState(ALARM_STATE_DOCUMENT);
+    const stored = await this.deps.store.clusterState(ALARM_STATE_DOCUMENT);
     // JSON leaves out a key whose value is undefined: a watch read back has `silence` as the checker wrote it.
     return stored === undefined
       ? []
@@ -168,9 +168,9 @@ export class DlqAlarms {
       for (const watch of await this.storedWatches()) this.watches.set(watch.queue, watch);
       this.resumed = true;
     }
-    const now = this.service.clock.now();
+    const now = this.deps.clock.now();
     const sources = new Map<string, string[]>();
-    for await (const queue of this.service.queues.allQueues()) {
+    for await (const queue of this.deps.queues.allQueues()) {
       const policy = queue.attributes.RedrivePolicy;
       if (!policy) continue;
       const target = parseRedrivePolicy(policy).deadLetterTargetArn;
@@ -178,13 +178,13 @@ export class DlqAlarms {
     }
     const watched = new Set<string>();
     for (const [arn, sourceQueues] of sources) {
-      const queue = await this.service.queues.queueByArn(arn);
+      const queue = await this.deps.queues.queueByArn(arn);
       if (!queue) continue;
       watched.add(queue.name);
       const own = this.settings.queues[queue.name] ?? {};
       const threshold = own.threshold ?? this.settings.threshold;
-      const { visible } = await this.service.store.countMessages(queue.id, now);
-      const nextExpiryAt = await this.service.store.nextExpiryAt(queue.id, now);
+      const { visible } = await this.deps.store.countMessages(queue.id, now);
+      const nextExpiryAt = await this.deps.store.nextExpiryAt(queue.id, now);
       const silence = await this.silenceOf(queue.name, queue.id);
       const silenced = silence?.silenced ?? own.silenced === true;
       let watch = this.watches.get(queue.name);
@@ -264,10 +264,7 @@ export class DlqAlarms {
     }
     // A queue that is no longer any queue's DLQ is no longer watched.
     for (const name of this.watches.keys()) if (!watched.has(name)) this.watches.delete(name);
-    await this.service.store.saveClusterState(
-      ALARM_STATE_DOCUMENT,
-      JSON.stringify([...this.watches.values()]),
-    );
+    await this.deps.store.saveClusterState(ALARM_STATE_DOCUMENT, JSON.stringify([...this.watches.values()]));
   }
 }
 

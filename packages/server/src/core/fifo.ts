@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { QueueAttributes } from '../shared/sqs-values.ts';
 import { errors } from './errors.ts';
-import type { Input } from './input.ts';
 
 /** SQS remembers a deduplication id, and a ReceiveRequestAttemptId, for 5 minutes. */
 export const DEDUPLICATION_WINDOW_MS = 5 * 60 * 1000;
@@ -10,8 +9,8 @@ export const RECEIVE_ATTEMPT_WINDOW_MS = 5 * 60 * 1000;
 /** Group, deduplication and receive-attempt ids: 1-128 alphanumeric or punctuation characters (SQS). */
 const FIFO_TOKEN = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
 
-function checkToken(name: string, value: unknown): string {
-  if (typeof value !== 'string' || !FIFO_TOKEN.test(value)) {
+function checkToken(name: string, value: string): string {
+  if (!FIFO_TOKEN.test(value)) {
     throw errors.invalidParameter(
       name,
       value,
@@ -25,9 +24,9 @@ function checkToken(name: string, value: unknown): string {
  * The message group of a send. Required on FIFO queues; optional on standard queues, where it names the
  * tenant of a fair queue.
  */
-export function messageGroupIdOf(input: Input, fifo: boolean): string | undefined {
+export function messageGroupIdOf(input: { MessageGroupId?: string }, fifo: boolean): string | undefined {
   const given = input.MessageGroupId;
-  if (given === undefined || given === null) {
+  if (given === undefined) {
     if (fifo) throw errors.missingParameter('MessageGroupId');
     return undefined;
   }
@@ -42,14 +41,14 @@ export interface Deduplication {
 
 /** The deduplication key of a FIFO send: the given id, or the body's SHA-256 with content-based dedup. */
 export function deduplicationOf(
-  input: Input,
+  input: { MessageDeduplicationId?: string },
   attributes: QueueAttributes,
   groupId: string,
   body: string,
 ): Deduplication {
   const given = input.MessageDeduplicationId;
   let id: string;
-  if (given !== undefined && given !== null) {
+  if (given !== undefined) {
     id = checkToken('MessageDeduplicationId', given);
   } else if (attributes.ContentBasedDeduplication === 'true') {
     id = createHash('sha256').update(body).digest('hex');
@@ -67,22 +66,24 @@ const NO_DEDUPLICATION =
  * without content-based deduplication, fails the whole request before any entry is sent (SQS). Ids that
  * are given but malformed fail only their entry.
  */
-export function checkFifoBatch(entries: readonly Input[], attributes: QueueAttributes): void {
-  const absent = (value: unknown) => value === undefined || value === null;
-  if (entries.some((entry) => absent(entry.MessageGroupId))) {
+export function checkFifoBatch(
+  entries: ReadonlyArray<{ MessageGroupId?: string; MessageDeduplicationId?: string }>,
+  attributes: QueueAttributes,
+): void {
+  if (entries.some((entry) => entry.MessageGroupId === undefined)) {
     throw errors.invalidParameterValue('The request must contain the parameter MessageGroupId.');
   }
   if (
     attributes.ContentBasedDeduplication !== 'true' &&
-    entries.some((entry) => absent(entry.MessageDeduplicationId))
+    entries.some((entry) => entry.MessageDeduplicationId === undefined)
   ) {
     throw errors.invalidParameterValue(NO_DEDUPLICATION);
   }
 }
 
-export function receiveRequestAttemptIdOf(input: Input): string | undefined {
+export function receiveRequestAttemptIdOf(input: { ReceiveRequestAttemptId?: string }): string | undefined {
   const given = input.ReceiveRequestAttemptId;
-  if (given === undefined || given === null) return undefined;
+  if (given === undefined) return undefined;
   return checkToken('ReceiveRequestAttemptId', given);
 }
 

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { MessageAttributes } from '../shared/sqs-values.ts';
+import type { MessageAttributes, MessageAttributeValue } from '../shared/sqs-values.ts';
 import { errors } from './errors.ts';
 import { hasOnlyAllowedCharacters, LIMITS } from './limits.ts';
 
@@ -8,29 +8,33 @@ const NAME_CHARACTERS = /^[\p{L}0-9_.-]+$/u;
 const DATA_TYPE = /^(String|Number|Binary)(\..+)?$/;
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
+/** A message attribute as a send gives it; the list values are reserved by SQS and ignored. */
+export type GivenAttributeValue = Pick<MessageAttributeValue, 'StringValue' | 'BinaryValue'> & {
+  DataType?: string;
+};
+
 /**
- * Validates user message attributes as SQS does and returns their size in bytes as SQS counts it
- * (name + data type + value), which goes towards MaximumMessageSize. `kind` names them in errors.
+ * Checks message attributes as SQS does. Returns them as kept (data type and the one value its type uses)
+ * and their size in bytes as SQS counts it (name + data type + value), which goes towards
+ * MaximumMessageSize. `kind` names them in errors.
  */
-export function validateMessageAttributes(
-  attributes: MessageAttributes | undefined,
-  kind: 'message' | 'system' = 'message',
-): number {
-  if (!attributes) return 0;
-  const entries = Object.entries(attributes);
+export function checkMessageAttributes(
+  given: Record<string, GivenAttributeValue> | undefined,
+  kind: 'message' | 'system',
+): { attributes: MessageAttributes | undefined; size: number } {
+  if (!given) return { attributes: undefined, size: 0 };
+  const entries = Object.entries(given);
   if (entries.length > LIMITS.maxMessageAttributes) {
     throw errors.invalidParameterValue(
       `Number of message attributes [${entries.length}] exceeds the allowed maximum [${LIMITS.maxMessageAttributes}].`,
     );
   }
   let size = 0;
+  const attributes: MessageAttributes = {};
   for (const [name, value] of entries) {
     if (kind === 'message') validateAttributeName(name);
-    if (value === null || typeof value !== 'object') {
-      throw errors.invalidParameterValue(`The message attribute '${name}' must contain a value.`);
-    }
     const dataType = value.DataType;
-    if (typeof dataType !== 'string' || dataType === '') {
+    if (dataType === undefined || dataType === '') {
       throw errors.invalidParameterValue(
         `The message attribute '${name}' must contain non-empty message attribute type.`,
       );
@@ -44,7 +48,7 @@ export function validateMessageAttributes(
     const base = match[1]!;
     size += Buffer.byteLength(name) + Buffer.byteLength(dataType);
     if (base === 'Binary') {
-      if (typeof value.BinaryValue !== 'string' || value.StringValue !== undefined) {
+      if (value.BinaryValue === undefined || value.StringValue !== undefined) {
         throw errors.invalidParameterValue(
           `The message attribute '${name}' with type 'Binary' must use field 'Binary'.`,
         );
@@ -52,8 +56,9 @@ export function validateMessageAttributes(
       const bytes = decodeBase64Strict(value.BinaryValue, name);
       if (bytes.length === 0) throw emptyValue(name, base);
       size += bytes.length;
+      attributes[name] = { DataType: dataType, BinaryValue: value.BinaryValue };
     } else {
-      if (typeof value.StringValue !== 'string' || value.BinaryValue !== undefined) {
+      if (value.StringValue === undefined || value.BinaryValue !== undefined) {
         throw errors.invalidParameterValue(
           `The message attribute '${name}' with type '${base}' must use field 'String'.`,
         );
@@ -67,9 +72,10 @@ export function validateMessageAttributes(
         );
       }
       size += Buffer.byteLength(value.StringValue);
+      attributes[name] = { DataType: dataType, StringValue: value.StringValue };
     }
   }
-  return size;
+  return { attributes, size };
 }
 
 const emptyValue = (name: string, base: string) =>

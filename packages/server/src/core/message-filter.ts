@@ -23,7 +23,7 @@ export function parseFilter(text: string): MessageFilter {
   const match = /^([^=~]+)([=~])(.*)$/s.exec(text);
   if (!match)
     throw new Error(`filter "${text}" must look like id=ID, attr.NAME=VALUE, body.PATH=VALUE or body~REGEX`);
-  const [, subjectText, operator, value] = match as unknown as [string, string, string, string];
+  const [, subjectText = '', operator, value = ''] = match;
   let test: (candidate: string) => boolean;
   if (operator === '=') test = (candidate) => candidate === value;
   else {

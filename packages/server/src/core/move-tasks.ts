@@ -8,7 +8,7 @@ import type {
   StartMessageMoveTaskRequest,
 } from './api-types.ts';
 import { ERROR_SPECS, errors } from './errors.ts';
-import { optionalInteger, optionalString, requiredString } from './input.ts';
+import { optionalInteger, requiredString } from './input.ts';
 import { integerAttribute } from './queue-attributes.ts';
 import type { CallerScope } from './queue-reference.ts';
 
@@ -127,7 +127,7 @@ export class MoveTasks {
 
   async StartMessageMoveTask(input: StartMessageMoveTaskRequest, caller: CallerScope) {
     const sourceArn = requiredString(input, 'SourceArn');
-    const destinationArn = optionalString(input, 'DestinationArn');
+    const destinationArn = input.DestinationArn;
     const maxPerSecond = optionalInteger(input, 'MaxNumberOfMessagesPerSecond', 1, MAX_RATE);
     const source = await this.deps.queues.accessQueueByArn(sourceArn, caller);
     if (!source) throw missingResource('SourceArn');
@@ -192,6 +192,11 @@ export class MoveTasks {
     // The runner turns CANCELLING into CANCELLED at its next step; make that step now.
     this.run(handle, 0);
     return { ApproximateNumberOfMessagesMoved: (cancelling ?? task).moved };
+  }
+
+  /** The task with that handle, for the server's own work (the operator audit names its queues). */
+  task(handle: string): Promise<MoveTaskRecord | undefined> {
+    return this.deps.store.getMoveTask(handle);
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { Clock } from 'sluice-client/clock';
 import { readJsonObject as readJsonText } from '../shared/json-object.ts';
 import type { QueueAttributes } from '../shared/sqs-values.ts';
-import type { QueueRecord, Store } from '../store/contract.ts';
+import type { MessageStore, QueueRecord, QueueStore } from '../store/contract.ts';
 import type {
   AddPermissionRequest,
   CreateQueueRequest,
@@ -19,13 +19,7 @@ import type {
 } from './api-types.ts';
 import { errors } from './errors.ts';
 import { checkFifoThroughputSettings } from './fifo.ts';
-import {
-  optionalInteger,
-  optionalString,
-  optionalStringList,
-  optionalStringMap,
-  requiredString,
-} from './input.ts';
+import { optionalInteger, requiredString } from './input.ts';
 import { type CapacityLimits, LIMITS } from './limits.ts';
 import type { LongPoll } from './long-poll.ts';
 import { withoutPermission, withPermission } from './permissions.ts';
@@ -52,7 +46,7 @@ import type { RequestContext } from './request-context.ts';
 
 /** What the queue actions need of the service. */
 export interface QueueActionDependencies {
-  readonly store: Store;
+  readonly store: QueueStore & Pick<MessageStore, 'countMessages' | 'purgeQueue'>;
   readonly clock: Clock;
   readonly queues: QueueDirectory;
   readonly limits: CapacityLimits;
@@ -65,11 +59,11 @@ export interface QueueActionDependencies {
 
 /**
  * The SQS actions on queues themselves (create, look up, list, attributes, tags, permissions, dead-letter
- * sources, delete, purge). Each public method is one action: its input as the model types it, its output in
- * the API's JSON shape.
+ * sources, delete, purge). Each public method is one action: its input and its output as the model types them
+ * (SqsService, which passes each action on, is checked against SqsActions).
  */
 export class QueueActions {
-  private readonly store: Store;
+  private readonly store: QueueActionDependencies['store'];
   private readonly clock: Clock;
   private readonly queues: QueueDirectory;
   private readonly limits: CapacityLimits;
@@ -95,9 +89,9 @@ export class QueueActions {
 
   async CreateQueue(input: CreateQueueRequest, context: RequestContext) {
     const name = requiredString(input, 'QueueName');
-    const given = optionalStringMap(input, 'Attributes') ?? {};
+    const given = input.Attributes ?? {};
     // CreateQueue's member is lower-case `tags` in the SQS model (TagQueue's is `Tags`).
-    const tags = optionalStringMap(input, 'tags') ?? {};
+    const tags = input.tags ?? {};
     const fifo = isTrue(given.FifoQueue);
     if (!isQueueName(name, false) && !(fifo && isQueueName(name, true))) {
       throw errors.invalidParameterValue(
@@ -141,7 +135,7 @@ export class QueueActions {
 
   async GetQueueUrl(input: GetQueueUrlRequest, context: RequestContext) {
     const name = requiredString(input, 'QueueName');
-    const owner = optionalString(input, 'QueueOwnerAWSAccountId');
+    const owner = input.QueueOwnerAWSAccountId;
     if (owner !== undefined && owner !== this.accountId) throw errors.queueDoesNotExist();
     const queue = await this.queues.accessQueue(name, context);
     if (!queue) throw errors.queueDoesNotExist();
@@ -149,9 +143,9 @@ export class QueueActions {
   }
 
   async ListQueues(input: ListQueuesRequest, context: RequestContext) {
-    const prefix = optionalString(input, 'QueueNamePrefix');
+    const prefix = input.QueueNamePrefix;
     const maxResults = optionalInteger(input, 'MaxResults', 1, LIMITS.maxListQueuesResults);
-    const token = optionalString(input, 'NextToken');
+    const token = input.NextToken;
     const afterName = token === undefined ? undefined : decodeListToken(token);
     const limit = maxResults ?? LIMITS.maxListQueuesResults;
     // Only the queues the caller may use are listed, so a page may have to read past others.
@@ -175,7 +169,7 @@ export class QueueActions {
 
   async GetQueueAttributes(input: GetQueueAttributesRequest, caller: CallerScope = {}) {
     const queue = await this.queues.resolveQueue(input, caller);
-    const requested = optionalStringList(input, 'AttributeNames') ?? [];
+    const requested = input.AttributeNames ?? [];
     for (const name of requested) {
       if (name !== 'All' && !isKnownAttributeName(name)) throw errors.invalidAttributeName(name);
     }
@@ -197,7 +191,7 @@ export class QueueActions {
 
   async SetQueueAttributes(input: SetQueueAttributesRequest, caller: CallerScope = {}) {
     const queue = await this.queues.resolveQueue(input, caller);
-    const given = optionalStringMap(input, 'Attributes');
+    const given = input.Attributes;
     if (given === undefined) throw errors.missingParameter('Attributes');
     const changes = await this.checkPolicies(
       queue,
@@ -239,7 +233,7 @@ export class QueueActions {
 
   async TagQueue(input: TagQueueRequest, caller: CallerScope = {}) {
     const queue = await this.queues.resolveQueue(input, caller);
-    const tags = optionalStringMap(input, 'Tags');
+    const tags = input.Tags;
     // No tags at all is a missing parameter (the Query protocol cannot send an empty map anyway).
     if (tags === undefined || Object.keys(tags).length === 0) throw errors.missingParameter('Tags');
     const merged = { ...queue.tags, ...tags };
@@ -250,7 +244,7 @@ export class QueueActions {
 
   async UntagQueue(input: UntagQueueRequest, caller: CallerScope = {}) {
     const queue = await this.queues.resolveQueue(input, caller);
-    const keys = optionalStringList(input, 'TagKeys');
+    const keys = input.TagKeys;
     if (keys === undefined) throw errors.missingParameter('TagKeys');
     if (keys.length === 0)
       throw errors.invalidParameterValue('Tag keys must be between 1 and 128 characters in length.');
@@ -268,8 +262,8 @@ export class QueueActions {
   async AddPermission(input: AddPermissionRequest, caller: CallerScope = {}) {
     const queue = await this.queues.resolveQueue(input, caller);
     const label = requiredString(input, 'Label');
-    const accounts = optionalStringList(input, 'AWSAccountIds');
-    const actions = optionalStringList(input, 'Actions');
+    const accounts = input.AWSAccountIds;
+    const actions = input.Actions;
     if (!accounts || accounts.length === 0) throw errors.missingParameter('AWSAccountIds');
     if (!actions || actions.length === 0) throw errors.missingParameter('Actions');
     if (!/^[A-Za-z0-9_-]{1,80}$/.test(label)) {
@@ -305,7 +299,7 @@ export class QueueActions {
   async ListDeadLetterSourceQueues(input: ListDeadLetterSourceQueuesRequest, context: RequestContext) {
     const queue = await this.queues.resolveQueue(input, context);
     const maxResults = optionalInteger(input, 'MaxResults', 1, LIMITS.maxListQueuesResults);
-    const token = optionalString(input, 'NextToken');
+    const token = input.NextToken;
     const after = token === undefined ? undefined : decodeListToken(token);
     const sources = (await this.queues.deadLetterSources(this.queues.queueArn(queue.name), after)).filter(
       (source) => this.queues.allows(context, source),

@@ -34,13 +34,13 @@ export interface HistoryDependencies extends CountsDependencies {
 }
 
 /** Adds what this node's clients did since the last flush to the activity the store shares among nodes. */
-export async function flushActivity(service: HistoryDependencies): Promise<void> {
-  const taken = service.activity.takeUnflushed();
+export async function flushActivity(deps: HistoryDependencies): Promise<void> {
+  const taken = deps.activity.takeUnflushed();
   if (taken.length === 0) return;
   try {
-    await service.store.addQueueActivity(taken);
+    await deps.store.addQueueActivity(taken);
   } catch (error) {
-    service.activity.restoreUnflushed(taken);
+    deps.activity.restoreUnflushed(taken);
     throw error;
   }
 }
@@ -50,16 +50,16 @@ export class ActivityFlusher {
   private job: PeriodicJob | undefined;
 
   constructor(
-    private readonly service: HistoryDependencies,
+    private readonly deps: HistoryDependencies,
     private readonly onError: (error: unknown) => void = () => {},
   ) {}
 
   start(): void {
     this.job = repeatEvery(
-      this.service.clock,
+      this.deps.clock,
       ACTIVITY_FLUSH_MS,
       ACTIVITY_FLUSH_MS,
-      () => flushActivity(this.service),
+      () => flushActivity(this.deps),
       this.onError,
     );
   }
@@ -67,12 +67,12 @@ export class ActivityFlusher {
   /** Stops, and flushes once more, so that a node shut down cleanly leaves none of its activity out. */
   async stop(): Promise<void> {
     await this.job?.stop();
-    await flushActivity(this.service).catch(this.onError);
+    await flushActivity(this.deps).catch(this.onError);
   }
 }
 
 /**
- * Takes a sample of every queue each SAMPLE_PERIOD_MS on the service's clock: its counts now, and what was
+ * Takes a sample of every queue each SAMPLE_PERIOD_MS on the clock it is given: its counts now, and what was
  * sent, received and deleted since the previous sample by the clients of every node sharing the store (this
  * node's activity is flushed first; the others' as of their last flush). A queue whose counts are those of
  * its last recorded sample and that saw no activity is skipped, unless that sample is SAMPLE_KEEPALIVE_MS
@@ -86,10 +86,10 @@ export class QueueSampler {
   private recorded = new Map<string, { at: number; counts: MessageCounts }>();
 
   constructor(
-    private readonly service: HistoryDependencies,
+    private readonly deps: HistoryDependencies,
     private readonly onError: (error: unknown) => void = () => {},
     /** Where the counts read for each sample are kept for others (/metrics) to serve. */
-    readonly counts: QueueCounts = new QueueCounts(service),
+    readonly counts: QueueCounts = new QueueCounts(deps),
   ) {}
 
   start(): void {
@@ -98,7 +98,7 @@ export class QueueSampler {
     this.lastAt = undefined;
     this.recorded = new Map();
     this.job = repeatEvery(
-      this.service.clock,
+      this.deps.clock,
       SAMPLE_PERIOD_MS,
       SAMPLE_PERIOD_MS,
       () => this.sample(),
@@ -111,13 +111,13 @@ export class QueueSampler {
   }
 
   async sample(): Promise<void> {
-    const now = this.service.clock.now();
+    const now = this.deps.clock.now();
     const periodMs = this.lastAt === undefined ? SAMPLE_PERIOD_MS : now - this.lastAt;
     this.lastAt = now;
-    await flushActivity(this.service);
+    await flushActivity(this.deps);
     // Activity of queues deleted since is dropped with the take.
     const activity = new Map(
-      (await this.service.store.takeQueueActivity()).map((counts) => [counts.queue, counts]),
+      (await this.deps.store.takeQueueActivity()).map((counts) => [counts.queue, counts]),
     );
     const samples: QueueSample[] = [];
     const recorded = new Map<string, { at: number; counts: MessageCounts }>();
@@ -144,9 +144,9 @@ export class QueueSampler {
         sentBytes: done.sentBytes,
       });
     }
-    await this.service.store.recordQueueSamples(samples);
+    await this.deps.store.recordQueueSamples(samples);
     this.recorded = recorded;
-    await this.service.store.deleteQueueSamplesBefore(now - HISTORY_RETENTION_MS - SAMPLE_KEEPALIVE_MS);
+    await this.deps.store.deleteQueueSamplesBefore(now - HISTORY_RETENTION_MS - SAMPLE_KEEPALIVE_MS);
   }
 }
 
@@ -198,12 +198,12 @@ export function fillGaps(samples: readonly QueueSample[], until: number): QueueS
 
 /** The queue's samples taken at or after `since`, skipped ones filled in (fillGaps), oldest first. */
 export async function samplesSince(
-  service: HistoryDependencies,
+  deps: HistoryDependencies,
   queue: string,
   since: number,
 ): Promise<QueueSample[]> {
-  const stored = await service.store.queueSamples(queue, since - SAMPLE_KEEPALIVE_MS);
-  return fillGaps(stored, service.clock.now()).filter((sample) => sample.at >= since);
+  const stored = await deps.store.queueSamples(queue, since - SAMPLE_KEEPALIVE_MS);
+  return fillGaps(stored, deps.clock.now()).filter((sample) => sample.at >= since);
 }
 
 /** Whole seconds since `sentAt`; 0 for an empty queue (CloudWatch reports no data point then). */
@@ -236,12 +236,12 @@ export function bucketSamples(samples: readonly QueueSample[], bucketMs: number)
 
 /** The queue's history over `range`, at most ~360 points. */
 export async function queueHistory(
-  service: HistoryDependencies,
+  deps: HistoryDependencies,
   queue: string,
   range: HistoryRange,
 ): Promise<QueueSample[]> {
   const rangeMs = HISTORY_RANGES[range];
-  const samples = await samplesSince(service, queue, service.clock.now() - rangeMs);
+  const samples = await samplesSince(deps, queue, deps.clock.now() - rangeMs);
   const bucketMs = Math.max(SAMPLE_PERIOD_MS, rangeMs / 360);
   return bucketMs === SAMPLE_PERIOD_MS ? samples : bucketSamples(samples, bucketMs);
 }

@@ -1,5 +1,5 @@
 import type { Clock } from 'sluice-client/clock';
-import type { DeleteOutcome, MessageReceipt, QueueRecord, Store } from '../store/contract.ts';
+import type { DeleteOutcome, MessageReceipt, MessageStore, QueueRecord } from '../store/contract.ts';
 import type {
   ChangeMessageVisibilityBatchRequest,
   ChangeMessageVisibilityRequest,
@@ -8,7 +8,7 @@ import type {
 } from './api-types.ts';
 import { type BatchFailure, batchFailure } from './batch.ts';
 import { errors } from './errors.ts';
-import { batchEntries, type Input, optionalInteger, requiredString } from './input.ts';
+import { batchEntries, optionalInteger, requiredString } from './input.ts';
 import { LIMITS } from './limits.ts';
 import type { LongPoll } from './long-poll.ts';
 import type { QueueActivity } from './queue-activity.ts';
@@ -19,7 +19,7 @@ import type { ReceiptAction, ReceiptRules } from './receipt-rules.ts';
 
 /** What the receipt actions need of the service. */
 export interface ReceiptActionDependencies {
-  readonly store: Store;
+  readonly store: MessageStore;
   readonly clock: Clock;
   readonly queues: QueueDirectory;
   readonly receiptRules: ReceiptRules;
@@ -32,7 +32,7 @@ export interface ReceiptActionDependencies {
  * ChangeMessageVisibility and their batches. Each public method is one action.
  */
 export class ReceiptActions {
-  private readonly store: Store;
+  private readonly store: MessageStore;
   private readonly clock: Clock;
   private readonly queues: QueueDirectory;
   private readonly receiptRules: ReceiptRules;
@@ -126,7 +126,11 @@ export class ReceiptActions {
     return { seq: handle.seq, receiveCount: handle.receiveCount, receiptToken: handle.token };
   }
 
-  private async changeOne(queue: QueueRecord, input: Input, action: ReceiptAction): Promise<void> {
+  private async changeOne(
+    queue: QueueRecord,
+    input: ChangeMessageVisibilityRequest,
+    action: ReceiptAction,
+  ): Promise<void> {
     const receiptHandle = requiredString(input, 'ReceiptHandle');
     if (input.VisibilityTimeout === undefined || input.VisibilityTimeout === null) {
       throw errors.missingParameter('VisibilityTimeout');

@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { parseQueueArn } from 'sluice-client/arn';
+import type { Clock } from 'sluice-client/clock';
 import type { MessageAttributes } from '../shared/sqs-values.ts';
 import type { NewMessage, QueueRecord, StoredMessage } from '../store/contract.ts';
 import type { AuditEntry, AuditRecord, TriageOutcome, TriageStore } from '../store/triage.ts';
 import { errors } from './errors.ts';
 import { hasOnlyAllowedCharacters } from './limits.ts';
-import { md5Hex, md5OfAttributes, validateMessageAttributes } from './message-attributes.ts';
+import type { LongPoll } from './long-poll.ts';
+import { checkMessageAttributes, md5Hex, md5OfAttributes } from './message-attributes.ts';
 import { type MessageFilter, matchesAll } from './message-filter.ts';
 import { moveDestination } from './move-tasks.ts';
 import { integerAttribute } from './queue-attributes.ts';
+import type { QueueDirectory } from './queue-directory.ts';
 import { parseRedrivePolicy } from './redrive-policy.ts';
-import type { SqsService } from './sqs-service.ts';
 
 /** Most messages one browse answer holds. */
 export const BROWSE_MAX = 100;
@@ -74,6 +76,13 @@ export interface TriageReport {
   audit: AuditRecord;
 }
 
+/** What triage needs of the service: time, the queues, and the long polls to wake after a replay. */
+export interface TriageDependencies {
+  readonly clock: Clock;
+  readonly queues: Pick<QueueDirectory, 'queueByArn'>;
+  readonly longPoll: Pick<LongPoll, 'notify'>;
+}
+
 /**
  * DLQ triage: browse and search a queue's messages without receiving them, and replay or delete chosen ones,
  * each message atomically and never one a consumer holds. Every replay and delete is written to the audit
@@ -81,7 +90,7 @@ export interface TriageReport {
  */
 export class MessageTriage {
   constructor(
-    private readonly service: SqsService,
+    private readonly deps: TriageDependencies,
     private readonly store: TriageStore,
   ) {}
 
@@ -89,7 +98,7 @@ export class MessageTriage {
     queue: QueueRecord,
     options: { after?: string; limit: number; filters: readonly MessageFilter[] },
   ): Promise<BrowsePage> {
-    const now = this.service.clock.now();
+    const now = this.deps.clock.now();
     let afterSeq = parseCursor(options.after);
     const found: StoredMessage[] = [];
     let scanned = 0;
@@ -113,7 +122,7 @@ export class MessageTriage {
 
   async replay(queue: QueueRecord, selection: Selection, options: ReplayOptions): Promise<TriageReport> {
     if (options.body !== undefined) checkBody(options.body);
-    if (options.messageAttributes !== undefined) validateMessageAttributes(options.messageAttributes);
+    if (options.messageAttributes !== undefined) checkMessageAttributes(options.messageAttributes, 'message');
     if (options.destination?.id === queue.id)
       throw errors.invalidParameterValue('The destination is the queue the messages are in.');
     const { seqs, missing, truncated, rows } = await this.select(queue, selection);
@@ -123,9 +132,9 @@ export class MessageTriage {
     for (const row of rows) {
       const arn = row.deadLetterSourceArn;
       if (!options.destination && arn !== undefined && !origins.has(arn))
-        origins.set(arn, await this.service.queues.queueByArn(arn));
+        origins.set(arn, await this.deps.queues.queueByArn(arn));
     }
-    const now = this.service.clock.now();
+    const now = this.deps.clock.now();
     const names = new Map<number, string>();
     const outcomes = await this.store.replayMessages({
       queueId: queue.id,
@@ -148,7 +157,7 @@ export class MessageTriage {
           return { refused: `${target.name} is a FIFO queue and the message has no message group id` };
         const body = options.body ?? original.body;
         const messageAttributes = options.messageAttributes ?? original.messageAttributes;
-        const size = Buffer.byteLength(body) + validateMessageAttributes(messageAttributes);
+        const size = Buffer.byteLength(body) + checkMessageAttributes(messageAttributes, 'message').size;
         const maxSize = integerAttribute(target.attributes, 'MaximumMessageSize');
         if (size > maxSize)
           return {
@@ -174,9 +183,9 @@ export class MessageTriage {
         return { queueId: target.id, message };
       },
     });
-    for (const queueId of names.keys()) this.service.longPoll.notify(queueId);
+    for (const queueId of names.keys()) this.deps.longPoll.notify(queueId);
     // A FIFO group held back by a replayed message may be receivable now.
-    if (queue.fifo) this.service.longPoll.notify(queue.id);
+    if (queue.fifo) this.deps.longPoll.notify(queue.id);
     return this.report(queue, selection, outcomes, missing, truncated, {
       ...options,
       action: 'replay',
@@ -187,8 +196,8 @@ export class MessageTriage {
 
   async delete(queue: QueueRecord, selection: Selection, actor: Actor): Promise<TriageReport> {
     const { seqs, missing, truncated } = await this.select(queue, selection);
-    const outcomes = await this.store.deleteMessagesBySeq(queue.id, seqs, this.service.clock.now());
-    if (queue.fifo) this.service.longPoll.notify(queue.id);
+    const outcomes = await this.store.deleteMessagesBySeq(queue.id, seqs, this.deps.clock.now());
+    if (queue.fifo) this.deps.longPoll.notify(queue.id);
     return this.report(queue, selection, outcomes, missing, truncated, {
       ...actor,
       action: 'delete',
@@ -199,7 +208,7 @@ export class MessageTriage {
 
   /** Writes an operator's purge or move task to the audit trail. */
   record(entry: Omit<AuditEntry, 'at'>): Promise<AuditRecord> {
-    return this.store.appendAudit({ ...entry, at: this.service.clock.now() });
+    return this.store.appendAudit({ ...entry, at: this.deps.clock.now() });
   }
 
   listAudit(options: { beforeId?: number; limit: number }): Promise<AuditRecord[]> {
@@ -214,7 +223,7 @@ export class MessageTriage {
       throw errors.missingParameter('ids or filters (name the messages, or search for them)');
     if (ids && ids.size > SELECTION_MAX)
       throw errors.invalidParameterValue(`At most ${SELECTION_MAX} message ids can be given at once.`);
-    const now = this.service.clock.now();
+    const now = this.deps.clock.now();
     const rows: StoredMessage[] = [];
     const seen = new Set<string>();
     let truncated = false;
@@ -276,7 +285,7 @@ export class MessageTriage {
 
   private async describe(row: StoredMessage, now: number): Promise<BrowsedMessage> {
     const arn = row.deadLetterSourceArn;
-    const originQueue = arn === undefined ? undefined : await this.service.queues.queueByArn(arn);
+    const originQueue = arn === undefined ? undefined : await this.deps.queues.queueByArn(arn);
     const originName = arn === undefined ? undefined : parseQueueArn(arn)?.name;
     return {
       messageId: row.messageId,

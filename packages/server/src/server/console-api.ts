@@ -4,10 +4,12 @@ import { parseQueueArn } from 'sluice-client/arn';
 import type { AlarmState, DlqAlarms } from '../core/dlq-alarms.ts';
 import { errors } from '../core/errors.ts';
 import { attributeCatalog } from '../core/queue-attributes.ts';
+import type { QueueDirectory } from '../core/queue-directory.ts';
 import {
   ageSeconds,
   bucketSamples,
   HISTORY_RANGES,
+  type HistoryDependencies,
   type HistoryRange,
   queueHistory,
   SAMPLE_PERIOD_MS,
@@ -82,24 +84,30 @@ export interface Overview {
   matching: number;
 }
 
+/** What the console's read-only pages read: time, the queues, their history, and the account. */
+export interface ConsoleReads extends HistoryDependencies {
+  readonly accountId: string;
+  readonly queues: HistoryDependencies['queues'] & Pick<QueueDirectory, 'queueArn'>;
+}
+
 /**
  * The queues matching `query` that `viewer` may read (at most OVERVIEW_LIMIT, by name) with counts, DLQ links,
  * alarm and sparkline.
  */
 export async function overview(
-  service: SqsService,
+  reads: ConsoleReads,
   alarms: AlarmState[],
   viewer: PageViewer,
   query: OverviewQuery = {},
 ): Promise<Overview> {
-  const now = service.clock.now();
+  const now = reads.clock.now();
   const needle = query.nameContains?.toLowerCase();
   const matches: QueueRecord[] = [];
   // DLQ links are read from every readable queue's RedrivePolicy (in memory), so a DLQ names all its sources
   // even when they fall outside the filter.
   const sources = new Map<string, string[]>();
   const deadLetterQueueOf = new Map<string, string>();
-  for await (const queue of service.queues.allQueues()) {
+  for await (const queue of reads.queues.allQueues()) {
     if (!(await viewer.mayRead(queue.name))) continue;
     const policy = queue.attributes.RedrivePolicy;
     const deadLetterQueue = policy
@@ -116,12 +124,12 @@ export async function overview(
   matches.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const queues: QueueOverview[] = [];
   for (const queue of matches.slice(0, OVERVIEW_LIMIT)) {
-    const counts = await service.queues.counts(queue, now);
+    const counts = await reads.queues.counts(queue, now);
     const alarm = alarms.find((a) => a.queue === queue.name);
-    const samples = await samplesSince(service, queue.name, now - HISTORY_RANGES['1h']);
+    const samples = await samplesSince(reads, queue.name, now - HISTORY_RANGES['1h']);
     queues.push({
       name: queue.name,
-      arn: service.queues.queueArn(queue.name),
+      arn: reads.queues.queueArn(queue.name),
       fifo: queue.fifo,
       visible: counts.visible,
       notVisible: counts.notVisible,
@@ -171,18 +179,18 @@ export function json(value: unknown, status = 200): Page {
  * follow the server's one list). `signedInAs` is the viewer's key, when credentials are configured.
  */
 export function consoleApi(
-  service: SqsService,
+  reads: ConsoleReads,
   alarmStates: () => Promise<AlarmState[]>,
 ): Record<string, (url: URL, viewer: PageViewer) => Promise<Page>> {
   return {
     '/api/overview': async (url, viewer) =>
       json({
-        now: service.clock.now(),
-        accountId: service.accountId,
-        queueArnPrefix: service.queues.queueArn(''),
+        now: reads.clock.now(),
+        accountId: reads.accountId,
+        queueArnPrefix: reads.queues.queueArn(''),
         limit: OVERVIEW_LIMIT,
         signedInAs: viewer.accessKeyId,
-        ...(await overview(service, await alarmStates(), viewer, {
+        ...(await overview(reads, await alarmStates(), viewer, {
           nameContains: url.searchParams.get('filter') ?? undefined,
           name: url.searchParams.get('queue') ?? undefined,
         })),
@@ -195,10 +203,10 @@ export function consoleApi(
       if (!(await viewer.mayRead(queue)))
         return json({ error: `${viewer.accessKeyId} may not read ${queue}` }, 403);
       if (!(range in HISTORY_RANGES)) return json({ error: 'range must be 1h or 24h' }, 400);
-      const samples = await queueHistory(service, queue, range as HistoryRange);
-      const now = service.clock.now();
+      const samples = await queueHistory(reads, queue, range as HistoryRange);
+      const now = reads.clock.now();
       // Samples taken within the last minute, each covering the period before it.
-      const recent = await samplesSince(service, queue, now - RATE_WINDOW_MS + 1);
+      const recent = await samplesSince(reads, queue, now - RATE_WINDOW_MS + 1);
       return json({ queue, range, now, samples, rates: ratesOf(recent) });
     },
   };

@@ -1,6 +1,6 @@
-import type { Input } from '../core/input.ts';
 import type { SqsService } from '../core/sqs-service.ts';
 import type { MessageTriage } from '../core/triage.ts';
+import type { JsonObject } from '../shared/json-object.ts';
 import type { AuditEntry } from '../store/triage.ts';
 
 /** The SQS actions an operator's console or CLI session writes to the audit trail. */
@@ -17,15 +17,15 @@ export type AuditFinish = (output: unknown) => Promise<void>;
  */
 export type OperatorAudit = (
   action: string,
-  input: Input,
+  input: JsonObject,
   who: () => { actor: string; via: AuditEntry['via'] },
 ) => Promise<AuditFinish | undefined> | undefined;
 
 export function operatorAudit(service: SqsService, triage: MessageTriage): OperatorAudit {
   const waiting = async (name: string | undefined) => {
-    const queue = name === undefined ? undefined : await service.store.getQueue(name);
+    const queue = name === undefined ? undefined : await service.queues.queueByName(name);
     if (!queue) return 0;
-    const counts = await service.store.countMessages(queue.id, service.clock.now());
+    const counts = await service.queues.counts(queue, service.clock.now());
     return counts.visible + counts.notVisible + counts.delayed;
   };
   const nameOf = (reference: unknown) =>
@@ -34,7 +34,7 @@ export function operatorAudit(service: SqsService, triage: MessageTriage): Opera
 
   async function finisher(
     action: string,
-    input: Input,
+    input: JsonObject,
     who: { actor: string; via: AuditEntry['via'] },
   ): Promise<AuditFinish | undefined> {
     if (who.via === 'api') return undefined;
@@ -68,7 +68,7 @@ export function operatorAudit(service: SqsService, triage: MessageTriage): Opera
       };
     }
     const handle = typeof input.TaskHandle === 'string' ? input.TaskHandle : '';
-    const task = await service.store.getMoveTask(handle).catch(() => undefined);
+    const task = await service.moveTasks.task(handle).catch(() => undefined);
     return async (output) => {
       await triage.record({
         ...entry,

@@ -5,7 +5,7 @@ import type { CapacityLimits } from '../core/limits.ts';
 import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts';
 import { ActivityFlusher, QueueSampler } from '../core/queue-history.ts';
 import { startRetentionSweeper } from '../core/retention.ts';
-import { SqsService } from '../core/sqs-service.ts';
+import { SqsService, serviceReads } from '../core/sqs-service.ts';
 import { MessageTriage } from '../core/triage.ts';
 import type { Store } from '../store/contract.ts';
 import { PostgresStore } from '../store/postgres/postgres-store.ts';
@@ -109,6 +109,8 @@ export interface RunningSluice {
   /** http://host:port */
   readonly endpoint: string;
   readonly service: SqsService;
+  /** The store this server runs on, for tools embedding it; the service keeps it to itself. */
+  readonly store: Store;
   readonly alarms: DlqAlarms;
   /** Takes the history samples; tests call sample() to take one now. */
   readonly sampler: QueueSampler;
@@ -196,9 +198,10 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const alarmSettings = { ...ALARM_DEFAULTS, ...config.alarms, ...options.alarms };
   const webhooks = [...(config.alarms?.webhooks ?? []), ...(options.alarms?.webhooks ?? [])];
   const deliver = webhookNotifier({ urls: webhooks, clock, logger });
-  const triage = isTriageStore(store) ? new MessageTriage(service, store) : undefined;
+  const jobs = serviceReads(service, store);
+  const triage = isTriageStore(store) ? new MessageTriage(jobs, store) : undefined;
   const alarms = new DlqAlarms(
-    service,
+    jobs,
     alarmSettings,
     (notification) => {
       logger.warn({ alarm: notification }, `DLQ alarm ${notification.event}: ${notification.message}`);
@@ -206,13 +209,13 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     },
     (error) => logger.error({ err: error }, 'DLQ alarm check failed'),
   );
-  const sampler = new QueueSampler(service, (error) => logger.error({ err: error }, 'history sample failed'));
+  const sampler = new QueueSampler(jobs, (error) => logger.error({ err: error }, 'history sample failed'));
   const metrics =
     options.metrics === false
       ? undefined
       : createServerMetrics(service, () => alarms.clusterStates(), sampler.counts);
   // Every node, holder or not, adds its activity to the store for the holder's history samples.
-  const activityFlusher = new ActivityFlusher(service, (error) =>
+  const activityFlusher = new ActivityFlusher(jobs, (error) =>
     logger.error({ err: error }, 'activity flush failed'),
   );
   // Retention, DLQ alarms, history samples and move tasks run on one node of those sharing the store: the
@@ -222,7 +225,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     running: false,
     async start() {
       clusterJobs.running = true;
-      sweeper = startRetentionSweeper(service, (error) =>
+      sweeper = startRetentionSweeper(jobs, (error) =>
         logger.error({ err: error }, 'retention sweep failed'),
       );
       await service.moveTasks.resume();
@@ -316,7 +319,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
           if (await viewer.mayRead(state.queue)) readable.push(state);
         return { contentType: 'application/json', body: JSON.stringify({ alarms: readable }) };
       },
-      ...consoleApi(service, () => alarms.clusterStates()),
+      ...consoleApi(jobs, () => alarms.clusterStates()),
       ...(triage && triagePages(service, triage)),
       ...consolePages(),
     },
@@ -365,6 +368,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   return {
     endpoint,
     service,
+    store,
     alarms,
     sampler,
     lease,

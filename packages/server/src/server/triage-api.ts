@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import { errors, SqsError } from '../core/errors.ts';
-import type { Input } from '../core/input.ts';
 import { bodyContains, type MessageFilter, parseFilter } from '../core/message-filter.ts';
 import type { SqsService } from '../core/sqs-service.ts';
 import { BROWSE_MAX, type MessageTriage, type Selection } from '../core/triage.ts';
+import { type JsonObject, readJsonObject } from '../shared/json-object.ts';
 import type { MessageAttributes } from '../shared/sqs-values.ts';
 import type { QueueRecord } from '../store/contract.ts';
 import type { AuditEntry } from '../store/triage.ts';
@@ -129,7 +129,7 @@ async function changeableQueue(service: SqsService, viewer: PageViewer, name: un
 }
 
 async function existing(service: SqsService, name: string): Promise<QueueRecord> {
-  const queue = await service.store.getQueue(name);
+  const queue = await service.queues.queueByName(name);
   if (!queue) throw errors.queueDoesNotExist();
   return queue;
 }
@@ -140,18 +140,14 @@ function denied(service: SqsService, viewer: PageViewer, action: string, name: s
   );
 }
 
-function parseBody(body: string): Input {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    throw errors.serialization(
-      'The body must be a JSON object: {"queue": NAME, "ids": [...]} or with "filters".',
-    );
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-    throw errors.serialization('The body must be a JSON object.');
-  return parsed as Input;
+function parseBody(body: string): JsonObject {
+  const reading = readJsonObject(body);
+  if ('object' in reading) return reading.object;
+  throw errors.serialization(
+    reading.problem === 'not JSON'
+      ? 'The body must be a JSON object: {"queue": NAME, "ids": [...]} or with "filters".'
+      : 'The body must be a JSON object.',
+  );
 }
 
 function filtersOf(texts: readonly string[], text: string | undefined): MessageFilter[] {

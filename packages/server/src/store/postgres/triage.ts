@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import type { NewMessage, StoredMessage } from '../contract.ts';
 import { type MessageRow, toMessage } from '../rows.ts';
 import {
@@ -10,20 +9,16 @@ import {
   type TriageOutcome,
   toAuditRecord,
 } from '../triage.ts';
-
-/** A transaction's connection or the pool. */
-export interface TriageDb {
-  query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>>;
-}
+import type { Db } from './db.ts';
 
 /** What the PostgreSQL store lends its triage: its transactions and the writes that keep groups and tenants right. */
 export interface PostgresTriageHost {
-  direct: TriageDb;
-  transaction<T>(work: (db: TriageDb) => Promise<T>): Promise<T>;
+  direct: Db;
+  transaction<T>(work: (db: Db) => Promise<T>): Promise<T>;
   /** Deletes the row and updates its queue's FIFO group. */
-  removeRow(db: TriageDb, row: MessageRow): Promise<void>;
+  removeRow(db: Db, row: MessageRow): Promise<void>;
   /** Inserts a new message as a send would (groups, tenants), and wakes the queue's long polls on every node. */
-  insertMessage(db: TriageDb, queueId: number, message: NewMessage): Promise<void>;
+  insertMessage(db: Db, queueId: number, message: NewMessage): Promise<void>;
 }
 
 /**
@@ -80,7 +75,7 @@ export class PostgresTriage {
 
   /** The message's row, locked, unless it is gone or a consumer holds it (or is claiming it now). */
   private async available(
-    db: TriageDb,
+    db: Db,
     queueId: number,
     seq: number,
     now: number,
