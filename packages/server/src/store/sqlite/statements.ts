@@ -1,0 +1,255 @@
+import type Database from 'better-sqlite3';
+
+/**
+ * Every statement of the SQLite store, prepared once when it opens: the store's operations and the steps of
+ * the shared plans (planner.ts) run these by name.
+ */
+export type Statements = ReturnType<typeof prepareStatements>;
+
+export function prepareStatements(db: Database.Database) {
+  const tables = db
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 7) <> 'sqlite_'")
+    .pluck()
+    .all() as string[];
+  return {
+    // Every table of the schema, whatever migrations added; sqlite_sequence is kept, so ids are never reused.
+    emptyTables: tables.map((table) => db.prepare(`DELETE FROM "${table}"`)),
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    savepoint: db.prepare('SAVEPOINT write'),
+    release: db.prepare('RELEASE write'),
+    rollbackTo: db.prepare('ROLLBACK TO write'),
+    rollback: db.prepare('ROLLBACK'),
+    commit: db.prepare('COMMIT'),
+    insertQueue: db.prepare(
+      `INSERT INTO queues (name, fifo, attributes, tags, created_at, last_modified_at)
+       VALUES (@name, @fifo, @attributes, @tags, @now, @now) RETURNING *`,
+    ),
+    queueByName: db.prepare('SELECT * FROM queues WHERE name = ?'),
+    queueById: db.prepare('SELECT * FROM queues WHERE id = ?'),
+    listQueues: db.prepare(
+      `SELECT * FROM queues WHERE substr(name, 1, length(@prefix)) = @prefix AND name > @after
+       ORDER BY name LIMIT @limit`,
+    ),
+    updateQueue: db.prepare(
+      `UPDATE queues SET attributes = @attributes, tags = @tags, last_modified_at = @now
+       WHERE id = @id RETURNING *`,
+    ),
+    deleteQueue: db.prepare('DELETE FROM queues WHERE id = ?'),
+    deleteQueueMessages: db.prepare('DELETE FROM messages WHERE queue_id = ?'),
+    rememberDeletedQueue: db.prepare(
+      'INSERT INTO deleted_queues (name, deleted_at) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET deleted_at = excluded.deleted_at',
+    ),
+    forgetDeletedQueue: db.prepare('DELETE FROM deleted_queues WHERE name = ?'),
+    deletedQueue: db.prepare('SELECT deleted_at FROM deleted_queues WHERE name = ?'),
+    insertMessage: db.prepare(
+      `INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
+         md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at, group_id,
+         deduplication_id)
+       VALUES (@queue_id, @message_id, @body, @message_attributes, @system_attributes, @md5_of_body,
+         @md5_of_message_attributes, @md5_of_system_attributes, @sender_id, @sent_at, @visible_at, @expires_at,
+         @group_id, @deduplication_id)`,
+    ),
+    // The visibility look-ups of FIFO and fair queues (standard queues have their delivery state), whose rows
+    // all have a group: `group_id IS NOT NULL` lets SQLite use the index that holds only such rows.
+    countInvisible: db.prepare(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = ? AND group_id IS NOT NULL AND visible_at > ?
+       LIMIT ?)`,
+    ),
+    countInFlight: db.prepare(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = ? AND group_id IS NOT NULL AND visible_at > ?
+       AND receive_count > 0 LIMIT ?)`,
+    ),
+    selectVisible: db.prepare(
+      `SELECT * FROM messages WHERE queue_id = ? AND group_id IS NOT NULL AND visible_at <= ? AND expires_at > ?
+       ORDER BY visible_at, seq LIMIT ?`,
+    ),
+    claim: db.prepare(
+      `UPDATE messages SET visible_at = @visible_at, receive_count = @receive_count,
+         first_received_at = @first_received_at, receipt_token = @receipt_token,
+         delivery_started_at = @delivery_started_at
+       WHERE seq = @seq`,
+    ),
+    moveToDeadLetter: db.prepare(
+      `UPDATE messages SET queue_id = @queue_id, visible_at = @now, receipt_token = NULL, delivery_started_at = NULL,
+         dead_letter_source_arn = @source_arn,
+         sent_at = CASE WHEN @reset_sent_at = 1 THEN @now ELSE sent_at END,
+         expires_at = CASE WHEN @reset_sent_at = 1 THEN @now ELSE sent_at END + @retention_ms
+       WHERE seq = @seq RETURNING sent_at, expires_at, receive_count`,
+    ),
+    queueOfMessage: db.prepare('SELECT queue_id FROM messages WHERE seq = ?').pluck(),
+    messageStateBySeq: db.prepare(
+      `SELECT receipt_token, receive_count, visible_at, delivery_started_at, group_id FROM messages
+       WHERE seq = ? AND queue_id = ?`,
+    ),
+    // The receipt rules of receipts.ts (receiptRefusal) in SQL, so that a delete that passes is one statement.
+    deleteMessage: db.prepare(
+      `DELETE FROM messages WHERE seq = @seq AND queue_id = @queue_id AND receipt_token = @token
+         AND CASE @rule
+           WHEN 'anyIssued' THEN receive_count >= @receive_count
+           WHEN 'latest' THEN receive_count = @receive_count
+           ELSE receive_count = @receive_count AND visible_at > @now END
+       RETURNING group_id`,
+    ),
+    setVisibleAt: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
+    purgeMessages: db.prepare('DELETE FROM messages WHERE queue_id = ? AND sent_at <= ?'),
+    setPurgedAt: db.prepare('UPDATE queues SET last_purged_at = ? WHERE id = ?'),
+    countMessages: db.prepare(
+      `SELECT
+         sum(CASE WHEN visible_at <= @now THEN 1 ELSE 0 END) AS visible,
+         sum(CASE WHEN visible_at > @now AND receive_count > 0 THEN 1 ELSE 0 END) AS not_visible,
+         sum(CASE WHEN visible_at > @now AND receive_count = 0 THEN 1 ELSE 0 END) AS delayed,
+         min(sent_at) AS oldest_sent_at
+       FROM messages WHERE queue_id = @queue_id AND expires_at > @now`,
+    ),
+    nextVisibleAt: db.prepare(
+      'SELECT min(visible_at) AS at FROM messages WHERE queue_id = ? AND group_id IS NOT NULL AND visible_at > ?',
+    ),
+    deleteExpired: db.prepare(
+      `DELETE FROM messages WHERE seq IN (SELECT seq FROM messages WHERE expires_at <= ? LIMIT ?)
+       RETURNING seq, queue_id, group_id`,
+    ),
+    queueKind: db.prepare('SELECT fifo FROM queues WHERE id = ?'),
+    nextExpiryAt: db.prepare(
+      'SELECT min(expires_at) AS at FROM messages WHERE queue_id = ? AND expires_at > ?',
+    ),
+    lastSeq: db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM messages WHERE queue_id = ?'),
+    // History samples.
+    insertSample: db.prepare(
+      `INSERT OR REPLACE INTO queue_samples (queue, at, period_ms, visible, not_visible, delayed, oldest_age_s,
+         sent, received, deleted, empty_receives, sent_bytes)
+       VALUES (@queue, @at, @period_ms, @visible, @not_visible, @delayed, @oldest_age_s,
+         @sent, @received, @deleted, @empty_receives, @sent_bytes)`,
+    ),
+    samplesOfQueue: db.prepare('SELECT * FROM queue_samples WHERE queue = ? AND at >= ? ORDER BY at'),
+    deleteSamplesBefore: db.prepare('DELETE FROM queue_samples WHERE at < ?'),
+    saveClusterState: db.prepare(
+      'INSERT INTO cluster_state (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
+    ),
+    clusterState: db.prepare('SELECT value FROM cluster_state WHERE name = ?'),
+    // Move tasks.
+    insertMoveTask: db.prepare(
+      `INSERT INTO move_tasks (handle, source_arn, source_queue_id, destination_arn, max_per_second, status,
+         to_move, up_to_seq, started_at)
+       VALUES (@handle, @source_arn, @source_queue_id, @destination_arn, @max_per_second, 'RUNNING', @to_move,
+         @up_to_seq, @started_at)
+       ON CONFLICT DO NOTHING RETURNING *`,
+    ),
+    moveTasksOfSource: db.prepare(
+      'SELECT * FROM move_tasks WHERE source_arn = ? ORDER BY started_at DESC, handle DESC LIMIT ?',
+    ),
+    activeMoveTasks: db.prepare(
+      "SELECT * FROM move_tasks WHERE status IN ('RUNNING', 'CANCELLING') ORDER BY started_at",
+    ),
+    moveTaskByHandle: db.prepare('SELECT * FROM move_tasks WHERE handle = ?'),
+    setMoveTaskStatus: db.prepare(
+      `UPDATE move_tasks SET status = @status, failure_reason = @failure_reason,
+         ended_at = CASE WHEN @status IN ('RUNNING', 'CANCELLING') THEN NULL ELSE @now END
+       WHERE handle = @handle AND status IN ('RUNNING', 'CANCELLING') RETURNING *`,
+    ),
+    addMoved: db.prepare('UPDATE move_tasks SET moved = moved + ? WHERE handle = ? RETURNING *'),
+    movable: db.prepare(
+      `SELECT * FROM messages WHERE queue_id = @queue_id AND seq <= @up_to_seq AND visible_at <= @now
+         AND expires_at > @now
+       ORDER BY seq LIMIT @limit`,
+    ),
+    movableOfFifo: db.prepare(
+      `SELECT * FROM messages m WHERE queue_id = @queue_id AND seq <= @up_to_seq AND visible_at <= @now
+         AND expires_at > @now
+         AND NOT EXISTS (SELECT 1 FROM messages e WHERE e.queue_id = m.queue_id AND e.group_id = m.group_id
+           AND e.seq < m.seq AND e.visible_at > @now)
+       ORDER BY seq LIMIT @limit`,
+    ),
+    insertMoved: db.prepare(
+      `INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
+         md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at, group_id,
+         deduplication_id)
+       SELECT @queue_id, @message_id, body, message_attributes, system_attributes, md5_of_body,
+         md5_of_message_attributes, md5_of_system_attributes, sender_id, @now, @visible_at, @expires_at, @group_id,
+         deduplication_id
+       FROM messages WHERE seq = @seq`,
+    ),
+    deleteBySeq: db.prepare('DELETE FROM messages WHERE seq = ? RETURNING queue_id'),
+    rowBySeq: db.prepare('SELECT * FROM messages WHERE seq = ?'),
+    // What a delivery state holds, in seq order (delivery-state.ts).
+    deliveryRows: db
+      .prepare(
+        `SELECT seq, visible_at, expires_at, sent_at, receive_count > 0 FROM messages WHERE queue_id = ?
+         ORDER BY seq`,
+      )
+      .raw(),
+    forgetQueueState: [
+      db.prepare('DELETE FROM fifo_groups WHERE queue_id = ?'),
+      db.prepare('DELETE FROM fifo_deduplication WHERE queue_id = ?'),
+      db.prepare('DELETE FROM receive_attempts WHERE queue_id = ?'),
+      db.prepare('DELETE FROM fair_tenants WHERE queue_id = ?'),
+    ],
+    // FIFO deduplication and receive attempts.
+    deduplicated: db.prepare(
+      `SELECT message_id, seq FROM fifo_deduplication
+       WHERE queue_id = ? AND scope = ? AND deduplication_id = ? AND expires_at > ?`,
+    ),
+    rememberDeduplication: db.prepare(
+      `INSERT OR REPLACE INTO fifo_deduplication (queue_id, scope, deduplication_id, message_id, seq, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    ),
+    forgetExpiredDeduplication: db.prepare('DELETE FROM fifo_deduplication WHERE expires_at <= ?'),
+    forgetDeduplication: db.prepare('DELETE FROM fifo_deduplication WHERE queue_id = ?'),
+    attemptClaims: db.prepare(
+      'SELECT claims FROM receive_attempts WHERE queue_id = ? AND attempt_id = ? AND expires_at > ?',
+    ),
+    rememberAttempt: db.prepare(
+      'INSERT OR REPLACE INTO receive_attempts (queue_id, attempt_id, claims, expires_at) VALUES (?, ?, ?, ?)',
+    ),
+    forgetExpiredAttempts: db.prepare('DELETE FROM receive_attempts WHERE expires_at <= ?'),
+    messageAtReceive: db.prepare(
+      'SELECT * FROM messages WHERE seq = ? AND queue_id = ? AND receive_count = ?',
+    ),
+    // FIFO groups.
+    insertGroupIfAbsent: db.prepare(
+      'INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+    ),
+    upsertGroup: db.prepare(
+      `INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES (?, ?, ?)
+       ON CONFLICT DO UPDATE SET available_at = excluded.available_at`,
+    ),
+    forgetGroup: db.prepare('DELETE FROM fifo_groups WHERE queue_id = ? AND group_id = ?'),
+    forgetGroups: db.prepare('DELETE FROM fifo_groups WHERE queue_id = ?'),
+    availableGroups: db.prepare(
+      `SELECT group_id FROM fifo_groups WHERE queue_id = ? AND available_at <= ?
+       ORDER BY available_at, group_id LIMIT ?`,
+    ),
+    groupInOrder: db.prepare(
+      'SELECT * FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT ?',
+    ),
+    groupHead: db.prepare(
+      'SELECT visible_at FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1',
+    ),
+    rebuildGroups: db.prepare(
+      `INSERT INTO fifo_groups (queue_id, group_id, available_at)
+       SELECT queue_id, group_id, visible_at FROM messages m
+       WHERE queue_id = ? AND group_id IS NOT NULL
+         AND seq = (SELECT min(seq) FROM messages h WHERE h.queue_id = m.queue_id AND h.group_id = m.group_id)`,
+    ),
+    redelayWaiting: db.prepare(
+      'UPDATE messages SET visible_at = sent_at + ? WHERE queue_id = ? AND receive_count = 0',
+    ),
+    // Fair-queue tenants.
+    lastTenantTurn: db.prepare('SELECT coalesce(max(served_at), 0) AS turn FROM fair_tenants'),
+    insertTenant: db.prepare(
+      'INSERT INTO fair_tenants (queue_id, tenant, served_at) VALUES (?, ?, 0) ON CONFLICT DO NOTHING',
+    ),
+    anyTenant: db.prepare('SELECT 1 FROM fair_tenants WHERE queue_id = ? LIMIT 1'),
+    joinTenantless: db.prepare("UPDATE messages SET group_id = '' WHERE queue_id = ? AND group_id IS NULL"),
+    joinTenantlessRow: db.prepare("UPDATE messages SET group_id = '' WHERE seq = ? AND group_id IS NULL"),
+    leastRecentlyServedTenants: db.prepare(
+      'SELECT tenant FROM fair_tenants WHERE queue_id = ? ORDER BY served_at, tenant LIMIT ?',
+    ),
+    serveTenant: db.prepare('UPDATE fair_tenants SET served_at = ? WHERE queue_id = ? AND tenant = ?'),
+    forgetTenant: db.prepare('DELETE FROM fair_tenants WHERE queue_id = ? AND tenant = ?'),
+    tenantHasMessages: db.prepare('SELECT 1 FROM messages WHERE queue_id = ? AND group_id = ? LIMIT 1'),
+    selectVisibleOfTenant: db.prepare(
+      `SELECT * FROM messages WHERE queue_id = ? AND group_id = ? AND visible_at <= ? AND expires_at > ?
+       ORDER BY visible_at, seq LIMIT ?`,
+    ),
+  };
+}
