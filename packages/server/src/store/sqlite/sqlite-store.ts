@@ -164,7 +164,6 @@ export class SqliteStore implements Store, TriageStore {
    * SQL. Every write to a queue's messages updates its state exactly or drops it (`dropDelivery`).
    */
   private readonly deliveryStates = new Map<number, DeliveryState>();
-  /** `SELECT * FROM messages WHERE seq IN (?, …)`, by the number of seqs. */
   private readonly triage: SqliteTriage;
 
   constructor(options: SqliteStoreOptions) {
