@@ -161,7 +161,7 @@ export class SqliteStore implements Store, TriageStore {
   /**
    * Standard queues' delivery states (delivery-state.ts), built from the table on a queue's first receive,
    * count or wake look-up. FIFO and fair queues have none: they take their messages by group and by tenant in
-   * SQL. Every write to a queue's messages updates its state exactly or drops it (`dropDelivery`).
+   * SQL. Every write to a queue's messages updates its state exactly or drops it, to be built again.
    */
   private readonly deliveryStates = new Map<number, DeliveryState>();
   private readonly triage: SqliteTriage;
