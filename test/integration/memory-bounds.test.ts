@@ -17,12 +17,22 @@ import { sqsClient } from '../helpers/sqs-client.ts';
  * clients (a process of their own) hold large bodies, send unsigned ones, take large answers or send deeply
  * nested JSON, each for a few seconds against a fresh server with credentials and its default limits.
  *
- * The bounds are generous for a loaded two-core machine: the server's RSS (VmRSS, sampled every 50 ms)
- * stays under RSS_CEILING_MIB (without the limits these attacks took it to 486-1,015 MiB), and the
- * well-behaved client's p99 under attack stays within P99_FACTOR of its p99 on the same server before the
- * attack (at least P99_FLOOR_MS), with no failed request.
+ * The server's RSS (VmRSS, sampled every 50 ms) stays under its attack's ceiling, which lies between what the
+ * attack reached with the limits and without them (486 MiB at least), and the well-behaved client's p99 under
+ * attack stays within P99_FACTOR of its p99 on the same server before the attack (at least P99_FLOOR_MS), with
+ * no failed request.
+ *
+ * large-receive has a ceiling of its own: its peak is mostly answers already sent, strings V8 has not yet
+ * collected, so it grows with how fast the machine serves (294-340 MiB at load 11-15, 347-450 MiB on the same
+ * machine quiet, with the answers' budget holding at most 20 MiB of messages at once); without the budget it
+ * reached 1,015 MiB.
  */
-const RSS_CEILING_MIB = 400;
+const RSS_CEILING_MIB: Record<AttackKind, number> = {
+  'slow-body': 400,
+  'unsigned-body': 400,
+  'large-receive': 600,
+  'nested-json': 400,
+};
 const P99_FACTOR = 20;
 const P99_FLOOR_MS = 50;
 const QUIET_SECONDS = 1.5;
@@ -66,7 +76,7 @@ describe('memory under abusive clients', { skip: NEEDS_OWN_SERVER }, () => {
     ['large-receive', 50],
     ['nested-json', 4],
   ] as const satisfies ReadonlyArray<readonly [AttackKind, number]>) {
-    it(`${kind}: RSS under ${RSS_CEILING_MIB} MiB, the well-behaved p99 within ${P99_FACTOR}x`, async () => {
+    it(`${kind}: RSS under ${RSS_CEILING_MIB[kind]} MiB, the well-behaved p99 within ${P99_FACTOR}x`, async () => {
       const server = await startServer({ args: ['--credentials', 'test:test', '--durability', 'off'] });
       const sqs = sqsClient(server.endpoint);
       const rss = new RssSampler(server.process.pid ?? 0, 50);
@@ -101,7 +111,7 @@ describe('memory under abusive clients', { skip: NEEDS_OWN_SERVER }, () => {
           `${kind}: RSS ${quietRss.toFixed(0)} MiB quiet, peak ${peak.toFixed(0)} MiB under attack; well-behaved p99 ${quiet.toFixed(1)} ms quiet, ${underAttack.toFixed(1)} ms under attack (${latencies.length} calls); attack ${JSON.stringify(report)}`,
         );
         assert.ok(report.sent > 0);
-        assert.ok(peak < RSS_CEILING_MIB, `RSS peaked at ${peak.toFixed(0)} MiB`);
+        assert.ok(peak < RSS_CEILING_MIB[kind], `RSS peaked at ${peak.toFixed(0)} MiB`);
         assert.ok(underAttack <= bound, `p99 ${underAttack.toFixed(1)} ms > ${bound} ms`);
       } finally {
         rss.stop();
