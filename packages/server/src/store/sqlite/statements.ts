@@ -2,10 +2,13 @@ import type Database from 'better-sqlite3';
 
 /**
  * Every statement of the SQLite store, prepared once when it opens: the store's operations and the steps of
- * the shared plans (planner.ts) run these by name.
+ * the shared plans (planner.ts) run these by name. Internal to the store: its type names better-sqlite3's
+ * statements, which the package's declarations cannot.
+ * @internal
  */
 export type Statements = ReturnType<typeof prepareStatements>;
 
+/** @internal */
 export function prepareStatements(db: Database.Database) {
   const tables = db
     .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 7) <> 'sqlite_'")
