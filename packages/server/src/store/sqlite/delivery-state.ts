@@ -256,7 +256,7 @@ export class DeliveryState {
     this.columns.flags[slot] = 0;
     this.present--;
     const holes = this.used - this.present;
-    if (holes >= MIN_HOLES_TO_COMPACT && holes > this.present) this.compact(this.used);
+    if (holes >= MIN_HOLES_TO_COMPACT && holes > this.present) this.compact();
     return true;
   }
 
@@ -404,7 +404,7 @@ export class DeliveryState {
   private stepBack(now: number): void {
     this.splitAt = now;
     if (now < this.recentFrom) {
-      this.compact(this.used);
+      this.compact();
       return;
     }
     const { flags, visibleAt } = this.columns;
@@ -427,12 +427,13 @@ export class DeliveryState {
 
   /** Grows the columns, or compacts them when holes take much of them. */
   private makeRoom(): void {
-    if (this.used - this.present > this.used >> 2) this.compact(this.used);
+    if (this.used - this.present > this.used >> 2) this.compact();
     else this.columns.grow(Math.max(64, Math.ceil(this.columns.capacity * 1.5)), this.used);
   }
 
   /** Moves the present slots to the front, in order, and builds both heaps again at the split time. */
-  private compact(used: number): void {
+  private compact(): void {
+    const used = this.used;
     const columns = this.columns;
     const { seq, visibleAt, expiresAt, sentAt, flags } = columns;
     const visibleSlots = new Int32Array(this.present);
