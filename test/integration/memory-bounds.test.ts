@@ -23,7 +23,7 @@ import { sqsClient } from '../helpers/sqs-client.ts';
  * no failed request.
  *
  * large-receive has a ceiling of its own: its peak is mostly answers already sent, strings V8 has not yet
- * collected, so it grows with how fast the machine serves (294-340 MiB at load 11-15, 347-450 MiB on the same
+ * collected, so it grows with how fast the machine serves (294-340 MiB at load 11-15, 348-427 MiB on the same
  * machine quiet, with the answers' budget holding at most 20 MiB of messages at once); without the budget it
  * reached 1,015 MiB.
  */
