@@ -327,13 +327,25 @@ export class SqliteStore implements Store, TriageStore {
   private insertMessage(queueId: number, message: NewMessage): number {
     const fifo = this.isFifo(queueId);
     const row = newMessageRow(message);
+    // In a fair queue, messages without a group are the tenant ''.
+    const groupId = message.groupId ?? (!fifo && this.hasTenants(queueId) ? '' : null);
     const seq = Number(
-      this.statements.insertMessage.run({
-        ...row,
-        queue_id: queueId,
-        // In a fair queue, messages without a group are the tenant ''.
-        group_id: message.groupId ?? (!fifo && this.hasTenants(queueId) ? '' : null),
-      }).lastInsertRowid,
+      this.statements.insertMessage.run(
+        queueId,
+        row.message_id,
+        row.body,
+        row.message_attributes,
+        row.system_attributes,
+        row.md5_of_body,
+        row.md5_of_message_attributes,
+        row.md5_of_system_attributes,
+        row.sender_id,
+        row.sent_at,
+        row.visible_at,
+        row.expires_at,
+        groupId,
+        row.deduplication_id,
+      ).lastInsertRowid,
     );
     this.deliveryAdded(queueId, seq, row.visible_at, row.expires_at, row.sent_at);
     if (message.groupId !== undefined) {
@@ -401,11 +413,11 @@ export class SqliteStore implements Store, TriageStore {
     },
     visible: (queueId, now, limit) => {
       const delivery = this.deliveryOf(queueId);
-      if (!delivery) return this.statements.selectVisible.all(queueId, now, now, limit) as MessageRow[];
+      if (!delivery) return this.statements.selectVisible.all(queueId, now, now, limit);
       return this.rowsInOrder(delivery.visibleSeqs(now, limit));
     },
     visibleOfTenant: (queueId, tenant, now, limit) =>
-      this.statements.selectVisibleOfTenant.all(queueId, tenant, now, now, limit) as MessageRow[],
+      this.statements.selectVisibleOfTenant.all(queueId, tenant, now, now, limit),
     tenantsToServe: (queueId, limit) =>
       this.hasTenants(queueId)
         ? (this.statements.leastRecentlyServedTenants.all(queueId, limit) as Array<{ tenant: string }>).map(
@@ -426,8 +438,7 @@ export class SqliteStore implements Store, TriageStore {
       (this.statements.availableGroups.all(queueId, now, limit) as Array<{ group_id: string }>).map(
         (row) => row.group_id,
       ),
-    groupMessages: (queueId, groupId, limit) =>
-      this.statements.groupInOrder.all(queueId, groupId, limit) as MessageRow[],
+    groupMessages: (queueId, groupId, limit) => this.statements.groupInOrder.all(queueId, groupId, limit),
     // One writer: nothing to lock against.
     lockGroup: () => {},
     groupHeadVisibleAt: (queueId, groupId) =>
@@ -448,14 +459,14 @@ export class SqliteStore implements Store, TriageStore {
     isFifo: (queueId) => this.isFifo(queueId),
     writeClaims: (request, claimed) => {
       for (const message of claimed) {
-        this.statements.claim.run({
-          seq: message.seq,
-          visible_at: message.visibleAt,
-          receive_count: message.receiveCount,
-          first_received_at: message.firstReceivedAt,
-          receipt_token: message.receiptToken,
-          delivery_started_at: message.deliveryStartedAt,
-        });
+        this.statements.claim.run(
+          message.visibleAt,
+          message.receiveCount,
+          message.firstReceivedAt,
+          message.receiptToken,
+          message.deliveryStartedAt,
+          message.seq,
+        );
         this.notePutInFlight(request.queueId);
       }
       const delivery = this.deliveryStates.get(request.queueId);
@@ -491,9 +502,7 @@ export class SqliteStore implements Store, TriageStore {
     reclaim: (queueId, claims, visibleUntil) => {
       const rows: MessageRow[] = [];
       for (const [seq, receiveCount] of claims) {
-        const row = this.statements.messageAtReceive.get(seq, queueId, receiveCount) as
-          | MessageRow
-          | undefined;
+        const row = this.statements.messageAtReceive.get(seq, queueId, receiveCount);
         if (!row) continue;
         this.statements.setVisibleAt.run(visibleUntil, seq);
         this.notePutInFlight(queueId);
@@ -511,7 +520,7 @@ export class SqliteStore implements Store, TriageStore {
         up_to_seq: options.upToSeq,
         now: options.now,
         limit: options.limit,
-      }) as MessageRow[],
+      }),
     insertMoved: (seq, destination, moved) => {
       const inserted = this.statements.insertMoved.run({
         seq,
@@ -602,7 +611,7 @@ export class SqliteStore implements Store, TriageStore {
    */
   private *rowsInOrder(seqs: readonly number[]): Generator<MessageRow> {
     for (const seq of seqs) {
-      const row = this.statements.rowBySeq.get(seq) as MessageRow | undefined;
+      const row = this.statements.rowBySeq.get(seq);
       if (row) yield row;
     }
   }
@@ -628,18 +637,22 @@ export class SqliteStore implements Store, TriageStore {
   }
 
   private deleteOne(queueId: number, receipt: MessageReceipt, check: ReceiptCheck): DeleteOutcome {
-    const deleted = this.statements.deleteMessage.get({
+    const byReceipt = {
       seq: receipt.seq,
       queue_id: queueId,
       token: receipt.receiptToken,
       receive_count: receipt.receiveCount,
       rule: check.rule,
       now: check.now,
-    }) as { group_id: string | null } | undefined;
-    if (deleted) {
+    };
+    if (this.isFifo(queueId)) {
+      const deleted = this.statements.deleteGroupMessage.get(byReceipt);
+      if (deleted) {
+        if (deleted.group_id !== null) runNow(refreshGroup(this.steps, queueId, deleted.group_id));
+        return 'deleted';
+      }
+    } else if (this.statements.deleteMessage.run(byReceipt).changes > 0) {
       this.deliveryStates.get(queueId)?.remove(receipt.seq);
-      if (deleted.group_id !== null && this.isFifo(queueId))
-        runNow(refreshGroup(this.steps, queueId, deleted.group_id));
       return 'deleted';
     }
     const row = this.statements.messageStateBySeq.get(receipt.seq, queueId) as MessageState | undefined;
