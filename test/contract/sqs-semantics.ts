@@ -337,6 +337,22 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           }),
           'InvalidParameterValue',
         );
+        // A binary value counts its decoded bytes, padded or not: 1000 + 'b' + 'Binary' + 17 is the limit.
+        for (const bytes of [17, 16]) {
+          const value = Buffer.alloc(bytes, 7).toString('base64').replace(/=+$/, '');
+          await send(url, 'x'.repeat(1000), {
+            MessageAttributes: { b: { DataType: 'Binary', BinaryValue: value } },
+          });
+        }
+        await rejects(
+          send(url, 'x'.repeat(1000), {
+            MessageAttributes: {
+              b: { DataType: 'Binary', BinaryValue: Buffer.alloc(18).toString('base64') },
+            },
+          }),
+          'InvalidParameterValue',
+          /shorter than 1024 bytes/,
+        );
         const eleven = Object.fromEntries(
           Array.from({ length: 11 }, (_, i) => [`a${i}`, { DataType: 'String', StringValue: 'v' }]),
         );

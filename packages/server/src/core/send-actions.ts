@@ -29,7 +29,7 @@ import {
 import { batchEntries, optionalInteger } from './input.ts';
 import { type CapacityLimits, hasOnlyAllowedCharacters, LIMITS } from './limits.ts';
 import type { LongPoll } from './long-poll.ts';
-import { checkMessageAttributes, md5Hex, md5OfAttributes } from './message-attributes.ts';
+import { attributeSize, checkMessageAttributes, md5Hex, md5OfAttributes } from './message-attributes.ts';
 import type { QueueActivity } from './queue-activity.ts';
 import { integerAttribute } from './queue-attributes.ts';
 import type { QueueDirectory } from './queue-directory.ts';
@@ -253,11 +253,8 @@ function traceHeaderAttribute(traceHeader: string | undefined): MessageAttribute
 /** A batch entry's size as SQS counts it against the whole request's cap, before any entry is checked. */
 function entrySize(entry: SendMessageBatchRequestEntry): number {
   let size = entry.MessageBody === undefined ? 0 : Buffer.byteLength(entry.MessageBody);
-  for (const [name, value] of Object.entries(entry.MessageAttributes ?? {})) {
-    size += Buffer.byteLength(name) + Buffer.byteLength(value.DataType ?? '');
-    if (value.StringValue !== undefined) size += Buffer.byteLength(value.StringValue);
-    if (value.BinaryValue !== undefined) size += Buffer.from(value.BinaryValue, 'base64').length;
-  }
+  for (const [name, value] of Object.entries(entry.MessageAttributes ?? {}))
+    size += attributeSize(name, value);
   return size;
 }
 
