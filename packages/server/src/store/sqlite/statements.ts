@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { ReceiptRule } from '../contract.ts';
 import type { MessageRow } from '../rows.ts';
 
 /**
@@ -293,7 +294,7 @@ interface DeleteByReceipt {
   queue_id: number;
   token: string;
   receive_count: number;
-  rule: string;
+  rule: ReceiptRule;
   now: number;
 }
 const DELETE_BY_RECEIPT = `DELETE FROM messages WHERE seq = @seq AND queue_id = @queue_id AND receipt_token = @token
