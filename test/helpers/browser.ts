@@ -81,7 +81,15 @@ export async function startConsole(options: SluiceOptions = {}): Promise<Console
     alarms: { periodSeconds: 10 },
     ...options,
   });
-  const browser = await launchChromium();
+  const stopServer = async () => {
+    await sluice.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  // Without a browser (chromium not installed) the suite must fail, not hang on a server nobody closes.
+  const browser = await launchChromium().catch(async (error: unknown) => {
+    await stopServer();
+    throw error;
+  });
   const cspViolations: string[] = [];
   const failedLoads: string[] = [];
   const page = await consolePage(browser, cspViolations);
@@ -101,8 +109,7 @@ export async function startConsole(options: SluiceOptions = {}): Promise<Console
     },
     async close() {
       await browser.close();
-      await sluice.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      await stopServer();
     },
   };
 }
