@@ -623,7 +623,8 @@ export class SqliteStore implements Store, TriageStore {
   }
 
   async deleteMessage(queueId: number, receipt: MessageReceipt, check: ReceiptCheck): Promise<DeleteOutcome> {
-    return this.write('redeliverable', () => this.deleteOne(queueId, receipt, check));
+    const [outcome] = await this.deleteMessages(queueId, [receipt], check);
+    return outcome!;
   }
 
   async deleteMessages(
@@ -631,12 +632,23 @@ export class SqliteStore implements Store, TriageStore {
     receipts: ReadonlyArray<MessageReceipt>,
     check: ReceiptCheck,
   ): Promise<DeleteOutcome[]> {
-    return this.write('redeliverable', () =>
-      receipts.map((receipt) => this.deleteOne(queueId, receipt, check)),
-    );
+    return this.write('redeliverable', () => {
+      const groups = new Set<string>();
+      const outcomes = receipts.map((receipt) => this.deleteOne(queueId, receipt, check, groups));
+      // Once per FIFO group the batch deleted from, not once per message: a group's row needs only its state
+      // after the batch's last delete.
+      for (const groupId of groups) runNow(refreshGroup(this.steps, queueId, groupId));
+      return outcomes;
+    });
   }
 
-  private deleteOne(queueId: number, receipt: MessageReceipt, check: ReceiptCheck): DeleteOutcome {
+  /** Deletes by receipt; a FIFO message's group goes into `groups`, whose rows the caller refreshes. */
+  private deleteOne(
+    queueId: number,
+    receipt: MessageReceipt,
+    check: ReceiptCheck,
+    groups: Set<string>,
+  ): DeleteOutcome {
     const byReceipt = {
       seq: receipt.seq,
       queue_id: queueId,
@@ -648,7 +660,7 @@ export class SqliteStore implements Store, TriageStore {
     if (this.isFifo(queueId)) {
       const deleted = this.statements.deleteGroupMessage.get(byReceipt);
       if (deleted) {
-        if (deleted.group_id !== null) runNow(refreshGroup(this.steps, queueId, deleted.group_id));
+        if (deleted.group_id !== null) groups.add(deleted.group_id);
         return 'deleted';
       }
     } else if (this.statements.deleteMessage.run(byReceipt).changes > 0) {
