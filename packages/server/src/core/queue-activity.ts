@@ -3,9 +3,10 @@ import type { ActivityCounts, QueueActivityCounts } from '../store/contract.ts';
 
 /**
  * What happened to each queue since the server started: the counters behind CloudWatch's
- * NumberOfMessagesSent/Received/Deleted, NumberOfEmptyReceives and SentMessageSize. The send, receive and receipt actions report each
- * action here; /metrics reads this node's totals, and the history reads what every node has not yet added
- * to the store (takeUnflushed), so that a cluster's history counts all of its nodes.
+ * NumberOfMessagesSent/Received/Deleted, NumberOfEmptyReceives and SentMessageSize. The send, receive and
+ * receipt actions report each action here; /metrics reads this node's totals, and the history reads what
+ * every node has not yet added to the store (takeUnflushed), so that a cluster's history counts all of its
+ * nodes.
  */
 export type ActivityTotals = ActivityCounts;
 

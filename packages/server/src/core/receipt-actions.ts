@@ -132,16 +132,8 @@ export class ReceiptActions {
     action: ReceiptAction,
   ): Promise<void> {
     const receiptHandle = requiredString(input, 'ReceiptHandle');
-    if (input.VisibilityTimeout === undefined || input.VisibilityTimeout === null) {
-      throw errors.missingParameter('VisibilityTimeout');
-    }
-    const timeout = optionalInteger(
-      input,
-      'VisibilityTimeout',
-      0,
-      LIMITS.maxVisibilityTimeout,
-      `Must be between 0 and ${LIMITS.maxVisibilityTimeout}, if provided.`,
-    )!;
+    const timeout = optionalInteger(input, 'VisibilityTimeout', 0, LIMITS.maxVisibilityTimeout);
+    if (timeout === undefined) throw errors.missingParameter('VisibilityTimeout');
     const receipt = this.receiptOf(queue, receiptHandle);
     const now = this.clock.now();
     const outcome = await this.store.changeVisibility({

@@ -145,7 +145,7 @@ export class SqsService implements SqsActions {
     return this.store.condition?.();
   }
 
-  // ---- Message move tasks (DLQ redrive): src/core/move-tasks.ts ------------------------------------
+  // ---- The SQS actions, each passed on to the module that carries it out -----------------------------
 
   CreateQueue(input: CreateQueueRequest, context: RequestContext) {
     return this.queueActions.CreateQueue(input, context);
