@@ -148,6 +148,33 @@ export function triageSemanticsSuite(backend: string, factory: () => StoreFactor
       assert.equal(toDlq.done.length, 1);
     });
 
+    it("refuses a replay over the destination's MaximumMessageSize, attributes counted as a send counts them", async () => {
+      const other = await h.newQueue();
+      const small = await queue(await h.newQueue({ MaximumMessageSize: '1024' }));
+      // 1009 + 'b' + 'Binary' + 8 decoded bytes is exactly 1024.
+      const binary = { b: { DataType: 'Binary', BinaryValue: Buffer.alloc(8, 1).toString('base64') } };
+      await h.send(other, 'x'.repeat(1009), { MessageAttributes: binary });
+      await h.send(other, 'y'.repeat(1010), { MessageAttributes: binary });
+      const ids = (await triage().browse(await queue(other), { limit: 10, filters: [] })).messages.map(
+        (m) => m.messageId,
+      );
+      const report = await triage().replay(
+        await queue(other),
+        { messageIds: ids },
+        { ...console, destination: small },
+      );
+      assert.deepEqual(
+        report.done.map((done) => done.messageId),
+        [ids[0]],
+      );
+      assert.deepEqual(report.skipped, [
+        {
+          messageId: ids[1],
+          reason: `it would be 1025 bytes, over ${small.name}'s MaximumMessageSize of 1024`,
+        },
+      ]);
+    });
+
     it('deletes selected messages, skipping one in flight', async () => {
       const { dlq } = await deadLettered(4);
       const q = await queue(dlq);

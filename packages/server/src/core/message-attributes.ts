@@ -88,6 +88,13 @@ export function attributeSize(name: string, value: GivenAttributeValue): number 
   return size;
 }
 
+/** The size of all of a message's attributes (attributeSize of each), checked or not. */
+export function attributesSize(attributes: Record<string, GivenAttributeValue> | undefined): number {
+  let size = 0;
+  for (const [name, value] of Object.entries(attributes ?? {})) size += attributeSize(name, value);
+  return size;
+}
+
 const emptyValue = (name: string, base: string) =>
   errors.invalidParameterValue(
     `Message (user) attribute '${name}' must contain a non-empty value of type '${base}'.`,

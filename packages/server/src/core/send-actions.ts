@@ -29,7 +29,7 @@ import {
 import { batchEntries, optionalInteger } from './input.ts';
 import { type CapacityLimits, hasOnlyAllowedCharacters, LIMITS } from './limits.ts';
 import type { LongPoll } from './long-poll.ts';
-import { attributeSize, checkMessageAttributes, md5Hex, md5OfAttributes } from './message-attributes.ts';
+import { attributesSize, checkMessageAttributes, md5Hex, md5OfAttributes } from './message-attributes.ts';
 import type { QueueActivity } from './queue-activity.ts';
 import { integerAttribute } from './queue-attributes.ts';
 import type { QueueDirectory } from './queue-directory.ts';
@@ -252,10 +252,8 @@ function traceHeaderAttribute(traceHeader: string | undefined): MessageAttribute
 
 /** A batch entry's size as SQS counts it against the whole request's cap, before any entry is checked. */
 function entrySize(entry: SendMessageBatchRequestEntry): number {
-  let size = entry.MessageBody === undefined ? 0 : Buffer.byteLength(entry.MessageBody);
-  for (const [name, value] of Object.entries(entry.MessageAttributes ?? {}))
-    size += attributeSize(name, value);
-  return size;
+  const body = entry.MessageBody === undefined ? 0 : Buffer.byteLength(entry.MessageBody);
+  return body + attributesSize(entry.MessageAttributes);
 }
 
 /** The message system attributes a send may set: AWSTraceHeader alone, a non-empty String. */

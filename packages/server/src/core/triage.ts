@@ -7,7 +7,7 @@ import type { AuditEntry, AuditRecord, TriageOutcome, TriageStore } from '../sto
 import { errors } from './errors.ts';
 import { hasOnlyAllowedCharacters } from './limits.ts';
 import type { LongPoll } from './long-poll.ts';
-import { checkMessageAttributes, md5Hex, md5OfAttributes } from './message-attributes.ts';
+import { attributesSize, checkMessageAttributes, md5Hex, md5OfAttributes } from './message-attributes.ts';
 import { type MessageFilter, matchesAll } from './message-filter.ts';
 import { moveDestination } from './move-tasks.ts';
 import { integerAttribute } from './queue-attributes.ts';
@@ -157,7 +157,8 @@ export class MessageTriage {
           return { refused: `${target.name} is a FIFO queue and the message has no message group id` };
         const body = options.body ?? original.body;
         const messageAttributes = options.messageAttributes ?? original.messageAttributes;
-        const size = Buffer.byteLength(body) + checkMessageAttributes(messageAttributes, 'message').size;
+        // Checked already: the original's when it was sent, new ones above.
+        const size = Buffer.byteLength(body) + attributesSize(messageAttributes);
         const maxSize = integerAttribute(target.attributes, 'MaximumMessageSize');
         if (size > maxSize)
           return {
