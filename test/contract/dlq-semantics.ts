@@ -259,6 +259,22 @@ export function dlqSemanticsSuite(
         assert.equal((await tasks(dlq))[0]?.Status, 'COMPLETED');
       });
 
+      it('returns the messages of a fair queue to their tenants there', async () => {
+        const { dlq, source } = await dlqPair(1);
+        await poison(source, 3, 1, { MessageGroupId: 'tenant-a' });
+        await start({ SourceArn: h.arn(dlq), MaxNumberOfMessagesPerSecond: 10 });
+        await h.clock.advance(1000);
+        const back = await h.receive(source);
+        assert.deepEqual(
+          back.map((m) => [m.Body, m.Attributes?.MessageGroupId]),
+          [
+            ['poison 0', 'tenant-a'],
+            ['poison 1', 'tenant-a'],
+            ['poison 2', 'tenant-a'],
+          ],
+        );
+      });
+
       it('refuses what SQS refuses', async () => {
         const { dlq, source } = await dlqPair();
         await h.rejects(start({ SourceArn: h.arn(source) }), 'InvalidParameterValue', /Dead Letter Queue/);

@@ -1,6 +1,8 @@
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
 import { dlqSemanticsSuite } from './dlq-semantics.ts';
 import { fifoSemanticsSuite } from './fifo-semantics.ts';
@@ -11,12 +13,38 @@ import { sqsSemanticsSuite } from './sqs-semantics.ts';
 import { strictReceiptSuite } from './strict-receipt-semantics.ts';
 import { triageSemanticsSuite } from './triage-semantics.ts';
 
+/**
+ * The rows a suite left keep the tenant column's rule, whichever path put them where they are (sends, DLQ moves,
+ * move tasks, replays): a row of a standard queue has its group id as tenant, a FIFO queue's row has none, so
+ * FIFO rows stay out of the tenant index.
+ */
+function assertTenantColumn(file: string): void {
+  const db = new Database(file, { readonly: true });
+  try {
+    const broken = db
+      .prepare(
+        `SELECT m.seq, q.fifo, m.group_id, m.tenant FROM messages m JOIN queues q ON q.id = m.queue_id
+         WHERE m.tenant IS NOT (CASE WHEN q.fifo = 1 THEN NULL ELSE m.group_id END)`,
+      )
+      .all();
+    assert.deepEqual(broken, []);
+  } finally {
+    db.close();
+  }
+}
+
 // A real SQLite file in a temp directory, as users run it.
 const sqliteFile = (): StoreFactory => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-contract-'));
   return {
     open: async () => new SqliteStore({ dataDir: dir, durability: 'durable' }),
-    destroy: async () => rmSync(dir, { recursive: true, force: true }),
+    destroy: async () => {
+      try {
+        assertTenantColumn(join(dir, 'sluice.db'));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
   };
 };
 sqsSemanticsSuite('SQLite', sqliteFile);

@@ -344,6 +344,7 @@ export class SqliteStore implements Store, TriageStore {
         row.visible_at,
         row.expires_at,
         groupId,
+        fifo ? null : groupId,
         row.deduplication_id,
       ).lastInsertRowid,
     );
@@ -530,6 +531,7 @@ export class SqliteStore implements Store, TriageStore {
         visible_at: destination.visibleAt,
         expires_at: destination.expiresAt,
         group_id: moved.groupId,
+        tenant: this.isFifo(destination.queueId) ? null : moved.groupId,
       });
       const newSeq = Number(inserted.lastInsertRowid);
       this.deliveryAdded(

@@ -63,13 +63,14 @@ export function prepareStatements(db: Database.Database) {
         visibleAt: number,
         expiresAt: number,
         groupId: string | null,
+        tenant: string | null,
         deduplicationId: string | null,
       ]
     >(
       `INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
          md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at, group_id,
-         deduplication_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         tenant, deduplication_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     // The visibility look-ups of FIFO and fair queues (standard queues have their delivery state), whose rows
     // all have a group: `group_id IS NOT NULL` lets SQLite use the index that holds only such rows.
@@ -101,6 +102,7 @@ export function prepareStatements(db: Database.Database) {
          delivery_started_at = ?
        WHERE seq = ?`,
     ),
+    // A dead-letter queue is of its source's type (queue-actions.ts), so the row keeps its tenant.
     moveToDeadLetter: db.prepare(
       `UPDATE messages SET queue_id = @queue_id, visible_at = @now, receipt_token = NULL, delivery_started_at = NULL,
          dead_letter_source_arn = @source_arn,
@@ -192,10 +194,10 @@ export function prepareStatements(db: Database.Database) {
     insertMoved: db.prepare(
       `INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
          md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at, group_id,
-         deduplication_id)
+         tenant, deduplication_id)
        SELECT @queue_id, @message_id, body, message_attributes, system_attributes, md5_of_body,
          md5_of_message_attributes, md5_of_system_attributes, sender_id, @now, @visible_at, @expires_at, @group_id,
-         deduplication_id
+         @tenant, deduplication_id
        FROM messages WHERE seq = @seq`,
     ),
     deleteBySeq: db.prepare('DELETE FROM messages WHERE seq = ? RETURNING queue_id'),
@@ -271,19 +273,23 @@ export function prepareStatements(db: Database.Database) {
       'INSERT INTO fair_tenants (queue_id, tenant, served_at) VALUES (?, ?, 0) ON CONFLICT DO NOTHING',
     ),
     anyTenant: db.prepare('SELECT 1 FROM fair_tenants WHERE queue_id = ? LIMIT 1'),
-    joinTenantless: db.prepare("UPDATE messages SET group_id = '' WHERE queue_id = ? AND group_id IS NULL"),
-    joinTenantlessRow: db.prepare("UPDATE messages SET group_id = '' WHERE seq = ? AND group_id IS NULL"),
+    joinTenantless: db.prepare(
+      "UPDATE messages SET group_id = '', tenant = '' WHERE queue_id = ? AND group_id IS NULL",
+    ),
+    joinTenantlessRow: db.prepare(
+      "UPDATE messages SET group_id = '', tenant = '' WHERE seq = ? AND group_id IS NULL",
+    ),
     leastRecentlyServedTenants: db.prepare(
       'SELECT tenant FROM fair_tenants WHERE queue_id = ? ORDER BY served_at, tenant LIMIT ?',
     ),
     serveTenant: db.prepare('UPDATE fair_tenants SET served_at = ? WHERE queue_id = ? AND tenant = ?'),
     forgetTenant: db.prepare('DELETE FROM fair_tenants WHERE queue_id = ? AND tenant = ?'),
-    tenantHasMessages: db.prepare('SELECT 1 FROM messages WHERE queue_id = ? AND group_id = ? LIMIT 1'),
+    tenantHasMessages: db.prepare('SELECT 1 FROM messages WHERE queue_id = ? AND tenant = ? LIMIT 1'),
     selectVisibleOfTenant: messageReads<
       [queueId: number, tenant: string, now: number, notExpiredAt: number, limit: number]
     >(
       db,
-      `WHERE queue_id = ? AND group_id = ? AND visible_at <= ? AND expires_at > ?
+      `WHERE queue_id = ? AND tenant = ? AND visible_at <= ? AND expires_at > ?
        ORDER BY visible_at, seq LIMIT ?`,
     ),
   };
