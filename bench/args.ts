@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { parseArgs as parseFlags } from 'node:util';
 import { CLIENT_KINDS, type ClientKind } from './client.ts';
 import { ALL_TARGETS, DEFAULT_TARGETS, SLUICE_BIN, type TargetName } from './targets.ts';
 
@@ -76,144 +77,98 @@ export const USAGE = `usage: npm run bench -- [flags]
   --quick                 smaller defaults for a fast smoke run
   --help                  this text`;
 
-export function positiveInt(flag: string, raw: string | undefined): number {
+/**
+ * A flag's positive number (an integer unless `decimals`), or `fallback` when the flag is not given. The bench
+ * commands read their flags with node:util's parseArgs and their numbers with this.
+ */
+export function positive(flag: string, raw: string | undefined, fallback: number, decimals = false): number {
+  if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (raw === undefined || !Number.isInteger(value) || value <= 0) {
-    throw new Error(`${flag} needs a positive integer, got ${raw ?? 'nothing'}`);
-  }
+  if (!Number.isFinite(value) || value <= 0 || (!decimals && !Number.isInteger(value)))
+    throw new Error(`--${flag} needs a positive ${decimals ? 'number' : 'integer'}, got ${raw}`);
   return value;
 }
 
 export function parseArgs(argv: readonly string[]): Options | 'help' {
-  const quick = argv.includes('--quick');
-  const options: Options = {
-    targets: [...DEFAULT_TARGETS],
-    client: 'raw',
-    messages: quick ? 2_000 : 20_000,
-    baselineMessages: quick ? 300 : 500,
-    producers: 16,
-    consumers: 16,
-    duration: quick ? 3 : 10,
-    backlog: 500,
-    fairBacklog: quick ? 2_000 : 20_000,
-    longPoll: quick ? 50 : 200,
-    settleMs: 30,
-    million: false,
-    millionMessages: 1_000_000,
-    millionProducers: 16,
-    millionTimeout: 600,
-    metricsCostRounds: quick ? 1 : 2,
-    phaseTimeout: 60,
-    out: new URL('./results/latest.json', import.meta.url).pathname,
-    sluiceBin: SLUICE_BIN,
+  const { values } = parseFlags({
+    args: [...argv],
+    strict: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      quick: { type: 'boolean' },
+      targets: { type: 'string' },
+      client: { type: 'string' },
+      messages: { type: 'string' },
+      'baseline-messages': { type: 'string' },
+      producers: { type: 'string' },
+      consumers: { type: 'string' },
+      duration: { type: 'string' },
+      backlog: { type: 'string' },
+      'fair-backlog': { type: 'string' },
+      'long-poll': { type: 'string' },
+      settle: { type: 'string' },
+      'metrics-cost-rounds': { type: 'string' },
+      'no-metrics-cost': { type: 'boolean' },
+      'phase-timeout': { type: 'string' },
+      million: { type: 'boolean' },
+      'million-messages': { type: 'string' },
+      'million-producers': { type: 'string' },
+      'million-timeout': { type: 'string' },
+      out: { type: 'string' },
+      'sluice-bin': { type: 'string' },
+      'postgres-messages': { type: 'string' },
+      'postgres-wakes': { type: 'string' },
+      'toolkit-messages': { type: 'string' },
+      'no-toolkit': { type: 'boolean' },
+    },
+  });
+  if (values.help) return 'help';
+  const quick = values.quick ?? false;
+  return {
+    targets: targetsOf(values.targets),
+    client: clientOf(values.client),
+    messages: positive('messages', values.messages, quick ? 2_000 : 20_000),
+    baselineMessages: positive('baseline-messages', values['baseline-messages'], quick ? 300 : 500),
+    producers: positive('producers', values.producers, 16),
+    consumers: positive('consumers', values.consumers, 16),
+    duration: positive('duration', values.duration, quick ? 3 : 10),
+    backlog: positive('backlog', values.backlog, 500),
+    fairBacklog: positive('fair-backlog', values['fair-backlog'], quick ? 2_000 : 20_000),
+    longPoll: positive('long-poll', values['long-poll'], quick ? 50 : 200),
+    settleMs: positive('settle', values.settle, 30),
+    million: values.million ?? false,
+    millionMessages: positive('million-messages', values['million-messages'], 1_000_000),
+    millionProducers: positive('million-producers', values['million-producers'], 16),
+    millionTimeout: positive('million-timeout', values['million-timeout'], 600),
+    metricsCostRounds: values['no-metrics-cost']
+      ? 0
+      : positive('metrics-cost-rounds', values['metrics-cost-rounds'], quick ? 1 : 2),
+    phaseTimeout: positive('phase-timeout', values['phase-timeout'], 60),
+    out: values.out ?? new URL('./results/latest.json', import.meta.url).pathname,
+    sluiceBin: values['sluice-bin'] === undefined ? SLUICE_BIN : resolve(values['sluice-bin']),
     quick,
-    postgresMessages: quick ? 1_000 : 5_000,
-    postgresWakes: quick ? 30 : 100,
-    toolkit: true,
-    toolkitMessages: quick ? 300 : 1_000,
+    postgresMessages:
+      values['postgres-messages'] === '0'
+        ? 0
+        : positive('postgres-messages', values['postgres-messages'], quick ? 1_000 : 5_000),
+    postgresWakes: positive('postgres-wakes', values['postgres-wakes'], quick ? 30 : 100),
+    toolkit: !values['no-toolkit'],
+    toolkitMessages: positive('toolkit-messages', values['toolkit-messages'], quick ? 300 : 1_000),
   };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = (): string | undefined => argv[++i];
-    switch (flag) {
-      case '--help':
-      case '-h':
-        return 'help';
-      case '--quick':
-        break;
-      case '--million':
-        options.million = true;
-        break;
-      case '--no-metrics-cost':
-        options.metricsCostRounds = 0;
-        break;
-      case '--metrics-cost-rounds':
-        options.metricsCostRounds = positiveInt(flag, value());
-        break;
-      case '--no-toolkit':
-        options.toolkit = false;
-        break;
-      case '--toolkit-messages':
-        options.toolkitMessages = positiveInt(flag, value());
-        break;
-      case '--targets': {
-        const list = (value() ?? '').split(',').map((t) => t.trim().replace(/^sluice-/, ''));
-        const bad = list.filter((t) => !(ALL_TARGETS as readonly string[]).includes(t));
-        if (list.length === 0 || bad.length > 0) {
-          throw new Error(`--targets: unknown ${bad.join(', ') || '(empty)'}; use ${ALL_TARGETS.join(', ')}`);
-        }
-        options.targets = ALL_TARGETS.filter((t) => list.includes(t));
-        break;
-      }
-      case '--client': {
-        const kind = value();
-        const found = CLIENT_KINDS.find((k) => k === kind);
-        if (!found) throw new Error(`--client: use ${CLIENT_KINDS.join(' or ')}, got ${kind ?? 'nothing'}`);
-        options.client = found;
-        break;
-      }
-      case '--messages':
-        options.messages = positiveInt(flag, value());
-        break;
-      case '--baseline-messages':
-        options.baselineMessages = positiveInt(flag, value());
-        break;
-      case '--producers':
-        options.producers = positiveInt(flag, value());
-        break;
-      case '--consumers':
-        options.consumers = positiveInt(flag, value());
-        break;
-      case '--duration':
-        options.duration = positiveInt(flag, value());
-        break;
-      case '--backlog':
-        options.backlog = positiveInt(flag, value());
-        break;
-      case '--fair-backlog':
-        options.fairBacklog = positiveInt(flag, value());
-        break;
-      case '--long-poll':
-        options.longPoll = positiveInt(flag, value());
-        break;
-      case '--settle':
-        options.settleMs = positiveInt(flag, value());
-        break;
-      case '--phase-timeout':
-        options.phaseTimeout = positiveInt(flag, value());
-        break;
-      case '--postgres-messages': {
-        const raw = value();
-        options.postgresMessages = raw === '0' ? 0 : positiveInt(flag, raw);
-        break;
-      }
-      case '--postgres-wakes':
-        options.postgresWakes = positiveInt(flag, value());
-        break;
-      case '--million-messages':
-        options.millionMessages = positiveInt(flag, value());
-        break;
-      case '--million-producers':
-        options.millionProducers = positiveInt(flag, value());
-        break;
-      case '--million-timeout':
-        options.millionTimeout = positiveInt(flag, value());
-        break;
-      case '--out': {
-        const out = value();
-        if (!out) throw new Error('--out needs a file name');
-        options.out = out;
-        break;
-      }
-      case '--sluice-bin': {
-        const bin = value();
-        if (!bin) throw new Error('--sluice-bin needs a file name');
-        options.sluiceBin = resolve(bin);
-        break;
-      }
-      default:
-        throw new Error(`unknown flag ${flag}\n${USAGE}`);
-    }
-  }
-  return options;
+}
+
+function targetsOf(raw: string | undefined): TargetName[] {
+  if (raw === undefined) return [...DEFAULT_TARGETS];
+  const list = raw.split(',').map((t) => t.trim().replace(/^sluice-/, ''));
+  const bad = list.filter((t) => !(ALL_TARGETS as readonly string[]).includes(t));
+  if (list.length === 0 || bad.length > 0)
+    throw new Error(`--targets: unknown ${bad.join(', ') || '(empty)'}; use ${ALL_TARGETS.join(', ')}`);
+  return ALL_TARGETS.filter((t) => list.includes(t));
+}
+
+function clientOf(raw: string | undefined): ClientKind {
+  if (raw === undefined) return 'raw';
+  const found = CLIENT_KINDS.find((k) => k === raw);
+  if (!found) throw new Error(`--client: use ${CLIENT_KINDS.join(' or ')}, got ${raw}`);
+  return found;
 }

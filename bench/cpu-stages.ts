@@ -8,7 +8,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { positiveInt } from './args.ts';
+import { parseArgs } from 'node:util';
+import { positive } from './args.ts';
 import { processCpuSeconds, threadCpuSeconds } from './cpu.ts';
 import { machineFacts } from './machine.ts';
 import { sluicePeer } from './peers/sqs.ts';
@@ -308,67 +309,53 @@ export const STAGES_USAGE = `usage: npm run bench -- --cpu-stages [flags]
   --backlog N          producers pause above N undelivered (default 500)
   --out FILE           JSON (default bench/results/cpu-stages.json)
   --keep-profile DIR   keep the server's .cpuprofile in DIR
-  --sluice-bin FILE    Sluice entry point to run (default packages/server/bin/sluice.js)`;
+  --sluice-bin FILE    Sluice entry point to run (default packages/server/bin/sluice.js)
+  --help               this text`;
 
-export function parseStagesArgs(argv: readonly string[]): StagesOptions {
-  const options: StagesOptions = {
-    duration: 30,
-    producers: 16,
-    consumers: 16,
-    backlog: 500,
-    out: 'bench/results/cpu-stages.json',
-    keepProfile: null,
-    sluiceBin: null,
+export function parseStagesArgs(argv: readonly string[]): StagesOptions | 'help' {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    options: {
+      'cpu-stages': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      duration: { type: 'string' },
+      producers: { type: 'string' },
+      consumers: { type: 'string' },
+      backlog: { type: 'string' },
+      out: { type: 'string' },
+      'keep-profile': { type: 'string' },
+      'sluice-bin': { type: 'string' },
+    },
+  });
+  if (values.help) return 'help';
+  return {
+    duration: positive('duration', values.duration, 30),
+    producers: positive('producers', values.producers, 16),
+    consumers: positive('consumers', values.consumers, 16),
+    backlog: positive('backlog', values.backlog, 500),
+    out: values.out ?? 'bench/results/cpu-stages.json',
+    keepProfile: values['keep-profile'] ?? null,
+    sluiceBin: values['sluice-bin'] ?? null,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = (): string => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${flag} needs a value`);
-      return v;
-    };
-    switch (flag) {
-      case '--cpu-stages':
-        break;
-      case '--duration':
-        options.duration = positiveInt(flag, value());
-        break;
-      case '--producers':
-        options.producers = positiveInt(flag, value());
-        break;
-      case '--consumers':
-        options.consumers = positiveInt(flag, value());
-        break;
-      case '--backlog':
-        options.backlog = positiveInt(flag, value());
-        break;
-      case '--out':
-        options.out = value();
-        break;
-      case '--keep-profile':
-        options.keepProfile = value();
-        break;
-      case '--sluice-bin':
-        options.sluiceBin = value();
-        break;
-      default:
-        throw new Error(`unknown flag ${flag}\n${STAGES_USAGE}`);
-    }
-  }
-  return options;
 }
 
 /** µs of the monotonic clock, the one V8 stamps profile samples with. */
 const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n);
 
 export async function runCpuStages(argv: readonly string[], log: (m: string) => void): Promise<number> {
-  let options: StagesOptions;
+  let parsed: StagesOptions | 'help';
   try {
-    options = parseStagesArgs(argv);
+    parsed = parseStagesArgs(argv);
   } catch (err) {
-    process.stderr.write(`${errorText(err)}\n`);
+    process.stderr.write(`${errorText(err)}\n${STAGES_USAGE}\n`);
     return 2;
   }
+  if (parsed === 'help') {
+    process.stdout.write(`${STAGES_USAGE}\n`);
+    return 0;
+  }
+  const options = parsed;
   const machine = machineFacts();
   log(`cpu stages: ${machine.cpuModel}, ${machine.cores} cores, load ${machine.loadAverage1m}`);
   const profileDir = options.keepProfile ?? mkdtempSync(join(tmpdir(), 'sluice-cpu-stages-'));

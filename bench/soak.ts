@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
+import { positive } from './args.ts';
 import { makeClient, type QueueClient, type SendEntry } from './client.ts';
 import { processCpuSeconds, processRunQueueWaitSeconds } from './cpu.ts';
 import { machineFacts } from './machine.ts';
@@ -56,13 +57,6 @@ const SOAK_USAGE = `usage: npm run soak -- [flags]
   --from-json FILE    run nothing: print the table and draw the chart (--svg) of an earlier report
   --help              this text`;
 
-function positive(flag: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${flag} needs a positive number, got ${raw}`);
-  return value;
-}
-
 function parseSoakArgs(argv: string[]): SoakOptions | 'help' {
   const { values } = parseArgs({
     args: argv,
@@ -89,11 +83,11 @@ function parseSoakArgs(argv: string[]): SoakOptions | 'help' {
     throw new Error(`--durability: use full, durable or normal, got ${durability}`);
   const results = new URL('./results/', import.meta.url).pathname;
   return {
-    minutes: positive('minutes', values.minutes, quick ? 0.5 : 10),
-    rate: Math.round(positive('rate', values.rate, quick ? 500 : 1667)),
-    sampleSeconds: positive('sample-seconds', values['sample-seconds'], quick ? 3 : 10),
-    producers: Math.round(positive('producers', values.producers, 16)),
-    consumers: Math.round(positive('consumers', values.consumers, 16)),
+    minutes: positive('minutes', values.minutes, quick ? 0.5 : 10, true),
+    rate: positive('rate', values.rate, quick ? 500 : 1667),
+    sampleSeconds: positive('sample-seconds', values['sample-seconds'], quick ? 3 : 10, true),
+    producers: positive('producers', values.producers, 16),
+    consumers: positive('consumers', values.consumers, 16),
     durability,
     out: values.out ?? `${results}soak.json`,
     svg:

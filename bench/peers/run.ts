@@ -5,7 +5,8 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { positiveInt } from '../args.ts';
+import { parseArgs } from 'node:util';
+import { positive } from '../args.ts';
 import { cpuSince } from '../cpu.ts';
 import { machineFacts } from '../machine.ts';
 import { errorText, now, round } from '../stats.ts';
@@ -50,79 +51,50 @@ export const PEER_USAGE = `usage: npm run bench -- --peers [flags]
   --svg FILE             chart (default docs/images/peers.svg; --quick: bench/results/peers-quick.svg)
   --compare-bin FILE     also run another checkout's bin/sluice.js (before/after in one run)
   --cpu-prof DIR         profile the Sluice server (node --cpu-prof) into DIR
-  --quick                small counts (for the integration test)`;
+  --quick                small counts (for the integration test)
+  --help                 this text`;
 
-export function parsePeerArgs(argv: readonly string[]): PeerOptions {
-  const quick = argv.includes('--quick');
-  const options: PeerOptions = {
-    only: null,
-    messages: quick ? 1_000 : 100_000,
-    motoMessages: quick ? 300 : 5_000,
-    producers: 16,
+export function parsePeerArgs(argv: readonly string[]): PeerOptions | 'help' {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    options: {
+      peers: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      quick: { type: 'boolean' },
+      only: { type: 'string' },
+      messages: { type: 'string' },
+      'moto-messages': { type: 'string' },
+      producers: { type: 'string' },
+      duration: { type: 'string' },
+      backlog: { type: 'string' },
+      wake: { type: 'string' },
+      'phase-timeout': { type: 'string' },
+      out: { type: 'string' },
+      svg: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      'compare-bin': { type: 'string' },
+    },
+  });
+  if (values.help) return 'help';
+  const quick = values.quick ?? false;
+  return {
+    only: values.only === undefined ? null : values.only.split(',').filter(Boolean),
+    messages: positive('messages', values.messages, quick ? 1_000 : 100_000),
+    motoMessages: positive('moto-messages', values['moto-messages'], quick ? 300 : 5_000),
+    producers: positive('producers', values.producers, 16),
     consumerCounts: [4, 16],
-    duration: quick ? 2 : 30,
-    backlog: 500,
-    wakeIterations: quick ? 10 : 200,
+    duration: positive('duration', values.duration, quick ? 2 : 30),
+    backlog: positive('backlog', values.backlog, 500),
+    wakeIterations: positive('wake', values.wake, quick ? 10 : 200),
     settleMs: 30,
-    phaseTimeout: quick ? 15 : 90,
-    out: 'bench/results/peers.json',
-    svg: quick ? 'bench/results/peers-quick.svg' : 'docs/images/peers.svg',
-    cpuProf: null,
-    compareBin: null,
+    phaseTimeout: positive('phase-timeout', values['phase-timeout'], quick ? 15 : 90),
+    out: values.out ?? 'bench/results/peers.json',
+    svg: values.svg ?? (quick ? 'bench/results/peers-quick.svg' : 'docs/images/peers.svg'),
+    cpuProf: values['cpu-prof'] ?? null,
+    compareBin: values['compare-bin'] ?? null,
     quick,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = (): string => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${flag} needs a value`);
-      return v;
-    };
-    switch (flag) {
-      case '--peers':
-      case '--quick':
-        break;
-      case '--only':
-        options.only = value().split(',').filter(Boolean);
-        break;
-      case '--messages':
-        options.messages = positiveInt(flag, value());
-        break;
-      case '--moto-messages':
-        options.motoMessages = positiveInt(flag, value());
-        break;
-      case '--producers':
-        options.producers = positiveInt(flag, value());
-        break;
-      case '--duration':
-        options.duration = positiveInt(flag, value());
-        break;
-      case '--backlog':
-        options.backlog = positiveInt(flag, value());
-        break;
-      case '--wake':
-        options.wakeIterations = positiveInt(flag, value());
-        break;
-      case '--phase-timeout':
-        options.phaseTimeout = positiveInt(flag, value());
-        break;
-      case '--out':
-        options.out = value();
-        break;
-      case '--svg':
-        options.svg = value();
-        break;
-      case '--cpu-prof':
-        options.cpuProf = value();
-        break;
-      case '--compare-bin':
-        options.compareBin = value();
-        break;
-      default:
-        throw new Error(`unknown flag ${flag}\n${PEER_USAGE}`);
-    }
-  }
-  return options;
 }
 
 /** VmRSS summed over the server's processes (PostgreSQL has one per connection), MiB. */
@@ -261,13 +233,18 @@ async function runPeer(info: PeerInfo, options: PeerOptions, log: (m: string) =>
 }
 
 export async function runPeers(argv: readonly string[], log: (m: string) => void): Promise<number> {
-  let options: PeerOptions;
+  let parsed: PeerOptions | 'help';
   try {
-    options = parsePeerArgs(argv);
+    parsed = parsePeerArgs(argv);
   } catch (err) {
-    process.stderr.write(`${errorText(err)}\n`);
+    process.stderr.write(`${errorText(err)}\n${PEER_USAGE}\n`);
     return 2;
   }
+  if (parsed === 'help') {
+    process.stdout.write(`${PEER_USAGE}\n`);
+    return 0;
+  }
+  const options = parsed;
   const machine = machineFacts();
   log(`peers: ${machine.cpuModel}, ${machine.cores} cores, load ${machine.loadAverage1m}, ${machine.date}`);
   const sluiceNodeArgs = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProf}`] : [];
