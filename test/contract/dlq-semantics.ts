@@ -181,6 +181,24 @@ export function dlqSemanticsSuite(
         assert.equal(second.NextToken, undefined);
       });
 
+      it('serves a message dead-lettered without a group in a fair DLQ, as the tenant of messages without one', async () => {
+        const { dlq, source } = await dlqPair(1);
+        const plain = await h.newQueue({
+          VisibilityTimeout: '10',
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: h.arn(dlq), maxReceiveCount: 1 }),
+        });
+        await poison(source, 1, 1, { MessageGroupId: 'tenant-a' });
+        await poison(plain, 1, 1);
+        const bodies = (await h.receive(dlq)).map((m) => [m.Body, m.Attributes?.MessageGroupId]);
+        assert.deepEqual(
+          bodies.sort(),
+          [
+            ['poison 0', 'tenant-a'],
+            ['poison 0', undefined],
+          ].sort(),
+        );
+      });
+
       it('keeps the original send time of a standard message in the DLQ, and restarts it on FIFO', async () => {
         const standard = await dlqPair();
         const sentAt = h.clock.now();

@@ -57,7 +57,8 @@ export async function admin(statement: string): Promise<void> {
 }
 
 /** A contract factory on its own database, dropped in destroy; opened again, a store sees the same data. */
-export function postgresFactory(): StoreFactory {
+/** A fresh database per suite; `beforeDrop` may look at what the suite left in it (by URL) first. */
+export function postgresFactory(beforeDrop?: (url: string) => Promise<void>): StoreFactory {
   let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
   return {
     async open() {
@@ -72,7 +73,11 @@ export function postgresFactory(): StoreFactory {
       return (store as PostgresStore).idle();
     },
     async destroy() {
-      await database?.drop();
+      try {
+        if (database) await beforeDrop?.(database.url);
+      } finally {
+        await database?.drop();
+      }
     },
   };
 }

@@ -115,6 +115,10 @@ class ModelSteps implements PlanSteps {
       if (name === '') for (const row of this.of(queueId)) row.group_id ??= '';
     }
   };
+  joinTenantless = (queueId: number, seq: number) => {
+    if (!this.tenants.has(`${queueId}\n`)) this.tenants.set(`${queueId}\n`, 0);
+    this.messages.get(seq)!.group_id ??= '';
+  };
   hasTenants = (queueId: number) => [...this.tenants.keys()].some((key) => key.startsWith(`${queueId}\n`));
   availableGroups = (queueId: number, now: number, limit: number) =>
     [...this.groups.entries()]

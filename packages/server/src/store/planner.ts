@@ -55,6 +55,8 @@ export interface TenantSteps {
    * queue's messages without a group join it.
    */
   noteTenant(queueId: number, tenant: string): Answer<void>;
+  /** The message `seq`, without a group, joins the fair queue's tenant '' (which becomes a tenant if not yet). */
+  joinTenantless(queueId: number, seq: number): Answer<void>;
   hasTenants(queueId: number): Answer<boolean>;
 }
 
@@ -221,6 +223,9 @@ function* claimOrMove(
     if (groupId !== null) {
       if (progress.deadLetterFifo) yield* refreshGroup(steps, deadLetter.queueId, groupId);
       else yield* answer(steps.noteTenant(deadLetter.queueId, groupId));
+    } else if (!progress.deadLetterFifo && (yield* answer(steps.hasTenants(deadLetter.queueId)))) {
+      // In a fair dead-letter queue a message without a group is the tenant '', as if sent there.
+      yield* answer(steps.joinTenantless(deadLetter.queueId, row.seq));
     }
     progress.moved++;
     return 'moved';

@@ -33,7 +33,7 @@ export function planSteps(db: Db, isFifo: (queueId: number) => Promise<boolean>)
       ),
     visibleOfTenant: (queueId, tenant, now, limit) =>
       rows<MessageRow>(
-        `SELECT * FROM messages WHERE queue_id = $1 AND group_id = $2 AND visible_at <= $3 AND expires_at > $3
+        `SELECT * FROM messages WHERE queue_id = $1 AND tenant = $2 AND visible_at <= $3 AND expires_at > $3
          ORDER BY visible_at, seq LIMIT $4 FOR UPDATE SKIP LOCKED`,
         [queueId, tenant, now, limit],
       ),
@@ -50,7 +50,7 @@ export function planSteps(db: Db, isFifo: (queueId: number) => Promise<boolean>)
         [queueId, tenant],
       ),
     tenantHasMessages: async (queueId, tenant) =>
-      (await rows('SELECT 1 FROM messages WHERE queue_id = $1 AND group_id = $2 LIMIT 1', [queueId, tenant]))
+      (await rows('SELECT 1 FROM messages WHERE queue_id = $1 AND tenant = $2 LIMIT 1', [queueId, tenant]))
         .length > 0,
     forgetTenant: (queueId, tenant) =>
       done('DELETE FROM fair_tenants WHERE queue_id = $1 AND tenant = $2', [queueId, tenant]),
@@ -60,9 +60,16 @@ export function planSteps(db: Db, isFifo: (queueId: number) => Promise<boolean>)
         `WITH added AS (
            INSERT INTO fair_tenants (queue_id, tenant, served_at) SELECT $1, unnest($2::text[]), 0
            ON CONFLICT DO NOTHING RETURNING tenant)
-         UPDATE messages SET group_id = '' WHERE queue_id = $1 AND group_id IS NULL
+         UPDATE messages SET group_id = '', tenant = '' WHERE queue_id = $1 AND group_id IS NULL
            AND EXISTS (SELECT 1 FROM added WHERE tenant = '')`,
         [queueId, [tenant, '']],
+      ),
+    joinTenantless: (queueId, seq) =>
+      done(
+        `WITH added AS (
+           INSERT INTO fair_tenants (queue_id, tenant, served_at) VALUES ($1, '', 0) ON CONFLICT DO NOTHING)
+         UPDATE messages SET group_id = '', tenant = '' WHERE seq = $2 AND group_id IS NULL`,
+        [queueId, seq],
       ),
     hasTenants: async (queueId) =>
       (await rows('SELECT 1 FROM fair_tenants WHERE queue_id = $1 LIMIT 1', [queueId])).length > 0,
@@ -179,9 +186,9 @@ export function planSteps(db: Db, isFifo: (queueId: number) => Promise<boolean>)
       done(
         `INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
            md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at,
-           group_id, deduplication_id)
+           group_id, tenant, deduplication_id)
          SELECT $2, $3, body, message_attributes, system_attributes, md5_of_body, md5_of_message_attributes,
-           md5_of_system_attributes, sender_id, $4, $5, $6, $7, deduplication_id
+           md5_of_system_attributes, sender_id, $4, $5, $6, $7, $8, deduplication_id
          FROM messages WHERE seq = $1`,
         [
           seq,
@@ -191,6 +198,7 @@ export function planSteps(db: Db, isFifo: (queueId: number) => Promise<boolean>)
           destination.visibleAt,
           destination.expiresAt,
           moved.groupId,
+          destination.fifo ? null : moved.groupId,
         ],
       ),
     deleteMessage: (seq) => done('DELETE FROM messages WHERE seq = $1', [seq]),

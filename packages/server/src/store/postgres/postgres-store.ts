@@ -421,17 +421,18 @@ export class PostgresStore implements Store, TriageStore {
          INSERT INTO fair_tenants (queue_id, tenant, served_at) SELECT $1, unnest($15::text[]), 0
          ON CONFLICT DO NOTHING RETURNING tenant),
        joined AS (
-         UPDATE messages SET group_id = '' WHERE queue_id = $1 AND group_id IS NULL
+         UPDATE messages SET group_id = '', tenant = '' WHERE queue_id = $1 AND group_id IS NULL
            AND EXISTS (SELECT 1 FROM added WHERE tenant = '')),
        fair AS (
          SELECT cardinality($15::text[]) > 0 OR EXISTS (SELECT 1 FROM fair_tenants WHERE queue_id = $1) AS yes),
        announced AS (SELECT CASE WHEN $18::boolean THEN pg_notify($16, $17) END AS n)
        INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
          md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at,
-         group_id, deduplication_id)
+         group_id, tenant, deduplication_id)
        SELECT $1, message_id, body, message_attributes, system_attributes, md5_of_body, md5_of_message_attributes,
          md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at,
-         CASE WHEN m.group_id IS NULL AND fair.yes THEN '' ELSE m.group_id END, deduplication_id
+         CASE WHEN m.group_id IS NULL AND fair.yes THEN '' ELSE m.group_id END,
+         CASE WHEN fair.yes THEN coalesce(m.group_id, '') END, deduplication_id
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
          $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::text[], $14::text[])
          WITH ORDINALITY AS m(message_id, body, message_attributes, system_attributes, md5_of_body,

@@ -434,6 +434,10 @@ export class SqliteStore implements Store, TriageStore {
       this.statements.forgetTenant.run(queueId, tenant);
     },
     noteTenant: (queueId, tenant) => this.noteTenant(queueId, tenant),
+    joinTenantless: (queueId, seq) => {
+      this.statements.joinTenantlessRow.run(seq);
+      this.statements.insertTenant.run(queueId, '');
+    },
     hasTenants: (queueId) => this.hasTenants(queueId),
     availableGroups: (queueId, now, limit) =>
       (this.statements.availableGroups.all(queueId, now, limit) as Array<{ group_id: string }>).map(
@@ -487,12 +491,6 @@ export class SqliteStore implements Store, TriageStore {
       this.deliveryStates
         .get(deadLetter.queueId)
         ?.add(seq, now, moved.expires_at, moved.sent_at, moved.receive_count > 0);
-      // In a fair dead-letter queue a message without a group is the tenant '', as if sent there: served in
-      // its turns, and in the visibility index of FIFO and fair queues.
-      if (!this.isFifo(deadLetter.queueId) && this.hasTenants(deadLetter.queueId)) {
-        this.statements.joinTenantlessRow.run(seq);
-        this.statements.insertTenant.run(deadLetter.queueId, '');
-      }
     },
     attemptClaims: (queueId, attemptId, now) => {
       const record = this.statements.attemptClaims.get(queueId, attemptId, now) as
@@ -531,7 +529,7 @@ export class SqliteStore implements Store, TriageStore {
         visible_at: destination.visibleAt,
         expires_at: destination.expiresAt,
         group_id: moved.groupId,
-        tenant: this.isFifo(destination.queueId) ? null : moved.groupId,
+        tenant: destination.fifo ? null : moved.groupId,
       });
       const newSeq = Number(inserted.lastInsertRowid);
       this.deliveryAdded(

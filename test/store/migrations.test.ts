@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, it } from 'node:test';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import type { ReceiveRequest, Store } from '../../packages/server/src/store/contract.ts';
+import { PostgresStore } from '../../packages/server/src/store/postgres/postgres-store.ts';
+import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../packages/server/src/store/postgres/schema.ts';
+import { MIGRATIONS } from '../../packages/server/src/store/sqlite/schema.ts';
+import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
+import { freshDatabase } from '../helpers/postgres.ts';
+
+/** Migrations that move data: a database an earlier version left, with messages in it, is served after. */
+
+const dirs: string[] = [];
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const NOW = 1_000_000;
+
+function receive(queueId: number): ReceiveRequest {
+  let tokens = 0;
+  return {
+    queueId,
+    now: NOW,
+    max: 10,
+    visibleUntil: NOW + 30_000,
+    newReceiptToken: () => `token-${++tokens}`,
+    maxInFlight: 120_000,
+  };
+}
+
+/** The fair queue (1) serves all three of its messages by tenant, the FIFO queue (2) its one. */
+async function assertServed(store: Store): Promise<void> {
+  const fair = await store.receiveMessages(receive(1));
+  assert.deepEqual(fair.messages.map((m) => m.body).sort(), ['a first', 'a second', 'no tenant']);
+  const fifo = await store.receiveMessages(receive(2));
+  assert.deepEqual(
+    fifo.messages.map((m) => m.body),
+    ['in order'],
+  );
+}
+
+/** What each row's tenant is after the upgrade: its group in the fair queue, none in the FIFO queue. */
+const TENANTS = [
+  ['m1', 'a'],
+  ['m2', ''],
+  ['m3', 'a'],
+  ['m4', null],
+];
+
+/** What an earlier version left: a fair queue (two tenants) and a FIFO queue, with messages; SQL of both. */
+function leftBehind(fifo: (yes: boolean) => string): string {
+  const message = (queue: number, id: string, body: string, group: string, dedup: string | null) =>
+    `(${queue}, '${id}', '${body}', '${group}', ${dedup === null ? 'NULL' : `'${dedup}'`}, 'md5', 'sender', 0, 0, ${NOW * 10})`;
+  return `
+  INSERT INTO queues (id, name, fifo, attributes, tags, created_at, last_modified_at)
+    VALUES (1, 'fair', ${fifo(false)}, '{}', '{}', 0, 0), (2, 'ordered.fifo', ${fifo(true)}, '{}', '{}', 0, 0);
+  INSERT INTO fair_tenants (queue_id, tenant, served_at) VALUES (1, 'a', 0), (1, '', 0);
+  INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES (2, 'g', 0);
+  INSERT INTO messages (queue_id, message_id, body, group_id, deduplication_id, md5_of_body, sender_id, sent_at,
+      visible_at, expires_at)
+    VALUES ${[
+      message(1, 'm1', 'a first', 'a', null),
+      message(1, 'm2', 'no tenant', '', null),
+      message(1, 'm3', 'a second', 'a', null),
+      message(2, 'm4', 'in order', 'g', 'dedup-1'),
+    ].join(', ')};`;
+}
+
+it("SQLite migration 9: a fair queue's rows take their group as tenant and are served by tenant; FIFO rows take none", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-migrations-'));
+  dirs.push(dir);
+  const file = join(dir, 'sluice.db');
+  const old = new Database(file);
+  for (const migration of MIGRATIONS.slice(0, 8)) old.exec(migration);
+  old.pragma('user_version = 8');
+  old.exec(leftBehind((yes) => (yes ? '1' : '0')));
+  old.close();
+
+  const store = new SqliteStore({ dataDir: dir, durability: 'durable' });
+  try {
+    await assertServed(store);
+  } finally {
+    await store.close();
+  }
+  const migrated = new Database(file, { readonly: true });
+  try {
+    assert.equal(migrated.pragma('user_version', { simple: true }), MIGRATIONS.length);
+    assert.deepEqual(
+      migrated.prepare('SELECT message_id, tenant FROM messages ORDER BY seq').raw().all(),
+      TENANTS,
+    );
+  } finally {
+    migrated.close();
+  }
+});
+
+it("PostgreSQL migration 7: a fair queue's rows take their group as tenant and are served by tenant; FIFO rows take none", async () => {
+  const database = await freshDatabase('sluice_migrations');
+  try {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      await client.query(
+        'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
+      );
+      for (const [index, migration] of POSTGRES_MIGRATIONS.slice(0, 6).entries()) {
+        await client.query(migration);
+        await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [index + 1]);
+      }
+      await client.query(leftBehind((yes) => String(yes)));
+    } finally {
+      await client.end();
+    }
+
+    const store = await PostgresStore.open({ connectionString: database.url });
+    try {
+      await assertServed(store);
+    } finally {
+      await store.close();
+    }
+    const migrated = new pg.Client({ connectionString: database.url });
+    await migrated.connect();
+    try {
+      const { rows } = await migrated.query({
+        text: 'SELECT message_id, tenant FROM messages ORDER BY seq',
+        rowMode: 'array',
+      });
+      assert.deepEqual(rows, TENANTS);
+    } finally {
+      await migrated.end();
+    }
+  } finally {
+    await database.drop();
+  }
+});
