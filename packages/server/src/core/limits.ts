@@ -1,3 +1,5 @@
+import { isXmlText } from '../shared/xml-characters.ts';
+
 /** SQS's limits, in one place. Times in seconds unless the name says otherwise. */
 export const LIMITS = {
   maxBatchEntries: 10,
@@ -24,13 +26,8 @@ export const LIMITS = {
   minMessageSizeBytes: 1_024,
 } as const;
 
-/** Characters SQS allows in bodies and string attribute values. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the allowed set is defined by code points, tab/LF/CR included.
-const FORBIDDEN_CHARACTER = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
-
-export function hasOnlyAllowedCharacters(text: string): boolean {
-  return !FORBIDDEN_CHARACTER.test(text);
-}
+/** SQS allows in bodies and string attribute values exactly the characters XML 1.0 can carry. */
+export const hasOnlyAllowedCharacters = isXmlText;
 
 /** Limits a server operator may change (SQS's own in-flight limits by default; no caps on queues or bytes). */
 export interface CapacityLimits {
