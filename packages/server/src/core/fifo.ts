@@ -89,10 +89,11 @@ export function receiveRequestAttemptIdOf(input: { ReceiveRequestAttemptId?: str
 
 /**
  * SQS's sequence numbers are large, increasing, non-consecutive decimal strings. The store's message seq
- * increases with every accepted message, so an offset keeps the same order in the same 20-digit shape.
+ * increases with every accepted message, so an offset keeps the same order in the same 20-digit shape:
+ * 10^19 + seq, written without a BigInt (a seq is a safe integer, under 10^16).
  */
 export function sequenceNumberOf(seq: number): string {
-  return (10n ** 19n + BigInt(seq)).toString();
+  return `1${String(seq).padStart(19, '0')}`;
 }
 
 /** High-throughput FIFO (per-group throughput) requires per-group deduplication, as SQS enforces. */

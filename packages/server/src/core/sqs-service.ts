@@ -89,7 +89,9 @@ export class SqsService implements SqsActions {
   readonly moveTasks: MoveTasks;
   /** Where the queues are found, by name, URL or ARN, with the caller's access checked. */
   readonly queues: QueueDirectory;
-  /** The actions on queues themselves: create, look up, list, attributes, tags, permissions, delete, purge. */
+  /**
+   * The actions on queues themselves: create, look up, list, attributes, tags, permissions, delete, purge.
+   */
   private readonly queueActions: QueueActions;
   /** SendMessage and SendMessageBatch. */
   private readonly sendActions: SendActions;
