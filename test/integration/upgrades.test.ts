@@ -9,6 +9,7 @@ import pg from 'pg';
 import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../packages/server/src/store/postgres/schema.ts';
 import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../packages/server/src/store/sqlite/schema.ts';
 import { docSession, readDoc, sectionBlocks } from '../helpers/doc-blocks.ts';
+import { postgresAtVersion, sqliteAtVersion } from '../helpers/earlier-schema.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 import { startServer } from '../helpers/server.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
@@ -49,8 +50,7 @@ describe('upgrading a SQLite database', { skip: HAS_SQLITE_CLI ? false : 'needs 
       try {
         mkdirSync(dataDir);
         const db = new Database(join(dataDir, 'sluice.db'));
-        for (const migration of SQLITE_MIGRATIONS.slice(0, version)) db.exec(migration);
-        db.pragma(`user_version = ${version}`);
+        sqliteAtVersion(db, version);
         db.prepare(
           `INSERT INTO queues (name, fifo, attributes, tags, created_at, last_modified_at)
            VALUES ('left-by-an-earlier-version', 0, '{}', '{}', ?, ?)`,
@@ -82,13 +82,7 @@ describe('upgrading a PostgreSQL database', () => {
         const client = new pg.Client({ connectionString: database.url });
         await client.connect();
         try {
-          await client.query(
-            'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
-          );
-          for (const [index, migration] of POSTGRES_MIGRATIONS.slice(0, version).entries()) {
-            await client.query(migration);
-            await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [index + 1]);
-          }
+          await postgresAtVersion(client, version);
           await client.query(
             `INSERT INTO queues (name, fifo, attributes, tags, created_at, last_modified_at)
              VALUES ('left-by-an-earlier-version', false, '{}', '{}', $1, $1)`,

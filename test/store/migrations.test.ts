@@ -7,9 +7,9 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { ReceiveRequest, Store } from '../../packages/server/src/store/contract.ts';
 import { PostgresStore } from '../../packages/server/src/store/postgres/postgres-store.ts';
-import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../packages/server/src/store/postgres/schema.ts';
 import { MIGRATIONS } from '../../packages/server/src/store/sqlite/schema.ts';
 import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
+import { postgresAtVersion, sqliteAtVersion } from '../helpers/earlier-schema.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 
 /** Migrations that move data: a database an earlier version left, with messages in it, is served after. */
@@ -76,8 +76,7 @@ it("SQLite migration 9: a fair queue's rows take their group as tenant and are s
   dirs.push(dir);
   const file = join(dir, 'sluice.db');
   const old = new Database(file);
-  for (const migration of MIGRATIONS.slice(0, 8)) old.exec(migration);
-  old.pragma('user_version = 8');
+  sqliteAtVersion(old, 8);
   old.exec(leftBehind((yes) => (yes ? '1' : '0')));
   old.close();
 
@@ -105,13 +104,7 @@ it("PostgreSQL migration 7: a fair queue's rows take their group as tenant and a
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     try {
-      await client.query(
-        'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
-      );
-      for (const [index, migration] of POSTGRES_MIGRATIONS.slice(0, 6).entries()) {
-        await client.query(migration);
-        await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [index + 1]);
-      }
+      await postgresAtVersion(client, 6);
       await client.query(leftBehind((yes) => String(yes)));
     } finally {
       await client.end();
