@@ -36,6 +36,15 @@ export function skipsRestart(t: TestContext, options: SuiteOptions): boolean {
   return true;
 }
 
+/**
+ * The rows that break the tenant column's rule, in SQL both backends run: a row of a standard queue has its group
+ * id as tenant, a FIFO queue's row has none (so FIFO rows stay out of the tenant index). Each backend's suites
+ * run it on the rows they leave, whichever path put them where they are (sends, DLQ moves, move tasks, replays).
+ */
+export const ROWS_BREAKING_TENANT_RULE = `SELECT m.seq, q.fifo, m.group_id, m.tenant
+  FROM messages m JOIN queues q ON q.id = m.queue_id
+  WHERE m.tenant IS DISTINCT FROM (CASE WHEN q.fifo THEN NULL ELSE m.group_id END)`;
+
 export const context: RequestContext = { baseUrl: 'http://127.0.0.1:9324', senderId: 'AKIDTEST' };
 
 export type ReceivedMessage = {

@@ -6,28 +6,17 @@ import Database from 'better-sqlite3';
 import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
 import { dlqSemanticsSuite } from './dlq-semantics.ts';
 import { fifoSemanticsSuite } from './fifo-semantics.ts';
-import type { StoreFactory } from './harness.ts';
+import { ROWS_BREAKING_TENANT_RULE, type StoreFactory } from './harness.ts';
 import { historySemanticsSuite } from './history-semantics.ts';
 import { limitsSuite } from './limits-semantics.ts';
 import { sqsSemanticsSuite } from './sqs-semantics.ts';
 import { strictReceiptSuite } from './strict-receipt-semantics.ts';
 import { triageSemanticsSuite } from './triage-semantics.ts';
 
-/**
- * The rows a suite left keep the tenant column's rule, whichever path put them where they are (sends, DLQ moves,
- * move tasks, replays): a row of a standard queue has its group id as tenant, a FIFO queue's row has none, so
- * FIFO rows stay out of the tenant index.
- */
 function assertTenantColumn(file: string): void {
   const db = new Database(file, { readonly: true });
   try {
-    const broken = db
-      .prepare(
-        `SELECT m.seq, q.fifo, m.group_id, m.tenant FROM messages m JOIN queues q ON q.id = m.queue_id
-         WHERE m.tenant IS NOT (CASE WHEN q.fifo = 1 THEN NULL ELSE m.group_id END)`,
-      )
-      .all();
-    assert.deepEqual(broken, []);
+    assert.deepEqual(db.prepare(ROWS_BREAKING_TENANT_RULE).all(), []);
   } finally {
     db.close();
   }
