@@ -44,7 +44,7 @@ export const STAGE_RULES: Record<Stage, string> = {
   wake: 'long polling: core/long-poll and server/long-poll-gate',
   GC: "V8's garbage collector on the main thread",
   other:
-    'everything else: the event loop, timers, metrics (prom-client), native code V8 cannot attribute ("(program)")',
+    'everything else: the event loop, timers, metrics (server/metrics, metric-families, prom-client), native code V8 cannot attribute ("(program)")',
 };
 
 /** The parts of a V8 CPU profile (`.cpuprofile`) read here. */
@@ -84,6 +84,8 @@ const STATEMENT_CALL =
 const JSON_CALL = /\bJSON\.(?:parse|stringify)\(/;
 const COMMIT_FUNCTION = /flush|commit|sync/i;
 const WAKE_FILES = new Set(['long-poll', 'long-poll-gate']);
+/** The server's metrics, observed by the HTTP front but counted apart from it, as prom-client's frames are. */
+const METRICS_FILES = new Set(['metrics', 'metric-families']);
 
 function serverFile(frame: CallFrame): { dir: string; file: string } | null {
   const match = SERVER_FILE.exec(frame.url);
@@ -104,6 +106,7 @@ export function stageOf(stack: readonly CallFrame[]): Stage {
     const own = serverFile(frame);
     if (own) {
       if (WAKE_FILES.has(own.file)) return 'wake';
+      if (METRICS_FILES.has(own.file)) return 'other';
       if (own.dir === 'store') return COMMIT_FUNCTION.test(frame.functionName) ? 'commit/fsync' : 'store JS';
       if (own.dir === 'core') return 'core';
       if (own.dir === 'protocol') return 'protocol';

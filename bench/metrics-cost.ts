@@ -1,5 +1,5 @@
 /**
- * The per-request cost of the server's metrics (prom-client counters and histograms per action, the
+ * The per-request cost of the server's metrics (counters and histograms per action, the
  * SentMessageSize histogram per queue): the mixed scenario against a fresh `sluice serve --durability normal`
  * with metrics on and with `--no-metrics`, alternating, in the same run. `normal` leaves out the fsync
  * waits, so the server is CPU-bound and its CPU per message is what the metrics add to.

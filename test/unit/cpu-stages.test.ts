@@ -88,6 +88,7 @@ describe('bench --cpu-stages: a sample goes to the stage of its innermost tellin
     assert.equal(stageOf([frame('decode', `file://${SERVER}/protocol/json.js`)]), 'protocol');
     assert.equal(stageOf([frame('writeGeneric', 'node:internal/stream_base_commons')]), 'HTTP');
     assert.equal(stageOf([frame('handle', `file://${SERVER}/server/http-server.js`)]), 'HTTP');
+    assert.equal(stageOf([frame('observe', `file://${SERVER}/server/metric-families.js`)]), 'other');
     assert.equal(stageOf([frame('wake', `file://${SERVER}/core/long-poll.js`), store('flush')]), 'wake');
     assert.equal(stageOf([frame('(garbage collector)')]), 'GC');
     assert.equal(stageOf([frame('(program)')]), 'other');

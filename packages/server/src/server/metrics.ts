@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import { isActionName } from '../core/actions.ts';
 import type { AlarmState } from '../core/dlq-alarms.ts';
 import type { ActivityTotals } from '../core/queue-activity.ts';
@@ -6,6 +6,7 @@ import { type CountsDependencies, QueueCounts } from '../core/queue-counts.ts';
 import { ageSeconds, SAMPLE_PERIOD_MS } from '../core/queue-history.ts';
 import type { SqsService } from '../core/sqs-service.ts';
 import type { MessageCounts } from '../store/contract.ts';
+import { LabelledHistogram, labelValue, PairCounter } from './metric-families.ts';
 
 /** Request latency buckets in seconds: fast actions in the low ms, long polls up to 20 s. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20];
@@ -64,30 +65,27 @@ export function createServerMetrics(
     else await counts.read(names);
   };
 
-  const sentSize = new Histogram({
-    name: 'sluice_SentMessageSize',
-    help: 'Size in bytes of messages sent (body and message attributes).',
-    labelNames: ['queue'],
-    buckets: SIZE_BUCKETS,
-    registers: [registry],
-  });
+  // The families observed per request or per message, kept by hand (metric-families.ts).
+  const sentSize = new LabelledHistogram(
+    'sluice_SentMessageSize',
+    'Size in bytes of messages sent (body and message attributes).',
+    'queue',
+    SIZE_BUCKETS,
+  );
   service.activity.onSent((queue, _event, sizes) => {
-    for (const size of sizes) sentSize.observe({ queue }, size);
+    for (const size of sizes) sentSize.observe(queue, size);
   });
-
-  const requests = new Counter({
-    name: 'sluice_requests_total',
-    help: 'SQS API requests answered, by action and HTTP status.',
-    labelNames: ['action', 'status'],
-    registers: [registry],
-  });
-  const latency = new Histogram({
-    name: 'sluice_request_duration_seconds',
-    help: 'Time to answer SQS API requests, by action (long polls included).',
-    labelNames: ['action'],
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
+  const requests = new PairCounter(
+    'sluice_requests_total',
+    'SQS API requests answered, by action and HTTP status.',
+    ['action', 'status'],
+  );
+  const latency = new LabelledHistogram(
+    'sluice_request_duration_seconds',
+    'Time to answer SQS API requests, by action (long polls included).',
+    'action',
+    LATENCY_BUCKETS,
+  );
 
   new Counter({
     name: 'sluice_stale_receipt_handles_total',
@@ -132,7 +130,8 @@ export function createServerMetrics(
       (queue) => service.activity.totals(queue),
       service.clock.now(),
     );
-    const text = `${await registry.metrics()}${perQueue}`;
+    const perRequest = [sentSize, requests, latency].map((family) => family.text()).join('\n\n');
+    const text = `${await registry.metrics()}\n${perRequest}\n${perQueue}`;
     last = { text, at };
     return text;
   };
@@ -148,8 +147,8 @@ export function createServerMetrics(
     observeRequest(action, status, seconds) {
       // A client can name any action; only real ones become label values, so the series stay bounded.
       const known = isActionName(action) ? action : 'unknown';
-      requests.inc({ action: known, status: String(status) });
-      latency.observe({ action: known }, seconds);
+      requests.inc(known, String(status));
+      latency.observe(known, seconds);
     },
   };
 }
@@ -228,7 +227,7 @@ function queueFamiliesText(
   ]);
   for (const [queue, queueCounts] of counts) {
     const totals = totalsOf(queue);
-    const labels = `{queue="${queue.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`))}"} `;
+    const labels = `{queue="${labelValue(queue)}"} `;
     QUEUE_FAMILIES.forEach((family, i) => {
       lines[i]?.push(`${family.name}${labels}${family.value(queueCounts, totals, now)}`);
     });
