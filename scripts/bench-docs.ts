@@ -286,8 +286,32 @@ function cpuStagesRecord(
   };
 }
 
-function main(): number {
-  const { values } = parseArgs({ options: { check: { type: 'boolean' }, record: { type: 'string' } } });
+export const BENCH_DOCS_USAGE = `usage: npm run bench:docs -- [flags]
+  (no flag)            write docs/benchmarks.md from the records in bench/history
+  --record FILE        first add FILE (a result the bench wrote, e.g. bench/results/peers.json) to
+                       bench/history as <date>-<kind>.json; edit its title and notes, then run again
+  --check              write nothing; exit 1 if docs/benchmarks.md is not what the records give
+  --help               this text`;
+
+function main(argv: readonly string[]): number {
+  let values: { check?: boolean; record?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        check: { type: 'boolean' },
+        record: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${BENCH_DOCS_USAGE}\n`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(`${BENCH_DOCS_USAGE}\n`);
+    return 0;
+  }
   if (values.record) {
     const record = recordOf(
       values.record,
@@ -310,4 +334,4 @@ function main(): number {
   return 0;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) process.exitCode = main();
+if (import.meta.url === `file://${process.argv[1]}`) process.exitCode = main(process.argv.slice(2));
