@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { parseArgs as parseFlags } from 'node:util';
+import { type ParseArgsConfig, parseArgs as parseFlags } from 'node:util';
 import { CLIENT_KINDS, type ClientKind } from './client.ts';
 import { ALL_TARGETS, DEFAULT_TARGETS, SLUICE_BIN, type TargetName } from './targets.ts';
 
@@ -87,6 +87,37 @@ export function positive(flag: string, raw: string | undefined, fallback: number
   if (!Number.isFinite(value) || value <= 0 || (!decimals && !Number.isInteger(value)))
     throw new Error(`--${flag} needs a positive ${decimals ? 'number' : 'integer'}, got ${raw}`);
   return value;
+}
+
+type FlagOptions = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * The flags of a command run by hand (`npm run test:chaos -- …`): `--help` prints `usage` and exits 0; an
+ * unknown flag, or a value `check` refuses, prints the reason and `usage` and exits 2, before any work.
+ */
+export function commandFlags<const O extends FlagOptions, R>(
+  usage: string,
+  options: O,
+  check: (values: ReturnType<typeof parseFlags<{ options: O; strict: true }>>['values']) => R,
+  argv: readonly string[] = process.argv.slice(2),
+): R {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(0);
+  }
+  try {
+    return check(parseFlags({ args: [...argv], options, strict: true }).values);
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}\n`);
+    process.exit(2);
+  }
+}
+
+/** A comma-separated list of modes, each one of `known`. */
+export function modesOf<const M extends string>(list: string, known: readonly M[]): M[] {
+  const modes = list.split(',');
+  for (const mode of modes) if (!known.includes(mode as M)) throw new Error(`unknown mode ${mode}`);
+  return modes as M[];
 }
 
 export function parseArgs(argv: readonly string[]): Options | 'help' {

@@ -3,24 +3,31 @@
  * PostgreSQL with wal_level=logical (a throwaway instance when the shared server is not) and one Sluice,
  * both on 127.0.0.1, in the same run. "Published" is when SendMessageBatch returned for the row.
  *
- *   node --import tsx bench/outbox-latency.ts [--commits 200] [--poll-ms 100]
+ *   npm run bench:outbox -- [--commits 200] [--poll-ms 100]
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startSluice } from 'sluice';
 import { OutboxRelay, type OutboxRelayHooks, type OutboxRow } from 'sluice-client';
 import { migratePostgresOutbox, PostgresCdcRelay, PostgresOutbox } from 'sluice-client/postgres';
 import { logicalPostgres } from '../test/helpers/logical-postgres.ts';
+import { commandFlags, positive } from './args.ts';
 import { now, round, sleep, summarize } from './stats.ts';
 
-const { values } = parseArgs({
-  options: { commits: { type: 'string', default: '200' }, 'poll-ms': { type: 'string', default: '100' } },
-});
-const commits = Number(values.commits);
-const pollMs = Number(values['poll-ms']);
+const USAGE = `usage: npm run bench:outbox -- [flags]
+  --commits N          single-message transactions per relay (default 200)
+  --poll-ms MS         the polling relay's interval (default 100)
+  --help               this text`;
+const { commits, pollMs } = commandFlags(
+  USAGE,
+  { commits: { type: 'string' }, 'poll-ms': { type: 'string' } },
+  (values) => ({
+    commits: positive('commits', values.commits, 200),
+    pollMs: positive('poll-ms', values['poll-ms'], 100),
+  }),
+);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'sluice-outbox-bench-'));
 const sluice = await startSluice({ port: 0, dataDir, logLevel: 'silent' });

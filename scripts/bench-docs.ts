@@ -8,8 +8,7 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { parseArgs } from 'node:util';
-import type { Options } from '../bench/args.ts';
+import { commandFlags, type Options } from '../bench/args.ts';
 import { type CpuStagesResult, STAGE_RULES, type Stage } from '../bench/cpu-stages.ts';
 import { type PeerResult, peerTable } from '../bench/peers/report.ts';
 import { type TargetResult, targetTable } from '../bench/report.ts';
@@ -294,24 +293,12 @@ export const BENCH_DOCS_USAGE = `usage: npm run bench:docs -- [flags]
   --help               this text`;
 
 function main(argv: readonly string[]): number {
-  let values: { check?: boolean; record?: string; help?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        check: { type: 'boolean' },
-        record: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${BENCH_DOCS_USAGE}\n`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(`${BENCH_DOCS_USAGE}\n`);
-    return 0;
-  }
+  const values = commandFlags(
+    BENCH_DOCS_USAGE,
+    { check: { type: 'boolean' }, record: { type: 'string' } },
+    (flags) => flags,
+    argv,
+  );
   if (values.record) {
     const record = recordOf(
       values.record,

@@ -3,21 +3,23 @@
  * PostgreSQL backend (a fresh database on the local server, dropped after), with more kills than the CI
  * form. `--kills N` and `--modes full,durable,postgres` narrow it. Exits 1 on any violation.
  */
-import { parseArgs } from 'node:util';
+import { commandFlags, modesOf, positive } from '../../bench/args.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 import { describeReport, runCrashAudit, type StoreUnderTest, sqliteStore } from './crash-audit.ts';
 
-const { values } = parseArgs({
-  options: {
-    kills: { type: 'string', default: '40' },
-    modes: { type: 'string', default: 'full,durable,normal,off,postgres' },
-  },
-});
 const SQLITE_MODES = ['full', 'durable', 'normal', 'off'] as const;
-type Mode = (typeof SQLITE_MODES)[number] | 'postgres';
-const modes = values.modes.split(',') as Mode[];
-for (const mode of modes)
-  if (mode !== 'postgres' && !SQLITE_MODES.includes(mode)) throw new Error(`unknown mode ${mode}`);
+const USAGE = `usage: npm run test:chaos -- [flags]
+  --kills N            SIGKILLs per mode (default 40)
+  --modes LIST         comma-separated, of full, durable, normal, off, postgres (default all five)
+  --help               this text`;
+const { kills, modes } = commandFlags(
+  USAGE,
+  { kills: { type: 'string' }, modes: { type: 'string' } },
+  (values) => ({
+    kills: positive('kills', values.kills, 40),
+    modes: modesOf(values.modes ?? 'full,durable,normal,off,postgres', [...SQLITE_MODES, 'postgres']),
+  }),
+);
 
 let failed = false;
 for (const mode of modes) {
@@ -27,7 +29,7 @@ for (const mode of modes) {
     mode === 'postgres' ? { label: 'PostgreSQL', args: ['--store', database!.url] } : sqliteStore(mode);
   const report = await runCrashAudit({
     store,
-    kills: Number(values.kills),
+    kills,
     minUptimeMs: 200,
     maxUptimeMs: 2000,
     log: (line) => process.stderr.write(`  ${line}\n`),

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import {
-  BENCH_DOCS_USAGE,
   BENCHMARKS_PAGE,
   type BenchRecord,
   parseRecord,
@@ -126,23 +124,5 @@ describe('docs/benchmarks.md', () => {
       ],
     );
     assert.match(renderBenchmarks([{ file: 'new.json', record }]), /### Server CPU by stage/);
-  });
-});
-
-describe('npm run bench:docs', () => {
-  const run = (...flags: string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench-docs.ts', ...flags], { encoding: 'utf8' });
-
-  test('--help prints its flags and writes nothing', () => {
-    const { status, stdout } = run('--help');
-    assert.equal(status, 0);
-    assert.equal(stdout, `${BENCH_DOCS_USAGE}\n`);
-  });
-
-  test('an unknown flag is named, with the usage, and exits 2', () => {
-    const { status, stderr } = run('--recrod', 'x.json');
-    assert.equal(status, 2);
-    assert.match(stderr, /Unknown option '--recrod'/);
-    assert.ok(stderr.includes(BENCH_DOCS_USAGE));
   });
 });

@@ -6,21 +6,30 @@
  * reported. `--kills N`, `--modes full,durable,normal,off`, and `--keep P` (the chance that a write not
  * fsynced survives anyway, in any order) narrow or vary it. Exits 1 on any violation; 2 when it cannot run.
  */
-import { parseArgs } from 'node:util';
+import { commandFlags, modesOf, positive } from '../../../bench/args.ts';
 import { describeReport, runCrashAudit, sqliteStore } from '../crash-audit.ts';
 import { PowerCut, powerCutUnavailable } from './power-cut.ts';
 
-const { values } = parseArgs({
-  options: {
-    kills: { type: 'string', default: '30' },
-    modes: { type: 'string', default: 'full,durable,normal' },
-    keep: { type: 'string', default: '0' },
-  },
-});
 const MODES = ['full', 'durable', 'normal', 'off'] as const;
 type Mode = (typeof MODES)[number];
-const modes = values.modes.split(',') as Mode[];
-for (const mode of modes) if (!MODES.includes(mode)) throw new Error(`unknown mode ${mode}`);
+const USAGE = `usage: npm run test:powercut -- [flags]
+  --kills N            power cuts per mode (default 30)
+  --modes LIST         comma-separated, of full, durable, normal, off (default full,durable,normal)
+  --keep P             the chance, 0 to 1, that a write not fsynced survives a cut anyway (default 0)
+  --help               this text`;
+const { kills, modes, keep } = commandFlags(
+  USAGE,
+  { kills: { type: 'string' }, modes: { type: 'string' }, keep: { type: 'string' } },
+  (values) => {
+    const keep = Number(values.keep ?? '0');
+    if (!(keep >= 0 && keep <= 1)) throw new Error(`--keep needs a number from 0 to 1, got ${values.keep}`);
+    return {
+      kills: positive('kills', values.kills, 30),
+      modes: modesOf(values.modes ?? 'full,durable,normal', MODES),
+      keep,
+    };
+  },
+);
 const unavailable = powerCutUnavailable();
 if (unavailable) {
   process.stderr.write(`test:powercut cannot run: ${unavailable}\n`);
@@ -38,11 +47,11 @@ const PROMISES: Record<Mode, { sends: boolean; receives: boolean }> = {
 let failed = false;
 for (const mode of modes) {
   const started = Date.now();
-  const cut = new PowerCut({ keep: Number(values.keep) });
+  const cut = new PowerCut({ keep });
   try {
     const report = await runCrashAudit({
       store: sqliteStore(mode),
-      kills: Number(values.kills),
+      kills,
       minUptimeMs: 300,
       maxUptimeMs: 3000,
       crash: cut.crashMode(PROMISES[mode]),
@@ -51,7 +60,7 @@ for (const mode of modes) {
     const seconds = Math.round((Date.now() - started) / 1000);
     const { undone, undoneByFile, undoneBytes, kept, names, durable } = cut.restored;
     process.stdout.write(
-      `SQLite, durability ${mode}, power cuts (keep ${values.keep}): ${report.kills} cuts in ${seconds} s; ` +
+      `SQLite, durability ${mode}, power cuts (keep ${keep}): ${report.kills} cuts in ${seconds} s; ` +
         `${describeReport(report)}; the cuts undid ${undone} writes (${undoneBytes} bytes; ${JSON.stringify(undoneByFile)}) and ${names} names, ` +
         `kept ${kept} unsynced writes, ${durable} writes were durable\n`,
     );
