@@ -131,6 +131,8 @@ interface SendEntry {
 }
 
 class UnknownOutcome extends Error {}
+/** The connection was refused (the server was down): the request was not sent, so it cannot have been stored. */
+class NotSent extends UnknownOutcome {}
 
 /** One JSON-protocol call; throws UnknownOutcome when the connection broke (the server may have acted). */
 class Client {
@@ -145,7 +147,8 @@ class Client {
         signal: AbortSignal.timeout(15_000),
       });
     } catch (error) {
-      throw new UnknownOutcome(String(error));
+      const code = (error as { cause?: { code?: unknown } }).cause?.code;
+      throw code === 'ECONNREFUSED' ? new NotSent(String(error)) : new UnknownOutcome(String(error));
     }
     let text: string;
     try {
@@ -210,15 +213,19 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
   }
 
   const sent = new Map<string, { queue: string; messageIds: Set<string> }>();
-  /** Bodies whose send was cut off at least once before it was acknowledged: they may be stored twice. */
-  const resent = new Set<string>();
+  /**
+   * How many times each body's send was cut off before it was acknowledged: each cut-off attempt may have been
+   * stored, so a body cut off k times may be stored k + 1 times.
+   */
+  const cutOffs = new Map<string, number>();
+  const noteCutOff = (body: string) => cutOffs.set(body, (cutOffs.get(body) ?? 0) + 1);
   const received: Received[] = [];
   const deleteAttempted = new Set<string>();
   /** Move tasks seen, by start time: the most messages each reported moved. */
   const movedByTask = new Map<number, number>();
   let running = true;
 
-  /** Retries a call until it is acknowledged (through kills); counts the attempts cut off. */
+  /** Retries a call until it is acknowledged (through kills); `onCutOff` for each attempt the server may have stored. */
   async function untilAcked<T>(action: string, input: object, onCutOff = () => {}): Promise<T> {
     for (;;) {
       try {
@@ -226,7 +233,7 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
       } catch (error) {
         if (error instanceof UnknownOutcome) {
           unknown++;
-          onCutOff();
+          if (!(error instanceof NotSent)) onCutOff();
         } else if (!/HTTP 5\d\d/.test(String(error))) throw error;
         await sleep(50);
       }
@@ -251,7 +258,7 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
       const { MessageId } = await untilAcked<{ MessageId: string }>(
         'SendMessage',
         { QueueUrl: url(queue), ...sendInput({ body: large ? `${body} ${LARGE_PADDING}` : body, group }) },
-        () => resent.add(body),
+        () => noteCutOff(body),
       );
       noteSent(queue, body, MessageId);
       await sleep(pauseMs);
@@ -276,7 +283,7 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
             Entries: entries.map((entry, index) => ({ Id: String(index), ...sendInput(entry) })),
           },
           () => {
-            for (const entry of entries) resent.add(entry.body);
+            for (const entry of entries) noteCutOff(entry.body);
           },
         );
         for (const { Id, MessageId } of output.Successful ?? []) {
@@ -512,8 +519,8 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
   }
   // 5: every acknowledged poison message is in the DLQ exactly once, under the MessageId it was sent as.
   // (A send retried after a kill may have been stored twice, as two messages: each is checked on its own.)
-  // 6: every bounced message is in exactly one of its two queues, once (twice at most if its send was cut
-  // off and sent again); a move task's new MessageIds make the body the message's identity.
+  // 6: every bounced message is in exactly one of its two queues, once (k + 1 times at most if its send was
+  // cut off k times and sent again); a move task's new MessageIds make the body the message's identity.
   for (const [body, { queue, messageIds }] of sent) {
     const where = remaining.get(body) ?? [];
     if (queue === SOURCE) {
@@ -530,8 +537,10 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
     if (queue === BOUNCING) {
       const copies = new Set(where).size;
       if (copies === 0) broken(promises.sends, 'lostSends', `${body}: moved back and forth, then lost`);
-      else if (copies > (resent.has(body) ? 2 : 1))
-        violations.push(`${body}: in ${copies} copies after its moves (${where.join(', ')})`);
+      else if (copies > 1 + (cutOffs.get(body) ?? 0))
+        violations.push(
+          `${body}: in ${copies} copies after its moves, its send cut off ${cutOffs.get(body) ?? 0} times (${where.join(', ')})`,
+        );
     }
   }
   return {
