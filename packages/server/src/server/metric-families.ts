@@ -72,22 +72,23 @@ export class LabelledHistogram {
     private readonly bounds: readonly number[],
   ) {}
 
-  observe(value: string, observed: number): void {
-    let series = this.series.get(value);
+  /** Counts `value` in the series of this label value. */
+  observe(label: string, value: number): void {
+    let series = this.series.get(label);
     if (series === undefined) {
       series = {
-        labels: labelPairs([this.labelName], [value]),
+        labels: labelPairs([this.labelName], [label]),
         buckets: new Float64Array(this.bounds.length),
         sum: 0,
         count: 0,
       };
-      this.series.set(value, series);
+      this.series.set(label, series);
     }
     const { bounds } = this;
     let bucket = 0;
-    while (bucket < bounds.length && observed > bounds[bucket]!) bucket++;
+    while (bucket < bounds.length && value > bounds[bucket]!) bucket++;
     if (bucket < bounds.length) series.buckets[bucket]!++;
-    series.sum += observed;
+    series.sum += value;
     series.count++;
   }
 
