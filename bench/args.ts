@@ -92,8 +92,27 @@ export function positive(flag: string, raw: string | undefined, fallback: number
 type FlagOptions = NonNullable<ParseArgsConfig['options']>;
 
 /**
- * The flags of a command run by hand (`npm run test:chaos -- …`): `--help` prints `usage` and exits 0; an
- * unknown flag, or a value `check` refuses, prints the reason and `usage` and exits 2, before any work.
+ * A command's options, as `parse` reads them, or its exit code once there is nothing to run: `--help` printed
+ * `usage` (0), or a flag was unknown or had a bad value (2, the reason and `usage` on stderr).
+ */
+export function flagsOf<T>(usage: string, parse: () => T | 'help'): { options: T } | { exitCode: 0 | 2 } {
+  let parsed: T | 'help';
+  try {
+    parsed = parse();
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}\n`);
+    return { exitCode: 2 };
+  }
+  if (parsed === 'help') {
+    process.stdout.write(`${usage}\n`);
+    return { exitCode: 0 };
+  }
+  return { options: parsed };
+}
+
+/**
+ * The flags of a command run by hand (`npm run test:chaos -- …`) as `flagsOf` reads them, exiting at once when
+ * there is nothing to run, before any work.
  */
 export function commandFlags<const O extends FlagOptions, R>(
   usage: string,
@@ -101,16 +120,13 @@ export function commandFlags<const O extends FlagOptions, R>(
   check: (values: ReturnType<typeof parseFlags<{ options: O; strict: true }>>['values']) => R,
   argv: readonly string[] = process.argv.slice(2),
 ): R {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${usage}\n`);
-    process.exit(0);
-  }
-  try {
-    return check(parseFlags({ args: [...argv], options, strict: true }).values);
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}\n`);
-    process.exit(2);
-  }
+  const flags = flagsOf(usage, () =>
+    argv.includes('--help') || argv.includes('-h')
+      ? 'help'
+      : check(parseFlags({ args: [...argv], options, strict: true }).values),
+  );
+  if ('exitCode' in flags) process.exit(flags.exitCode);
+  return flags.options;
 }
 
 /** A comma-separated list of modes, each one of `known`. */

@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { positive } from './args.ts';
+import { flagsOf, positive } from './args.ts';
 import { processCpuSeconds, threadCpuSeconds } from './cpu.ts';
 import { machineFacts } from './machine.ts';
 import { sluicePeer } from './peers/sqs.ts';
 import { type MixedFigures, mixed } from './peers/workload.ts';
-import { errorText, round } from './stats.ts';
+import { round } from './stats.ts';
 
 export const STAGES = [
   'HTTP',
@@ -347,18 +347,9 @@ export function parseStagesArgs(argv: readonly string[]): StagesOptions | 'help'
 const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n);
 
 export async function runCpuStages(argv: readonly string[], log: (m: string) => void): Promise<number> {
-  let parsed: StagesOptions | 'help';
-  try {
-    parsed = parseStagesArgs(argv);
-  } catch (err) {
-    process.stderr.write(`${errorText(err)}\n${STAGES_USAGE}\n`);
-    return 2;
-  }
-  if (parsed === 'help') {
-    process.stdout.write(`${STAGES_USAGE}\n`);
-    return 0;
-  }
-  const options = parsed;
+  const flags = flagsOf(STAGES_USAGE, () => parseStagesArgs(argv));
+  if ('exitCode' in flags) return flags.exitCode;
+  const { options } = flags;
   const machine = machineFacts();
   log(`cpu stages: ${machine.cpuModel}, ${machine.cores} cores, load ${machine.loadAverage1m}`);
   const profileDir = options.keepProfile ?? mkdtempSync(join(tmpdir(), 'sluice-cpu-stages-'));

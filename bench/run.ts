@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { type Options, parseArgs, USAGE } from './args.ts';
+import { flagsOf, type Options, parseArgs, USAGE } from './args.ts';
 import { makeClient } from './client.ts';
 import { type ConsumerBench, consumerBench, renderConsumerBench } from './consumer.ts';
 import { cpuMeter } from './cpu.ts';
@@ -337,18 +337,9 @@ async function runToolkit(options: Options): Promise<ToolkitResult> {
 async function main(): Promise<number> {
   if (process.argv.includes('--peers')) return runPeers(process.argv.slice(2), log);
   if (process.argv.includes('--cpu-stages')) return runCpuStages(process.argv.slice(2), log);
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs(process.argv.slice(2));
-  } catch (err) {
-    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-    return 2;
-  }
-  if (parsed === 'help') {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  const options = parsed;
+  const flags = flagsOf(USAGE, () => parseArgs(process.argv.slice(2)));
+  if ('exitCode' in flags) return flags.exitCode;
+  const { options } = flags;
   const machine = machineFacts();
   log(
     `machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB, load ${machine.loadAverage1m}`,

@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { positive } from './args.ts';
+import { flagsOf, positive } from './args.ts';
 import { makeClient, type QueueClient, type SendEntry } from './client.ts';
 import { processCpuSeconds, processRunQueueWaitSeconds } from './cpu.ts';
 import { machineFacts } from './machine.ts';
@@ -372,18 +372,9 @@ async function run(opts: SoakOptions, log: (m: string) => void): Promise<SoakRep
 const flat = (v: boolean | null): string => (v === null ? 'NOT JUDGED' : v ? 'FLAT' : 'NOT FLAT');
 
 async function main(): Promise<number> {
-  let options: SoakOptions | 'help';
-  try {
-    options = parseSoakArgs(process.argv.slice(2));
-  } catch (err) {
-    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n${SOAK_USAGE}\n`);
-    return 2;
-  }
-  if (options === 'help') {
-    process.stdout.write(`${SOAK_USAGE}\n`);
-    return 0;
-  }
-  const opts = options;
+  const flags = flagsOf(SOAK_USAGE, () => parseSoakArgs(process.argv.slice(2)));
+  if ('exitCode' in flags) return flags.exitCode;
+  const opts = flags.options;
   const started = now();
   const log = (m: string): void => {
     process.stdout.write(`[${((now() - started) / 1000).toFixed(1).padStart(6)}s] ${m}\n`);

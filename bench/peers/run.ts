@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { positive } from '../args.ts';
+import { flagsOf, positive } from '../args.ts';
 import { cpuSince } from '../cpu.ts';
 import { machineFacts } from '../machine.ts';
 import { errorText, now, round } from '../stats.ts';
@@ -233,18 +233,9 @@ async function runPeer(info: PeerInfo, options: PeerOptions, log: (m: string) =>
 }
 
 export async function runPeers(argv: readonly string[], log: (m: string) => void): Promise<number> {
-  let parsed: PeerOptions | 'help';
-  try {
-    parsed = parsePeerArgs(argv);
-  } catch (err) {
-    process.stderr.write(`${errorText(err)}\n${PEER_USAGE}\n`);
-    return 2;
-  }
-  if (parsed === 'help') {
-    process.stdout.write(`${PEER_USAGE}\n`);
-    return 0;
-  }
-  const options = parsed;
+  const flags = flagsOf(PEER_USAGE, () => parsePeerArgs(argv));
+  if ('exitCode' in flags) return flags.exitCode;
+  const { options } = flags;
   const machine = machineFacts();
   log(`peers: ${machine.cpuModel}, ${machine.cores} cores, load ${machine.loadAverage1m}, ${machine.date}`);
   const sluiceNodeArgs = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProf}`] : [];
