@@ -536,10 +536,11 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
     }
     if (queue === BOUNCING) {
       const copies = new Set(where).size;
+      const cutOff = cutOffs.get(body) ?? 0;
       if (copies === 0) broken(promises.sends, 'lostSends', `${body}: moved back and forth, then lost`);
-      else if (copies > 1 + (cutOffs.get(body) ?? 0))
+      else if (copies > 1 + cutOff)
         violations.push(
-          `${body}: in ${copies} copies after its moves, its send cut off ${cutOffs.get(body) ?? 0} times (${where.join(', ')})`,
+          `${body}: in ${copies} copies after its moves, its send cut off ${cutOff} times (${where.join(', ')})`,
         );
     }
   }

@@ -101,8 +101,11 @@ export class LabelledHistogram {
         cumulative += buckets[i]!;
         lines.push(`${name}_bucket{le="${bound}",${labels}} ${cumulative}`);
       });
-      lines.push(`${name}_bucket{le="+Inf",${labels}} ${count}`, `${name}_sum{${labels}} ${sum}`);
-      lines.push(`${name}_count{${labels}} ${count}`);
+      lines.push(
+        `${name}_bucket{le="+Inf",${labels}} ${count}`,
+        `${name}_sum{${labels}} ${sum}`,
+        `${name}_count{${labels}} ${count}`,
+      );
     }
     return lines.join('\n');
   }
