@@ -45,7 +45,7 @@ export const PEER_USAGE = `usage: npm run bench -- --peers [flags]
   --producers C          concurrent producers (default 16)
   --duration S           mixed window, seconds (default 30, --quick 2)
   --backlog N            mixed: producers pause above N undelivered (default 500)
-  --wake N               idle-consumer wake iterations (default 200, --quick 10)
+  --wake N               idle-consumer wake iterations (default 1000, --quick 10)
   --phase-timeout S      time limit of each phase (default 90, --quick 15)
   --out FILE             JSON (default bench/results/peers.json)
   --svg FILE             chart (default docs/images/peers.svg; --quick: bench/results/peers-quick.svg)
@@ -86,7 +86,7 @@ export function parsePeerArgs(argv: readonly string[]): PeerOptions | 'help' {
     consumerCounts: [4, 16],
     duration: positive('duration', values.duration, quick ? 2 : 30),
     backlog: positive('backlog', values.backlog, 500),
-    wakeIterations: positive('wake', values.wake, quick ? 10 : 200),
+    wakeIterations: positive('wake', values.wake, quick ? 10 : 1_000),
     settleMs: 30,
     phaseTimeout: positive('phase-timeout', values['phase-timeout'], quick ? 15 : 90),
     out: values.out ?? 'bench/results/peers.json',
