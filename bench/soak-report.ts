@@ -182,6 +182,31 @@ function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
+/** The first-third / last-third comparison, one row per figure, as the printed table and the records show it. */
+export const TREND_COLUMNS = [
+  'figure',
+  'unit',
+  'first third',
+  'last third',
+  'ratio',
+  'limit',
+  'slope/min',
+  'verdict',
+];
+
+export function trendRows(verdict: SoakVerdict): string[][] {
+  return verdict.trends.map((t) => [
+    t.field,
+    UNITS[t.field],
+    cell(t.first),
+    cell(t.last),
+    cell(t.ratio),
+    String(t.limit),
+    cell(t.slopePerMin),
+    cell(t.flat),
+  ]);
+}
+
 /** Every window, then the first-third / last-third comparison. */
 export function renderSoakTable(samples: readonly SoakSample[], verdict: SoakVerdict): string {
   const windows = table(
@@ -212,19 +237,7 @@ export function renderSoakTable(samples: readonly SoakSample[], verdict: SoakVer
       cell(s.loadAverage1m ?? null),
     ]),
   );
-  const trends = table(
-    ['figure', 'unit', 'first third', 'last third', 'ratio', 'limit', 'slope/min', 'verdict'],
-    verdict.trends.map((t) => [
-      t.field,
-      UNITS[t.field],
-      cell(t.first),
-      cell(t.last),
-      cell(t.ratio),
-      String(t.limit),
-      cell(t.slopePerMin),
-      cell(t.flat),
-    ]),
-  );
+  const trends = table(TREND_COLUMNS, trendRows(verdict));
   return `${windows}\n\n${trends}`;
 }
 

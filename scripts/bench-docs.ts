@@ -12,6 +12,8 @@ import { commandFlags, type Options } from '../bench/args.ts';
 import { type CpuStagesResult, STAGE_RULES, type Stage } from '../bench/cpu-stages.ts';
 import { type PeerResult, peerTable } from '../bench/peers/report.ts';
 import { type TargetResult, targetTable } from '../bench/report.ts';
+import type { SoakReport } from '../bench/soak.ts';
+import { TREND_COLUMNS, trendRows } from '../bench/soak-report.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 export const HISTORY_DIR = join(ROOT, 'bench/history');
@@ -212,6 +214,7 @@ export function recordOf(resultFile: string, result: BenchResultFile): BenchReco
     source: `${basename(resultFile)} written by the bench, recorded with npm run bench:docs -- --record`,
   };
   if (isCpuStages(result)) return cpuStagesRecord(result, facts);
+  if (isSoak(result)) return soakRecord(result, facts);
   if (result.verdicts) {
     const options = result.options as { messages: number; motoMessages: number; duration: number };
     const { notes, ...table } = peerTable((result.results ?? []) as PeerResult[], options);
@@ -239,12 +242,58 @@ export function recordOf(resultFile: string, result: BenchResultFile): BenchReco
     };
   }
   throw new Error(
-    `${resultFile}: not a bench (latest.json), peers (peers.json) or CPU stages (cpu-stages.json) result`,
+    `${resultFile}: not a bench (latest.json), peers (peers.json), CPU stages (cpu-stages.json) or soak (soak.json) result`,
   );
 }
 
 function isCpuStages(result: BenchResultFile): result is BenchResultFile & CpuStagesResult {
   return Array.isArray((result as { rows?: unknown }).rows);
+}
+
+function isSoak(result: BenchResultFile): result is BenchResultFile & SoakReport {
+  return 'verdict' in result && Array.isArray((result as { samples?: unknown }).samples);
+}
+
+const count = (n: number): string => n.toLocaleString('en-US');
+const verdictWord = (flat: boolean | null): string =>
+  flat === null ? 'not judged' : flat ? 'flat' : 'NOT FLAT';
+
+function soakRecord(
+  result: SoakReport,
+  facts: Omit<BenchRecord, 'title' | 'kind' | 'command' | 'tables' | 'notes'>,
+): BenchRecord {
+  const { options, verdict, sendLatencyMs: send, e2eLatencyMs: e2e } = result;
+  const latency = (s: SoakReport['sendLatencyMs']) => (s ? `${s.p50}/${s.p99} ms (worst ${s.max})` : '-');
+  // The report's machine facts are taken at its end; each window has the load of its own end.
+  const loads = result.samples.flatMap((sample) => sample.loadAverage1m ?? []);
+  return {
+    title: `Soak run: ${options.minutes} minutes at ${count(options.rate)} msg/s`,
+    kind: 'soak',
+    command: `npm run soak -- --minutes ${options.minutes} --rate ${options.rate} --durability ${options.durability}`,
+    ...facts,
+    load: loads.length > 0 ? `${Math.min(...loads)}-${Math.max(...loads)} during the run` : facts.load,
+    tables: [
+      {
+        caption:
+          `${count(result.planned)} messages of 1 KiB through one sluice serve (SQLite, ${options.durability}, ` +
+          `${options.producers} producers, ${options.consumers} consumers): the last third of the run against the ` +
+          `first (${verdict.samplesUsed} windows of ${options.sampleSeconds} s after the warm-up).`,
+        columns: TREND_COLUMNS,
+        rows: trendRows(verdict),
+      },
+    ],
+    notes: [
+      `Sent ${count(result.sent)}, received ${count(result.received)}: ${result.lost} lost, ${result.duplicates} ` +
+        `duplicates, ${result.requestErrors} request errors; ${Math.round(result.rateKept * 100)} % of the asked ` +
+        `rate kept over ${result.loadSeconds} s of load, drained ${result.drainSeconds} s after. Whole run: send ` +
+        `p50/p99 ${latency(send)}, end to end ${latency(e2e)}. Memory ${verdictWord(verdict.memoryFlat)}, ` +
+        `latency ${verdictWord(verdict.latencyFlat)}.`,
+      // The chart is shown when the run drew the page's own (the soak's default --svg).
+      ...(options.svg.endsWith('docs/images/soak.svg')
+        ? ['![Soak run: memory, latency and depth over time](images/soak.svg)']
+        : []),
+    ],
+  };
 }
 
 const fmtUs = (us: number): string => us.toFixed(1);
@@ -287,8 +336,9 @@ function cpuStagesRecord(
 
 export const BENCH_DOCS_USAGE = `usage: npm run bench:docs -- [flags]
   (no flag)            write docs/benchmarks.md from the records in bench/history
-  --record FILE        first add FILE (a result the bench wrote, e.g. bench/results/peers.json) to
-                       bench/history as <date>-<kind>.json; edit its title and notes, then run again
+  --record FILE        first add FILE (a result of npm run bench, --peers, --cpu-stages or npm run soak,
+                       e.g. bench/results/peers.json) to bench/history as <date>-<kind>.json; edit its
+                       title and notes, then run again
   --check              write nothing; exit 1 if docs/benchmarks.md is not what the records give
   --help               this text`;
 

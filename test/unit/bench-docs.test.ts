@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import { judge, type SoakSample } from '../../bench/soak-report.ts';
 import {
   BENCHMARKS_PAGE,
   type BenchRecord,
@@ -124,5 +125,70 @@ describe('docs/benchmarks.md', () => {
       ],
     );
     assert.match(renderBenchmarks([{ file: 'new.json', record }]), /### Server CPU by stage/);
+  });
+  test('a soak report becomes a record of its own kind: the trend table, the totals, and the chart of the page', () => {
+    const samples: SoakSample[] = Array.from({ length: 31 }, (_, i) => ({
+      t: (i + 1) * 10,
+      rssMiB: 100 + i,
+      heapUsedMiB: 20,
+      depth: 0,
+      sentPerSec: 1667,
+      receivedPerSec: 1667,
+      sendP50: 5,
+      sendP99: 15,
+      receiveP50: 3,
+      receiveP99: 100,
+      e2eP50: 2,
+      e2eP99: 8,
+      serverCpuPct: 25,
+      loadAverage1m: 1 + (i % 3) / 2,
+      behind: 0,
+    }));
+    const summary = { count: 10, p50: 5.5, p90: 9, p99: 17.5, max: 60, mean: 6 };
+    const result = {
+      machine: {
+        date: '2026-12-09T10:11:12.345Z',
+        cpuModel: 'Test CPU',
+        cores: 2,
+        memoryGiB: 8,
+        loadAverage1m: 0.5,
+        node: 'v20.20.2',
+        commit: 'abc1234',
+      },
+      options: {
+        minutes: 5,
+        rate: 1000,
+        sampleSeconds: 10,
+        producers: 16,
+        consumers: 16,
+        durability: 'durable',
+        out: 'bench/results/soak.json',
+        svg: '/work/docs/images/soak.svg',
+      },
+      planned: 300_000,
+      sent: 300_000,
+      received: 300_000,
+      lost: 0,
+      duplicates: 0,
+      requestErrors: 0,
+      rateKept: 1,
+      loadSeconds: 300,
+      drainSeconds: 1,
+      sendLatencyMs: summary,
+      e2eLatencyMs: summary,
+      samples,
+      verdict: judge(samples),
+    };
+    const record = parseRecord('new.json', JSON.stringify(recordOf('soak.json', result)));
+    assert.equal(record.kind, 'soak');
+    assert.equal(record.command, 'npm run soak -- --minutes 5 --rate 1000 --durability durable');
+    assert.equal(record.load, '1-2 during the run');
+    const rss = record.tables[0]!.rows.find((row) => row[0] === 'rssMiB');
+    // The first third of the 30 windows after the warm-up averages 105.5 MiB, the last 125.5.
+    assert.deepEqual(rss?.slice(2, 5), ['105.5', '125.5', '1.19']);
+    assert.match(record.notes[0]!, /received 300,000: 0 lost, 0 duplicates, 0 request errors/);
+    assert.match(record.notes[0]!, /Memory flat, latency flat\.$/);
+    assert.equal(record.notes[1], '![Soak run: memory, latency and depth over time](images/soak.svg)');
+    assert.match(renderBenchmarks([{ file: 'new.json', record }]), /### Soak run/);
   });
 });
