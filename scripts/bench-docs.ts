@@ -205,6 +205,11 @@ interface BenchResultFile {
 
 /** A record of a fresh bench result: its table computed by the bench's own code, its machine as it recorded it. */
 export function recordOf(resultFile: string, result: BenchResultFile): BenchRecord {
+  const notAResult = new Error(
+    `${resultFile}: not a bench (latest.json), peers (peers.json), CPU stages (cpu-stages.json) or soak (soak.json) result`,
+  );
+  // Every result the bench writes says on which machine it was measured.
+  if (typeof result.machine?.date !== 'string') throw notAResult;
   const { machine } = result;
   const facts = {
     date: `${machine.date.slice(0, 16)}Z`,
@@ -241,9 +246,7 @@ export function recordOf(resultFile: string, result: BenchResultFile): BenchReco
       notes,
     };
   }
-  throw new Error(
-    `${resultFile}: not a bench (latest.json), peers (peers.json), CPU stages (cpu-stages.json) or soak (soak.json) result`,
-  );
+  throw notAResult;
 }
 
 function isCpuStages(result: BenchResultFile): result is BenchResultFile & CpuStagesResult {
@@ -350,10 +353,14 @@ function main(argv: readonly string[]): number {
     argv,
   );
   if (values.record) {
-    const record = recordOf(
-      values.record,
-      JSON.parse(readFileSync(values.record, 'utf8')) as BenchResultFile,
-    );
+    let record: BenchRecord;
+    try {
+      record = recordOf(values.record, JSON.parse(readFileSync(values.record, 'utf8')) as BenchResultFile);
+    } catch (error) {
+      // A file that is missing, not JSON or not a result is the caller's mistake: the reason, no stack.
+      process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+      return 2;
+    }
     let name = `${record.date.slice(0, 10)}-${record.kind}.json`;
     for (let n = 2; existsSync(join(HISTORY_DIR, name)); n++)
       name = `${record.date.slice(0, 10)}-${record.kind}-${n}.json`;

@@ -72,6 +72,11 @@ const run = (script: string, ...flags: string[]) =>
   });
 
 describe('flags of the commands run by hand', () => {
+  test('npm run bench:docs -- --record with a file that is no result names the file and why, without a stack', () => {
+    const { status, stderr } = run('scripts/bench-docs.ts', '--record', 'package.json');
+    assert.equal(status, 2, stderr);
+    assert.match(stderr, /^package\.json: not a bench \(latest\.json\), peers .* result\n$/);
+  });
   for (const { script, usage, bad, reason } of COMMANDS) {
     test(`${usage} ${bad.join(' ')} stops with the reason and the usage`, () => {
       const { status, stderr } = run(script, ...bad);
