@@ -22,6 +22,17 @@ const VALID: BenchRecord = {
   notes: [],
 };
 
+/** The machine facts every bench result carries, as a test machine's. */
+const testMachine = (loadAverage1m: number) => ({
+  date: '2026-12-09T10:11:12.345Z',
+  cpuModel: 'Test CPU',
+  cores: 2,
+  memoryGiB: 8,
+  loadAverage1m,
+  node: 'v20.20.2',
+  commit: 'abc1234',
+});
+
 describe('docs/benchmarks.md', () => {
   test('is what the records in bench/history give (run npm run bench:docs after changing them)', () => {
     assert.equal(readFileSync(BENCHMARKS_PAGE, 'utf8'), renderBenchmarks(readRecords()));
@@ -42,15 +53,7 @@ describe('docs/benchmarks.md', () => {
 
   test('a fresh peers result becomes a record, and as the newest of its kind it is the current figure', () => {
     const result = {
-      machine: {
-        date: '2026-12-09T10:11:12.345Z',
-        cpuModel: 'Test CPU',
-        cores: 2,
-        memoryGiB: 8,
-        loadAverage1m: 0.25,
-        node: 'v20.20.2',
-        commit: 'abc1234',
-      },
+      machine: testMachine(0.25),
       options: { messages: 1000, motoMessages: 100, duration: 5 },
       results: [
         {
@@ -96,15 +99,7 @@ describe('docs/benchmarks.md', () => {
       { stage: 'server total', sharePct: null, usPerMsg: 60 },
     ];
     const result = {
-      machine: {
-        date: '2026-12-09T10:11:12.345Z',
-        cpuModel: 'Test CPU',
-        cores: 2,
-        memoryGiB: 8,
-        loadAverage1m: 1.5,
-        node: 'v20.20.2',
-        commit: 'abc1234',
-      },
+      machine: testMachine(1.5),
       options: { duration: 30, producers: 16, consumers: 16, backlog: 500 },
       mixed: { sent: 1000, e2ePerSec: 33.3, lost: 0, duplicates: 0 },
       samples: { busy: 90, idle: 10 },
@@ -146,15 +141,7 @@ describe('docs/benchmarks.md', () => {
     }));
     const summary = { count: 10, p50: 5.5, p90: 9, p99: 17.5, max: 60, mean: 6 };
     const result = {
-      machine: {
-        date: '2026-12-09T10:11:12.345Z',
-        cpuModel: 'Test CPU',
-        cores: 2,
-        memoryGiB: 8,
-        loadAverage1m: 0.5,
-        node: 'v20.20.2',
-        commit: 'abc1234',
-      },
+      machine: testMachine(0.5),
       options: {
         minutes: 5,
         rate: 1000,
