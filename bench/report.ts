@@ -28,6 +28,11 @@ export interface RestartOutcome {
   listeningMs: number;
   /** Spawn to the first ReceiveMessage that returned a message, ms: ready with the messages. */
   readyMs: number;
+  /**
+   * The slowest GET /health (one every 50 ms) while the first message was awaited, ms: how long the server
+   * was held by the first receive's reading of the queue.
+   */
+  slowestHealthMs: number;
   /** ReceiveMessage calls until then, and how many of them failed. */
   attempts: number;
   failedReceives: number;
@@ -251,6 +256,11 @@ const MILLION_ROWS: Row[] = [
     label: 'million: restart, spawn to first message ms',
     better: 'lower',
     value: (r) => r.million?.restart?.readyMs ?? null,
+  },
+  {
+    label: 'million: slowest /health while awaiting the first message ms',
+    better: 'lower',
+    value: (r) => r.million?.restart?.slowestHealthMs ?? null,
   },
   {
     label: 'million: RSS after restart MiB (VmRSS, +2 s)',

@@ -242,7 +242,8 @@ async function runMillion(result: TargetResult, options: Options, tlog: (m: stri
       m.restart = await restartWithMillion(result.name, options, dataDir, queueUrl, m.produce.acked, stopMs);
       const r = m.restart;
       tlog(
-        `million: restarted, first message after ${r.readyMs} ms (listening after ${r.listeningMs} ms), ` +
+        `million: restarted, first message after ${r.readyMs} ms (listening after ${r.listeningMs} ms, ` +
+          `slowest /health meanwhile ${r.slowestHealthMs} ms), ` +
           `RSS ${r.rssSettled ? round(r.rssSettled.rssMiB, 1) : '?'} MiB, ${r.intact ? 'all' : 'NOT all'} messages held`,
       );
     } catch (err) {
@@ -255,6 +256,31 @@ async function runMillion(result: TargetResult, options: Options, tlog: (m: stri
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** GET /health every 50 ms, on connections of its own, until stopped; `stop` gives the slowest answer, ms. */
+function healthProbe(endpoint: string): { stop(): Promise<number> } {
+  let slowest = 0;
+  let running = true;
+  const probing = (async () => {
+    while (running) {
+      const t0 = now();
+      try {
+        await (await fetch(`${endpoint}/health`)).arrayBuffer();
+      } catch {
+        // A failed probe still took its time; the first receive's errors are counted by firstMessage.
+      }
+      slowest = Math.max(slowest, now() - t0);
+      await sleep(50);
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await probing;
+      return round(slowest, 0);
+    },
+  };
 }
 
 /** Starts a server on the filled data directory and times it from spawn to the first message received. */
@@ -273,8 +299,10 @@ async function restartWithMillion(
   try {
     // The new server listens on another port: same queue path, new origin.
     const queueUrl = new URL(new URL(filledQueueUrl).pathname, target.endpoint).href;
+    const health = healthProbe(target.endpoint);
     const first = await firstMessage(client, queueUrl, options.millionTimeout * 1000);
     const readyMs = round(now() - t0, 0);
+    const slowestHealthMs = await health.stop();
     const rssReady = readRss(target.pid);
     await sleep(2_000);
     const rssSettled = readRss(target.pid);
@@ -283,6 +311,7 @@ async function restartWithMillion(
       stopMs,
       listeningMs,
       readyMs,
+      slowestHealthMs,
       attempts: first.attempts,
       failedReceives: first.errors,
       rssReady,

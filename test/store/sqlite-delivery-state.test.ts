@@ -211,3 +211,89 @@ it('a message dead-lettered without a group into a fair queue is served in the f
   assert.deepEqual(messages.map((m) => m.messageId).sort(), ['no group', 'tenant t']);
   await store.close();
 });
+
+it('a long queue is read into its delivery state in parts, and writes that land between the parts are kept', async () => {
+  /** The same writes on two stores: one reads the state in parts of 10 rows while they land, one reads it after. */
+  async function script(interleaved: boolean): Promise<{ answers: unknown; turns: number }> {
+    const store = new SqliteStore({ dataDir: ':memory:', warmUpRows: 10 });
+    const newQueue = async (name: string) =>
+      (await store.createQueue({ name, fifo: false, attributes: {}, tags: {}, now: 0 })).id;
+    const work = await newQueue('work');
+    const dlq = await newQueue('dlq');
+    await store.sendMessages(
+      work,
+      Array.from({ length: 100 }, (_, i) =>
+        message(`w${i}`, 10 + i, { life: i % 30 === 7 ? 200 : 1_000_000 }),
+      ),
+    );
+    await store.sendMessages(dlq, [message('d0', 5), message('d1', 6)]);
+    const writes = async () => {
+      await store.deleteMessagesBySeq(work, [3, 95], 300);
+      await store.sendMessages(work, [message('late0', 300), message('late1', 301, { delay: 50 })]);
+      await store.deleteExpired(300, 100);
+      await store.createMoveTask({
+        handle: 'move',
+        sourceArn: 'arn:dlq',
+        sourceQueueId: dlq,
+        destinationArn: undefined,
+        maxPerSecond: undefined,
+        toMove: 2,
+        upToSeq: await store.lastSeq(dlq),
+        startedAt: 300,
+      });
+      let ids = 0;
+      await store.moveMessages({
+        handle: 'move',
+        now: 300,
+        max: 10,
+        route: () => ({ queueId: work, fifo: false, visibleAt: 300, expiresAt: 900_000 }),
+        newMessageId: () => `moved-${++ids}`,
+      });
+    };
+    let turns = 0;
+    let counted = false;
+    const tick = () => {
+      turns++;
+      if (!counted) setImmediate(tick);
+    };
+    setImmediate(tick);
+    if (interleaved) {
+      // The count starts the build; the writes land while it reads its parts.
+      const counting = store.countMessages(work, 300).then(() => {
+        counted = true;
+      });
+      await writes();
+      await counting;
+    } else {
+      await writes();
+      await store.countMessages(work, 300);
+      counted = true;
+    }
+    const received: number[][] = [];
+    for (let now = 310; ; now++) {
+      const { messages } = await store.receiveMessages(receive(work, now));
+      if (messages.length === 0) break;
+      received.push(messages.map((m) => m.seq));
+    }
+    const answers = {
+      counts: await store.countMessages(work, 400),
+      nextVisible: await store.nextVisibleAt(work, 400),
+      received,
+    };
+    await store.close();
+    return { answers, turns };
+  }
+  const interleaved = await script(true);
+  const after = await script(false);
+  assert.deepEqual(interleaved.answers, after.answers);
+  // 100 rows in parts of 10: the count waited for about ten turns of the event loop, not one.
+  assert.ok(interleaved.turns >= 8, `the build took ${interleaved.turns} turns`);
+  // The script reached what it is about: deletes below and above the rows read, new and moved messages.
+  const seqs = (interleaved.answers as { received: number[][] }).received.flat();
+  assert.ok(!seqs.includes(3) && !seqs.includes(95));
+  // late0, then the two moved from the DLQ (late1 is still delayed).
+  assert.deepEqual(
+    seqs.filter((seq) => seq > 102),
+    [103, 105, 106],
+  );
+});

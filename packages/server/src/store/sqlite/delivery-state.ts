@@ -219,11 +219,45 @@ export class DeliveryState {
   private recent: number[] = [];
   private recentFrom = Number.NEGATIVE_INFINITY;
   private pruneRecentAt = MIN_RECENT_TO_PRUNE;
+  /**
+   * While the state is read from the table in parts (`load`), the highest seq read so far; infinite once it
+   * holds the whole queue. A change to a message above it is left to the parts still to be read, which read the
+   * row as it is then: `add` skips it, and `claim`, `remove` and `setVisibleAt` find no slot for it.
+   */
+  private loadedThrough = Number.POSITIVE_INFINITY;
 
   constructor(capacity = 64) {
     this.columns = new Columns(capacity);
     this.visible = new SlotHeap(this.columns, capacity);
     this.hidden = new SlotHeap(this.columns, capacity);
+  }
+
+  /** A state to be read from the table in parts, in seq order (`load`), until `loadedAll`. */
+  static loading(): DeliveryState {
+    const state = new DeliveryState();
+    state.loadedThrough = 0;
+    return state;
+  }
+
+  /** Whether the state holds the whole queue; only then may it answer receives, counts and wakes. */
+  get complete(): boolean {
+    return this.loadedThrough === Number.POSITIVE_INFINITY;
+  }
+
+  /** The highest seq read from the table while loading (0 before the first); infinite once complete. */
+  get loadedUpTo(): number {
+    return this.loadedThrough;
+  }
+
+  /** A row read from the table while loading; rows come in seq order. */
+  load(seq: number, visibleAt: number, expiresAt: number, sentAt: number, received: boolean): void {
+    this.put(seq, visibleAt, expiresAt, sentAt, received);
+    this.loadedThrough = seq;
+  }
+
+  /** Every row has been read. */
+  loadedAll(): void {
+    this.loadedThrough = Number.POSITIVE_INFINITY;
   }
 
   /** Messages held. */
@@ -236,6 +270,11 @@ export class DeliveryState {
    * an older one (a dead-lettered row keeps its seq) takes its place in seq order, the slots after it moved up.
    */
   add(seq: number, visibleAt: number, expiresAt: number, sentAt: number, received: boolean): void {
+    if (seq > this.loadedThrough) return;
+    this.put(seq, visibleAt, expiresAt, sentAt, received);
+  }
+
+  private put(seq: number, visibleAt: number, expiresAt: number, sentAt: number, received: boolean): void {
     if (this.used === this.columns.capacity) this.makeRoom();
     const columns = this.columns;
     const slot = this.used > 0 && seq <= columns.seq[this.used - 1]! ? this.slotInOrder(seq) : this.used++;

@@ -93,6 +93,11 @@ export interface SqliteStoreOptions {
    * 0, none; `sluice serve` passes DEFAULT_DISK_RESERVE_BYTES unless `--disk-reserve-bytes` says otherwise.
    */
   diskReserveBytes?: number;
+  /**
+   * Rows of a standard queue's delivery state read per turn of the event loop when it is built (default
+   * 20,000, about 50 ms on a small machine); tests make it small to interleave writes with the build.
+   */
+  warmUpRows?: number;
 }
 
 interface PendingWrite {
@@ -164,11 +169,13 @@ export class SqliteStore implements Store, TriageStore {
    * SQL. Every write to a queue's messages updates its state exactly or drops it, to be built again.
    */
   private readonly deliveryStates = new Map<number, DeliveryState>();
+  private readonly warmUpRows: number;
   private readonly triage: SqliteTriage;
 
   constructor(options: SqliteStoreOptions) {
     const file = options.dataDir === ':memory:' ? ':memory:' : join(ensureDir(options.dataDir), 'sluice.db');
     this.db = openDatabase(file);
+    this.warmUpRows = options.warmUpRows ?? 20_000;
     // One server owns a data directory: the exclusive lock refuses a second one at start (instead of two
     // processes interleaving claims), and skips the shared-memory index, which makes each commit cheaper.
     this.db.pragma('locking_mode = EXCLUSIVE');
@@ -382,6 +389,7 @@ export class SqliteStore implements Store, TriageStore {
   }
 
   async receiveMessages(request: ReceiveRequest): Promise<ReceiveResult> {
+    await this.warmUp(request.queueId);
     return this.write('redeliverable', () => {
       const kinds = {
         fifo: this.isFifo(request.queueId),
@@ -575,17 +583,49 @@ export class SqliteStore implements Store, TriageStore {
       this.statements.joinTenantless.run(queueId);
   }
 
-  /** The queue's delivery state, built from its rows if need be; undefined for FIFO and fair queues. */
+  /**
+   * The queue's whole delivery state, the rest of its rows read now if need be; undefined for FIFO and fair
+   * queues. Receives, counts and wakes first let `warmUp` read it in parts, so this reads nothing for them.
+   */
   private deliveryOf(queueId: number): DeliveryState | undefined {
     const known = this.deliveryStates.get(queueId);
-    if (known || this.isFifo(queueId) || this.hasTenants(queueId)) return known;
-    const delivery = new DeliveryState();
-    for (const row of this.statements.deliveryRows.iterate(queueId)) {
-      const [seq, visibleAt, expiresAt, sentAt, received] = row as [number, number, number, number, number];
-      delivery.add(seq, visibleAt, expiresAt, sentAt, received === 1);
+    if (known?.complete || (!known && (this.isFifo(queueId) || this.hasTenants(queueId)))) return known;
+    const delivery = known ?? this.startLoading(queueId);
+    this.loadRows(queueId, delivery, -1);
+    return delivery;
+  }
+
+  /**
+   * Reads the queue's delivery state in parts of `warmUpRows` rows, a turn of the event loop each, so that a
+   * queue of millions of messages (seconds of reading after a restart) does not hold every other request,
+   * `/health` included. Writes between the parts keep the state exact: see DeliveryState.loadedUpTo.
+   */
+  private async warmUp(queueId: number): Promise<void> {
+    for (;;) {
+      const known = this.deliveryStates.get(queueId);
+      if (known?.complete || (!known && (this.isFifo(queueId) || this.hasTenants(queueId)))) return;
+      if (this.loadRows(queueId, known ?? this.startLoading(queueId), this.warmUpRows)) return;
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
+  }
+
+  private startLoading(queueId: number): DeliveryState {
+    const delivery = DeliveryState.loading();
     this.deliveryStates.set(queueId, delivery);
     return delivery;
+  }
+
+  /** Reads up to `limit` more rows (-1: all) into a loading state; true once it holds the whole queue. */
+  private loadRows(queueId: number, delivery: DeliveryState, limit: number): boolean {
+    let read = 0;
+    for (const row of this.statements.deliveryRows.iterate(queueId, delivery.loadedUpTo, limit)) {
+      const [seq, visibleAt, expiresAt, sentAt, received] = row as [number, number, number, number, number];
+      delivery.load(seq, visibleAt, expiresAt, sentAt, received === 1);
+      read++;
+    }
+    if (limit >= 0 && read === limit) return false;
+    delivery.loadedAll();
+    return true;
   }
 
   /** A new row of the queue: its delivery state, if built, takes it. */
@@ -704,6 +744,7 @@ export class SqliteStore implements Store, TriageStore {
   }
 
   async countMessages(queueId: number, now: number): Promise<MessageCounts> {
+    await this.warmUp(queueId);
     const delivery = this.deliveryOf(queueId);
     if (delivery) return delivery.counts(now);
     const row = this.statements.countMessages.get({ queue_id: queueId, now }) as {
@@ -721,6 +762,7 @@ export class SqliteStore implements Store, TriageStore {
   }
 
   async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {
+    await this.warmUp(queueId);
     const delivery = this.deliveryOf(queueId);
     if (delivery) return delivery.nextVisibleAt(now);
     const row = this.statements.nextVisibleAt.get(queueId, now) as { at: number | null };

@@ -202,11 +202,11 @@ export function prepareStatements(db: Database.Database) {
     ),
     deleteBySeq: db.prepare('DELETE FROM messages WHERE seq = ? RETURNING queue_id'),
     rowBySeq: messageReads<[seq: number]>(db, 'WHERE seq = ?'),
-    // What a delivery state holds, in seq order (delivery-state.ts).
+    // What a delivery state holds, in seq order (delivery-state.ts), read in parts: the rows after a seq.
     deliveryRows: db
-      .prepare(
-        `SELECT seq, visible_at, expires_at, sent_at, receive_count > 0 FROM messages WHERE queue_id = ?
-         ORDER BY seq`,
+      .prepare<[queueId: number, afterSeq: number, limit: number]>(
+        `SELECT seq, visible_at, expires_at, sent_at, receive_count > 0 FROM messages WHERE queue_id = ? AND seq > ?
+         ORDER BY seq LIMIT ?`,
       )
       .raw(),
     forgetQueueState: [
