@@ -588,11 +588,8 @@ export class SqliteStore implements Store, TriageStore {
    * queues. Receives, counts and wakes first let `warmUp` read it in parts, so this reads nothing for them.
    */
   private deliveryOf(queueId: number): DeliveryState | undefined {
-    const known = this.deliveryStates.get(queueId);
-    if (known?.complete || (!known && (this.isFifo(queueId) || this.hasTenants(queueId)))) return known;
-    const delivery = known ?? this.startLoading(queueId);
-    this.loadRows(queueId, delivery, -1);
-    return delivery;
+    this.loadDelivery(queueId, -1);
+    return this.deliveryStates.get(queueId);
   }
 
   /**
@@ -601,22 +598,22 @@ export class SqliteStore implements Store, TriageStore {
    * `/health` included. Writes between the parts keep the state exact: see DeliveryState.loadedUpTo.
    */
   private async warmUp(queueId: number): Promise<void> {
-    for (;;) {
-      const known = this.deliveryStates.get(queueId);
-      if (known?.complete || (!known && (this.isFifo(queueId) || this.hasTenants(queueId)))) return;
-      if (this.loadRows(queueId, known ?? this.startLoading(queueId), this.warmUpRows)) return;
+    while (!this.loadDelivery(queueId, this.warmUpRows))
       await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
+  /**
+   * Reads up to `limit` more rows (-1: all) of the queue's delivery state, starting it if need be; true once
+   * it holds the whole queue, or for a FIFO or fair queue, which has none.
+   */
+  private loadDelivery(queueId: number, limit: number): boolean {
+    let delivery = this.deliveryStates.get(queueId);
+    if (delivery?.complete) return true;
+    if (!delivery) {
+      if (this.isFifo(queueId) || this.hasTenants(queueId)) return true;
+      delivery = DeliveryState.loading();
+      this.deliveryStates.set(queueId, delivery);
     }
-  }
-
-  private startLoading(queueId: number): DeliveryState {
-    const delivery = DeliveryState.loading();
-    this.deliveryStates.set(queueId, delivery);
-    return delivery;
-  }
-
-  /** Reads up to `limit` more rows (-1: all) into a loading state; true once it holds the whole queue. */
-  private loadRows(queueId: number, delivery: DeliveryState, limit: number): boolean {
     let read = 0;
     for (const row of this.statements.deliveryRows.iterate(queueId, delivery.loadedUpTo, limit)) {
       const [seq, visibleAt, expiresAt, sentAt, received] = row as [number, number, number, number, number];
