@@ -182,6 +182,10 @@ function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
+/** The verdict on memory or latency, as the soak prints it and its records say it. */
+export const flatness = (flat: boolean | null): string =>
+  flat === null ? 'NOT JUDGED' : flat ? 'FLAT' : 'NOT FLAT';
+
 /** The first-third / last-third comparison, one row per figure, as the printed table and the records show it. */
 export const TREND_COLUMNS = [
   'figure',

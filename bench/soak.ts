@@ -16,7 +16,14 @@ import { processCpuSeconds, processRunQueueWaitSeconds } from './cpu.ts';
 import { machineFacts } from './machine.ts';
 import { readRss } from './rss.ts';
 import { createQueue, deleteAll, Errors, makeBody, parseBody, receiveOrBackOff } from './scenarios.ts';
-import { judge, renderSoakSvg, renderSoakTable, type SoakSample, type SoakVerdict } from './soak-report.ts';
+import {
+  flatness,
+  judge,
+  renderSoakSvg,
+  renderSoakTable,
+  type SoakSample,
+  type SoakVerdict,
+} from './soak-report.ts';
 import { now, round, sleep, summarize } from './stats.ts';
 import { type RunningTarget, runMain, SLUICE_BIN, startTarget } from './targets.ts';
 
@@ -369,8 +376,6 @@ async function run(opts: SoakOptions, log: (m: string) => void): Promise<SoakRep
   }
 }
 
-const flat = (v: boolean | null): string => (v === null ? 'NOT JUDGED' : v ? 'FLAT' : 'NOT FLAT');
-
 async function main(): Promise<number> {
   const flags = flagsOf(SOAK_USAGE, () => parseSoakArgs(process.argv.slice(2)));
   if ('exitCode' in flags) return flags.exitCode;
@@ -396,7 +401,7 @@ async function main(): Promise<number> {
       `e2e p50/p99 ${report.e2eLatencyMs?.p50}/${report.e2eLatencyMs?.p99} ms\n`,
   );
   process.stdout.write(
-    `memory: ${flat(report.verdict.memoryFlat)}; latency: ${flat(report.verdict.latencyFlat)} ` +
+    `memory: ${flatness(report.verdict.memoryFlat)}; latency: ${flatness(report.verdict.latencyFlat)} ` +
       `(first third vs last third of ${report.verdict.samplesUsed} windows after the warm-up)\n`,
   );
   mkdirSync(dirname(opts.svg), { recursive: true });

@@ -13,7 +13,7 @@ import { type CpuStagesResult, STAGE_RULES, type Stage } from '../bench/cpu-stag
 import { type PeerResult, peerTable } from '../bench/peers/report.ts';
 import { type TargetResult, targetTable } from '../bench/report.ts';
 import type { SoakReport } from '../bench/soak.ts';
-import { TREND_COLUMNS, trendRows } from '../bench/soak-report.ts';
+import { flatness, TREND_COLUMNS, trendRows } from '../bench/soak-report.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 export const HISTORY_DIR = join(ROOT, 'bench/history');
@@ -258,8 +258,6 @@ function isSoak(result: BenchResultFile): result is BenchResultFile & SoakReport
 }
 
 const count = (n: number): string => n.toLocaleString('en-US');
-const verdictWord = (flat: boolean | null): string =>
-  flat === null ? 'not judged' : flat ? 'flat' : 'NOT FLAT';
 
 function soakRecord(
   result: SoakReport,
@@ -289,8 +287,8 @@ function soakRecord(
       `Sent ${count(result.sent)}, received ${count(result.received)}: ${result.lost} lost, ${result.duplicates} ` +
         `duplicates, ${result.requestErrors} request errors; ${Math.round(result.rateKept * 100)} % of the asked ` +
         `rate kept over ${result.loadSeconds} s of load, drained ${result.drainSeconds} s after. Whole run: send ` +
-        `p50/p99 ${latency(send)}, end to end ${latency(e2e)}. Memory ${verdictWord(verdict.memoryFlat)}, ` +
-        `latency ${verdictWord(verdict.latencyFlat)}.`,
+        `p50/p99 ${latency(send)}, end to end ${latency(e2e)}. Memory ${flatness(verdict.memoryFlat)}, ` +
+        `latency ${flatness(verdict.latencyFlat)}.`,
       // The chart is shown when the run drew the page's own (the soak's default --svg).
       ...(options.svg.endsWith('docs/images/soak.svg')
         ? ['![Soak run: memory, latency and depth over time](images/soak.svg)']
@@ -330,9 +328,9 @@ function cpuStagesRecord(
     ],
     notes: [
       `Mixed phase: ${options.producers} producers, ${options.consumers} consumers, ${options.duration} s then drained; ` +
-        `${mixed.sent.toLocaleString('en-US')} messages sent, e2e ${mixed.e2ePerSec.toLocaleString('en-US')} msg/s, ` +
-        `lost ${mixed.lost}, duplicates ${mixed.duplicates}. ${result.samples.busy.toLocaleString('en-US')} busy and ` +
-        `${result.samples.idle.toLocaleString('en-US')} idle samples of the main thread in the phase.`,
+        `${count(mixed.sent)} messages sent, e2e ${count(mixed.e2ePerSec)} msg/s, ` +
+        `lost ${mixed.lost}, duplicates ${mixed.duplicates}. ${count(result.samples.busy)} busy and ` +
+        `${count(result.samples.idle)} idle samples of the main thread in the phase.`,
     ],
   };
 }

@@ -174,7 +174,7 @@ describe('docs/benchmarks.md', () => {
     // The first third of the 30 windows after the warm-up averages 105.5 MiB, the last 125.5.
     assert.deepEqual(rss?.slice(2, 5), ['105.5', '125.5', '1.19']);
     assert.match(record.notes[0]!, /received 300,000: 0 lost, 0 duplicates, 0 request errors/);
-    assert.match(record.notes[0]!, /Memory flat, latency flat\.$/);
+    assert.match(record.notes[0]!, /Memory FLAT, latency FLAT\.$/);
     assert.equal(record.notes[1], '![Soak run: memory, latency and depth over time](images/soak.svg)');
     assert.match(renderBenchmarks([{ file: 'new.json', record }]), /### Soak run/);
   });
