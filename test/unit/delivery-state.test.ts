@@ -135,6 +135,33 @@ describe('delivery state', () => {
     }
   });
 
+  it('answers as SQL at its first split after a build from the table, and at steps back after it', () => {
+    // The first split after a build sorts every message into its heap at once; received and delayed rows,
+    // rows visible within the step-back window and expired ones all go through it.
+    const rows: Row[] = [];
+    for (let seq = 1; seq <= 3000; seq++) {
+      const visibleAt = seq % 5 === 0 ? 5000 + seq : 2000 + seq;
+      rows.push({
+        seq,
+        visibleAt,
+        expiresAt: seq % 7 === 0 ? 2500 : 1e9,
+        sentAt: seq,
+        received: seq % 3 === 0,
+      });
+    }
+    for (const firstAt of [1000, 4200, 9000]) {
+      const state = DeliveryState.loading();
+      for (const row of rows) state.load(row.seq, row.visibleAt, row.expiresAt, row.sentAt, row.received);
+      state.loadedAll();
+      for (const at of [firstAt, firstAt - 5, firstAt - 900, firstAt - 1500, firstAt + 300]) {
+        assert.deepEqual(state.visibleSeqs(at, 20), sql.visible(rows, at, 20), `first ${firstAt}, at ${at}`);
+        assert.equal(state.inFlight(at), sql.inFlight(rows, at), `first ${firstAt}, at ${at}`);
+        assert.equal(state.nextVisibleAt(at), sql.nextVisibleAt(rows, at), `first ${firstAt}, at ${at}`);
+        assert.deepEqual(state.counts(at), sql.counts(rows, at), `first ${firstAt}, at ${at}`);
+      }
+    }
+  });
+
   /** Random operations on the state and on a model of its rows; after each, the state answers as SQL would. */
   function answersAsSql(runs: { numRuns: number; minLength: number; maxLength: number }): void {
     const operation = fc.oneof(
