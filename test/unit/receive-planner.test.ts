@@ -120,7 +120,7 @@ class ModelSteps implements PlanSteps {
     this.messages.get(seq)!.group_id ??= '';
   };
   hasTenants = (queueId: number) => [...this.tenants.keys()].some((key) => key.startsWith(`${queueId}\n`));
-  availableGroups = (queueId: number, now: number, limit: number) =>
+  availableGroups = (queueId: number, now: number, limit: number): Iterable<string> =>
     [...this.groups.entries()]
       .filter(([key, at]) => key.startsWith(`${queueId}\n`) && at <= now)
       .sort(([a, x], [b, y]) => x - y || (a < b ? -1 : 1))
@@ -391,6 +391,31 @@ describe('receive plan: FIFO queues', () => {
         },
       ),
     );
+  });
+
+  it('asks for another group only when the groups taken so far left the receive short', () => {
+    // A store may read each available group when asked for it (SQLite reads the first one alone).
+    const steps = new ModelSteps();
+    steps.fifo.set(SOURCE, true);
+    for (let seq = 0; seq < 30; seq++) steps.add(SOURCE, { group_id: seq < 12 ? 'a' : seq < 15 ? 'b' : 'c' });
+    const asked: string[] = [];
+    const inOrder = steps.availableGroups;
+    steps.availableGroups = (queueId: number, now: number, limit: number) =>
+      (function* () {
+        for (const group of inOrder(queueId, now, limit)) {
+          asked.push(group);
+          yield group;
+        }
+      })();
+    assert.equal(receiveOnce(steps, { max: 10 }).messages.length, 10);
+    assert.deepEqual(asked, ['a']);
+    asked.length = 0;
+    // Group a is held by the messages in flight: b's 3, then c's first 7.
+    assert.deepEqual(
+      receiveOnce(steps, { max: 10, now: NOW + 1 }).messages.map((message) => message.groupId),
+      [...'bbbccccccc'],
+    );
+    assert.deepEqual(asked, ['b', 'c']);
   });
 
   it('answers a repeated attempt with the messages it claimed, in the same order', () => {

@@ -62,8 +62,11 @@ export interface TenantSteps {
 
 /** FIFO groups: the fifo_groups rows say when each group's oldest message is visible. */
 export interface GroupSteps {
-  /** Up to `limit` groups whose row says available at `now`, earliest first; groups another receiver holds are skipped. */
-  availableGroups(queueId: number, now: number, limit: number): Answer<string[]>;
+  /**
+   * Up to `limit` groups whose row says available at `now`, earliest first; groups another receiver holds are
+   * skipped. A store may read each group only when asked for the next one, after the plan took from the last.
+   */
+  availableGroups(queueId: number, now: number, limit: number): Answer<Iterable<string>>;
   /** The group's first `limit` messages, in seq order, in any state. */
   groupMessages(queueId: number, groupId: string, limit: number): Answer<MessageRow[]>;
   /** Holds the group's row until the transaction ends (a store with one writer has nothing to do). */
@@ -292,8 +295,8 @@ function* claimFromGroups(steps: PlanSteps, progress: ReceiveProgress): Plan<voi
   const { request } = progress;
   const { queueId, now, max } = request;
   const groups = yield* answer(steps.availableGroups(queueId, now, GROUPS_PER_RECEIVE));
+  // Checked after each group, not before the next: asking for the next group may read it.
   for (const groupId of groups) {
-    if (receiveFull(progress, max)) break;
     const rows = yield* answer(steps.groupMessages(queueId, groupId, max - progress.claimed.length + 1));
     let claimedHere = 0;
     for (const row of rows) {
@@ -306,6 +309,7 @@ function* claimFromGroups(steps: PlanSteps, progress: ReceiveProgress): Plan<voi
     // The group's oldest message is in flight now (or expired, and swept soon).
     if (claimedHere > 0) yield* answer(steps.setGroupAvailableAt(queueId, groupId, request.visibleUntil));
     else yield* refreshGroup(steps, queueId, groupId);
+    if (receiveFull(progress, max)) break;
   }
 }
 

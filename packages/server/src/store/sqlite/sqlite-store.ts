@@ -447,10 +447,7 @@ export class SqliteStore implements Store, TriageStore {
       this.statements.insertTenant.run(queueId, '');
     },
     hasTenants: (queueId) => this.hasTenants(queueId),
-    availableGroups: (queueId, now, limit) =>
-      (this.statements.availableGroups.all(queueId, now, limit) as Array<{ group_id: string }>).map(
-        (row) => row.group_id,
-      ),
+    availableGroups: (queueId, now, limit) => this.availableGroups(queueId, now, limit),
     groupMessages: (queueId, groupId, limit) => this.statements.groupInOrder.all(queueId, groupId, limit),
     // One writer: nothing to lock against.
     lockGroup: () => {},
@@ -551,6 +548,19 @@ export class SqliteStore implements Store, TriageStore {
     deleteMessage: (seq) => this.deleteRow(seq),
     addMoved: (handle, count) => this.statements.addMoved.get(count, handle) as MoveTaskRow,
   };
+
+  /**
+   * A FIFO queue's available groups, read as the receive takes them: the first alone, since most receives
+   * fill up from one group (reading 32 for each was half the cost of this step in a FIFO profile), then the rest.
+   */
+  private *availableGroups(queueId: number, now: number, limit: number): Generator<string> {
+    const first = this.statements.availableGroups.get(queueId, now, 1);
+    if (first === undefined) return;
+    yield first;
+    // The groups taken from so far are the first one only; it may still be available (it had nothing to take).
+    for (const groupId of this.statements.availableGroups.all(queueId, now, limit))
+      if (groupId !== first) yield groupId;
+  }
 
   private isFifo(queueId: number): boolean {
     let fifo = this.fifoById.get(queueId);

@@ -247,10 +247,12 @@ export function prepareStatements(db: Database.Database) {
     ),
     forgetGroup: db.prepare('DELETE FROM fifo_groups WHERE queue_id = ? AND group_id = ?'),
     forgetGroups: db.prepare('DELETE FROM fifo_groups WHERE queue_id = ?'),
-    availableGroups: db.prepare(
-      `SELECT group_id FROM fifo_groups WHERE queue_id = ? AND available_at <= ?
-       ORDER BY available_at, group_id LIMIT ?`,
-    ),
+    availableGroups: db
+      .prepare<[queueId: number, now: number, limit: number], string>(
+        `SELECT group_id FROM fifo_groups WHERE queue_id = ? AND available_at <= ?
+         ORDER BY available_at, group_id LIMIT ?`,
+      )
+      .pluck(),
     groupInOrder: messageReads<[queueId: number, groupId: string, limit: number]>(
       db,
       'WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT ?',
