@@ -29,14 +29,14 @@ export class SqliteTriage {
   ) {
     this.statements = {
       page: db.prepare(
-        `SELECT * FROM messages WHERE queue_id = ? AND seq > ? AND expires_at > ? ORDER BY seq LIMIT ?`,
+        `SELECT * FROM messages WHERE queue_id = ? AND seq > ? AND expires_at > ? ORDER BY seq LIMIT CAST(? AS INTEGER)`,
       ),
       bySeq: db.prepare('SELECT * FROM messages WHERE seq = ? AND queue_id = ?'),
       appendAudit: db.prepare(
         `INSERT INTO audit_log (at, actor, via, action, source, destination, count, skipped, detail)
          VALUES (@at, @actor, @via, @action, @source, @destination, @count, @skipped, @detail) RETURNING *`,
       ),
-      listAudit: db.prepare('SELECT * FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?'),
+      listAudit: db.prepare('SELECT * FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT CAST(? AS INTEGER)'),
     };
   }
 
