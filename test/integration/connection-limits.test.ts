@@ -116,6 +116,16 @@ describe('connection limits over HTTP', { skip: NEEDS_OWN_SERVER }, () => {
       });
       assert.equal(refused.status, 503, refused.text);
       assert.match(refused.text, /Too many concurrent long polls from this address \(2 at most\)/);
+      // A long poll that finds a message at once takes no slot: it is answered as a short poll is.
+      const ready = await jsonPost(server.endpoint, false, 'CreateQueue', { QueueName: 'ready' });
+      const readyUrl = (JSON.parse(ready.text) as { QueueUrl: string }).QueueUrl;
+      await jsonPost(server.endpoint, false, 'SendMessage', { QueueUrl: readyUrl, MessageBody: 'waiting' });
+      const found = await jsonPost(server.endpoint, greedy, 'ReceiveMessage', {
+        QueueUrl: readyUrl,
+        WaitTimeSeconds: 2,
+      });
+      assert.equal(found.status, 200, found.text);
+      assert.match(found.text, /"Body":"waiting"/);
       const elsewhere = await jsonPost(server.endpoint, other, 'ReceiveMessage', {
         QueueUrl,
         WaitTimeSeconds: 1,

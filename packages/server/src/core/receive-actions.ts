@@ -130,9 +130,10 @@ export class ReceiveActions {
       }
       return received.length;
     };
-    if (waitSeconds === 0) {
-      await attempt();
-    } else {
+    // A long poll that finds messages at once is answered as a short one is: no waiter, timer or abort signal,
+    // nor a long-poll slot. One that finds none waits, and its wait begins with a second look, so a send that
+    // committed during the first one is not missed.
+    if ((await attempt()) === 0 && waitSeconds > 0) {
       let failure: unknown;
       const release = context.admitLongPoll?.();
       try {
