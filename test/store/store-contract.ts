@@ -6,6 +6,7 @@ import type {
   ReceiveRequest,
   Store,
 } from '../../packages/server/src/store/contract.ts';
+import { GROUPS_PER_RECEIVE } from '../../packages/server/src/store/planner.ts';
 import type { StoreFactory } from '../contract/harness.ts';
 import { newMessage } from '../helpers/new-message.ts';
 
@@ -137,6 +138,23 @@ export function storeContractSuite(backend: string, factory: () => StoreFactory)
         assert.equal(a?.receiveCount, 2);
         assert.equal(a?.receiptToken, first.messages[0]!.receiptToken, 'the token of its first receive');
         assert.equal(a?.firstReceivedAt, NOW);
+      });
+
+      it('takes a FIFO receive from at most GROUPS_PER_RECEIVE groups, the longest available first', async () => {
+        const queue = await createQueue(true);
+        const groups = Array.from(
+          { length: GROUPS_PER_RECEIVE + 8 },
+          (_, i) => `g${String(i).padStart(2, '0')}`,
+        );
+        await store.sendMessages(
+          queue.id,
+          groups.map((groupId) => message(`m-${groupId}`, { groupId })),
+        );
+        const { messages } = await receive(queue.id, { max: groups.length });
+        assert.deepEqual(
+          messages.map((m) => m.groupId),
+          groups.slice(0, GROUPS_PER_RECEIVE),
+        );
       });
 
       it('refuses a receive at the in-flight limit, and moves exhausted messages to the DLQ', async () => {

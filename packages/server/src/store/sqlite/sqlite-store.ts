@@ -558,8 +558,10 @@ export class SqliteStore implements Store, TriageStore {
     if (first === undefined) return;
     yield first;
     // The groups taken from so far are the first one only; it may still be available (it had nothing to take).
-    for (const groupId of this.statements.availableGroups.all(queueId, now, limit))
-      if (groupId !== first) yield groupId;
+    const rest = this.statements.availableGroups
+      .all(queueId, now, limit)
+      .filter((groupId) => groupId !== first);
+    yield* rest.slice(0, limit - 1);
   }
 
   private isFifo(queueId: number): boolean {
