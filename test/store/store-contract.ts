@@ -157,6 +157,28 @@ export function storeContractSuite(backend: string, factory: () => StoreFactory)
         );
       });
 
+      it('gives two FIFO receives made at once a group each', async () => {
+        // A store that locks the groups it reads (PostgreSQL) must lock only those it takes from, or the other
+        // receive, skipping the held groups, finds nothing. Whether the two overlap is up to timing: five tries.
+        const empty = await createQueue();
+        for (let round = 0; round < 5; round++) {
+          const queue = await createQueue(true);
+          await store.sendMessages(
+            queue.id,
+            ['a', 'b'].flatMap((groupId) =>
+              Array.from({ length: 10 }, (_, i) => message(`${groupId}${i}`, { groupId })),
+            ),
+          );
+          // Twice at once first, so a pooled store has a connection ready for each: neither waits for one.
+          await Promise.all([receive(empty.id), receive(empty.id)]);
+          const received = await Promise.all([receive(queue.id), receive(queue.id)]);
+          assert.deepEqual(received.map(({ messages }) => messages.map((m) => m.groupId).join('')).sort(), [
+            'a'.repeat(10),
+            'b'.repeat(10),
+          ]);
+        }
+      });
+
       it('refuses a receive at the in-flight limit, and moves exhausted messages to the DLQ', async () => {
         const queue = await createQueue();
         const dlq = await createQueue();

@@ -120,12 +120,13 @@ class ModelSteps implements PlanSteps {
     this.messages.get(seq)!.group_id ??= '';
   };
   hasTenants = (queueId: number) => [...this.tenants.keys()].some((key) => key.startsWith(`${queueId}\n`));
-  availableGroups = (queueId: number, now: number, limit: number): Iterable<string> =>
+  availableGroups = (queueId: number, now: number, limit: number, taken: readonly string[]) =>
     [...this.groups.entries()]
       .filter(([key, at]) => key.startsWith(`${queueId}\n`) && at <= now)
       .sort(([a, x], [b, y]) => x - y || (a < b ? -1 : 1))
-      .slice(0, limit)
-      .map(([key]) => key.slice(`${queueId}\n`.length));
+      .map(([key]) => key.slice(`${queueId}\n`.length))
+      .filter((groupId) => !taken.includes(groupId))
+      .slice(0, limit);
   groupMessages = (queueId: number, groupId: string, limit: number) =>
     this.of(queueId)
       .filter((row) => row.group_id === groupId)
@@ -393,29 +394,35 @@ describe('receive plan: FIFO queues', () => {
     );
   });
 
-  it('asks for another group only when the groups taken so far left the receive short', () => {
-    // A store may read each available group when asked for it (SQLite reads the first one alone).
+  it('asks for one group first, then for as many as messages are still wanted, never for one it took', () => {
+    // PostgreSQL holds every group it answers until the receive commits: a receive must not ask for groups it
+    // will not take from, or concurrent receivers find them held.
     const steps = new ModelSteps();
     steps.fifo.set(SOURCE, true);
     for (let seq = 0; seq < 30; seq++) steps.add(SOURCE, { group_id: seq < 12 ? 'a' : seq < 15 ? 'b' : 'c' });
-    const asked: string[] = [];
+    const asked: Array<[limit: number, taken: string[], answered: string[]]> = [];
     const inOrder = steps.availableGroups;
-    steps.availableGroups = (queueId: number, now: number, limit: number) =>
-      (function* () {
-        for (const group of inOrder(queueId, now, limit)) {
-          asked.push(group);
-          yield group;
-        }
-      })();
+    steps.availableGroups = (queueId: number, now: number, limit: number, taken: readonly string[]) => {
+      const groups = inOrder(queueId, now, limit, taken);
+      asked.push([limit, [...taken], groups]);
+      return groups;
+    };
     assert.equal(receiveOnce(steps, { max: 10 }).messages.length, 10);
-    assert.deepEqual(asked, ['a']);
+    assert.deepEqual(asked, [[1, [], ['a']]]);
     asked.length = 0;
     // Group a is held by the messages in flight: b's 3, then c's first 7.
     assert.deepEqual(
       receiveOnce(steps, { max: 10, now: NOW + 1 }).messages.map((message) => message.groupId),
       [...'bbbccccccc'],
     );
-    assert.deepEqual(asked, ['b', 'c']);
+    assert.deepEqual(asked, [
+      [1, [], ['b']],
+      [7, ['b'], ['c']],
+    ]);
+    asked.length = 0;
+    // Groups b and c are held now, a too: nothing available, and one question says so.
+    assert.equal(receiveOnce(steps, { max: 10, now: NOW + 2 }).messages.length, 0);
+    assert.deepEqual(asked, [[1, [], []]]);
   });
 
   it('answers a repeated attempt with the messages it claimed, in the same order', () => {

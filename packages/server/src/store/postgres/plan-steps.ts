@@ -73,12 +73,13 @@ export function planSteps(db: Db, isFifo: (queueId: number) => Promise<boolean>)
       ),
     hasTenants: async (queueId) =>
       (await rows('SELECT 1 FROM fair_tenants WHERE queue_id = $1 LIMIT 1', [queueId])).length > 0,
-    availableGroups: async (queueId, now, limit) =>
+    availableGroups: async (queueId, now, limit, taken) =>
       (
         await rows<{ group_id: string }>(
-          `SELECT group_id FROM fifo_groups WHERE queue_id = $1 AND available_at <= $2
+          `SELECT group_id FROM fifo_groups
+           WHERE queue_id = $1 AND available_at <= $2 AND group_id <> ALL($4::text[])
            ORDER BY available_at, group_id LIMIT $3 FOR UPDATE SKIP LOCKED`,
-          [queueId, now, limit],
+          [queueId, now, limit, taken],
         )
       ).map((row) => row.group_id),
     groupMessages: (queueId, groupId, limit) =>
