@@ -68,8 +68,8 @@ export const USAGE = `usage: npm run bench -- [flags]
   --million-timeout S     time limit for the --million fill per target, seconds (default 600)
   --out FILE              JSON results file (default bench/results/latest.json)
   --sluice-bin FILE       sluice entry point to run (default: this checkout's packages/server/bin/sluice.js)
-  --postgres-messages N   PostgreSQL vs SQLite (1 and 3 nodes, 127.0.0.1:5432, a fresh database each):
-                          messages per target (default 5000, --quick 1000; 0 skips it)
+  --postgres-messages N   PostgreSQL vs SQLite (1 and 3 nodes, 127.0.0.1:5432, a fresh database each),
+                          standard and FIFO queues: messages per run (default 5000, --quick 1000; 0 skips it)
   --postgres-wakes N      cross-node long-poll wake samples (default 100, --quick 30)
   --toolkit-messages N    client toolkit: messages for the Consumer and Producer comparisons
                           per round (default 1000, --quick 300; the 50 ms-work runs use a quarter)

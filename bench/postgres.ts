@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL backend against SQLite in the same run: produce and consume throughput on SQLite (durable),
  * on one PostgreSQL node and on three nodes sharing one database (requests spread over the nodes), as ratios
- * to SQLite; and the cross-node long-poll wake latency (a receive parked on node A, the send through node B).
+ * to SQLite, for a standard and a FIFO queue; and the cross-node long-poll wake latency (a receive parked on
+ * node A, the send through node B).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,9 +22,13 @@ export interface PostgresBenchOptions {
   log: (line: string) => void;
 }
 
+/** The FIFO runs' groups: four per consumer, so most groups are free whenever a receive looks. */
+const FIFO_GROUPS_PER_CONSUMER = 4;
+
 interface Throughput {
   label: string;
   nodes: number;
+  queue: 'standard' | 'FIFO';
   produceMsgsPerS: number;
   consumeMsgsPerS: number;
 }
@@ -65,12 +70,15 @@ function startNode(args: string[]): Promise<RunningTarget> {
 async function throughput(
   label: string,
   nodes: RunningTarget[],
+  queue: Throughput['queue'],
   options: PostgresBenchOptions,
 ): Promise<Throughput> {
   const clients = nodes.map((node) => makeRawClient(node.endpoint));
+  const fifo = queue === 'FIFO';
+  const groups = options.concurrency * FIFO_GROUPS_PER_CONSUMER;
   try {
-    const name = `bench-pg-${Date.now()}`;
-    await clients[0]!.createQueue(name, { VisibilityTimeout: '120' });
+    const name = `bench-pg-${Date.now()}${fifo ? '.fifo' : ''}`;
+    await clients[0]!.createQueue(name, { VisibilityTimeout: '120', ...(fifo ? { FifoQueue: 'true' } : {}) });
     const urls = nodes.map((node) => `${node.endpoint}/000000000000/${name}`);
     let turn = 0;
     const pick = (): [QueueClient, string] => {
@@ -87,10 +95,13 @@ async function throughput(
           const [client, url] = pick();
           await client.sendMessageBatch(
             url,
-            Array.from({ length: 10 }, (_, i) => ({
-              Id: `m${i}`,
-              MessageBody: makeBody(batch * 10 + i, now()),
-            })),
+            Array.from({ length: 10 }, (_, i) => {
+              const seq = batch * 10 + i;
+              const entry = { Id: `m${i}`, MessageBody: makeBody(seq, now()) };
+              return fifo
+                ? { ...entry, MessageGroupId: `g${seq % groups}`, MessageDeduplicationId: String(seq) }
+                : entry;
+            }),
           );
         }
       }),
@@ -116,11 +127,12 @@ async function throughput(
     const result = {
       label,
       nodes: nodes.length,
+      queue,
       produceMsgsPerS: round((batches * 10) / produceS, 0),
       consumeMsgsPerS: round((batches * 10) / consumeS, 0),
     };
     options.log(
-      `postgres bench: ${label}: produce ${result.produceMsgsPerS}/s, consume ${result.consumeMsgsPerS}/s`,
+      `postgres bench: ${label} ${queue}: produce ${result.produceMsgsPerS}/s, consume ${result.consumeMsgsPerS}/s`,
     );
     return result;
   } finally {
@@ -166,9 +178,10 @@ export async function postgresComparison(options: PostgresBenchOptions): Promise
   const rows: Throughput[] = [];
   let crossNodeWakeMs: Summary | null = null;
   let sameNodeWakeMs: Summary | null = null;
+  const queues: Array<Throughput['queue']> = ['standard', 'FIFO'];
   const sqlite = await startNode(['--durability', 'durable']);
   try {
-    rows.push(await throughput('sqlite durable', [sqlite], options));
+    for (const queue of queues) rows.push(await throughput('sqlite durable', [sqlite], queue, options));
     sameNodeWakeMs = await wakeLatency(sqlite, sqlite, options.wakeSamples);
   } finally {
     await sqlite.stop();
@@ -178,20 +191,22 @@ export async function postgresComparison(options: PostgresBenchOptions): Promise
     const nodes: RunningTarget[] = [];
     try {
       for (let i = 0; i < count; i++) nodes.push(await startNode(['--store', database.url]));
-      rows.push(await throughput(`postgres ${count} node${count > 1 ? 's' : ''}`, nodes, options));
+      for (const queue of queues)
+        rows.push(await throughput(`postgres ${count} node${count > 1 ? 's' : ''}`, nodes, queue, options));
       if (count > 1) crossNodeWakeMs = await wakeLatency(nodes[0]!, nodes[1]!, options.wakeSamples);
     } finally {
       for (const node of nodes) await node.stop();
       await database.drop();
     }
   }
-  const base = rows[0]!;
+  // Each row against SQLite's with the same kind of queue.
+  const baseOf = (queue: Throughput['queue']) => rows.find((row) => row.queue === queue)!;
   return {
     messages: options.messages,
     rows: rows.map((row) => ({
       ...row,
-      produceRatio: round(row.produceMsgsPerS / base.produceMsgsPerS, 2),
-      consumeRatio: round(row.consumeMsgsPerS / base.consumeMsgsPerS, 2),
+      produceRatio: round(row.produceMsgsPerS / baseOf(row.queue).produceMsgsPerS, 2),
+      consumeRatio: round(row.consumeMsgsPerS / baseOf(row.queue).consumeMsgsPerS, 2),
     })),
     crossNodeWakeMs,
     sameNodeWakeMs,
@@ -200,10 +215,12 @@ export async function postgresComparison(options: PostgresBenchOptions): Promise
 
 export function renderPostgres(result: PostgresBenchResult): string {
   const lines = [
-    `PostgreSQL backend vs SQLite (durable), ${result.messages} messages, same run:`,
+    `PostgreSQL backend vs SQLite (durable), ${result.messages} messages, same run (ratios to SQLite's run` +
+      ' with the same kind of queue):',
     ...result.rows.map(
       (row) =>
-        `  ${row.label.padEnd(16)} produce ${String(row.produceMsgsPerS).padStart(6)}/s (x${row.produceRatio})` +
+        `  ${row.label.padEnd(16)} ${row.queue.padEnd(8)}` +
+        ` produce ${String(row.produceMsgsPerS).padStart(6)}/s (x${row.produceRatio})` +
         `  consume ${String(row.consumeMsgsPerS).padStart(6)}/s (x${row.consumeRatio})`,
     ),
   ];
