@@ -295,7 +295,7 @@ function* claimByTenant(steps: PlanSteps, progress: ReceiveProgress): Plan<void>
  * The groups are asked for as the receive needs them: one first, since one group fills most receives, then
  * as many as messages are still wanted (an available group gives at least one). A store that locks the groups
  * it answers (PostgreSQL) then holds only those, and concurrent receivers take the others; asking for 32 at
- * once left them nothing while fewer than about 40 groups were available.
+ * once made them skip groups with messages and come back empty (docs/decisions/postgres-locks.md).
  */
 function* claimFromGroups(steps: PlanSteps, progress: ReceiveProgress): Plan<void> {
   const { request } = progress;
