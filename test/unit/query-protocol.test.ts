@@ -429,12 +429,12 @@ describe('checkJsonInput', () => {
         }),
       'SerializationError',
       'BOOLEAN_VALUE',
-      'Entries[1].DelaySeconds',
+      '(at Entries[1].DelaySeconds)',
     );
     throwsSqs(
       () => checkJsonInput('SendMessage', { MessageAttributes: { a: { DataType: 5 } } }),
       'SerializationError',
-      'MessageAttributes.a.DataType',
+      '(at MessageAttributes.a.DataType)',
     );
     throwsSqs(
       () => checkJsonInput('SetQueueAttributes', { Attributes: { DelaySeconds: 5 } }),
@@ -455,7 +455,7 @@ describe('checkJsonInput', () => {
           MessageAttributes: { b: { DataType: 'Binary', BinaryValue: 'a b!' } },
         }),
       'SerializationError',
-      'MessageAttributes.b.BinaryValue',
+      '(at MessageAttributes.b.BinaryValue)',
     );
   });
 

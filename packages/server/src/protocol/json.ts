@@ -147,57 +147,98 @@ const TYPE_NAMES: Record<Shape['type'], string> = {
   structure: 'a Structure',
 };
 
-const mismatch = (shape: Shape, value: unknown, path: string) =>
-  errors.serialization(`${tokenOf(value)} can not be converted to ${TYPE_NAMES[shape.type]} (at ${path})`);
+/**
+ * A member whose value does not match the model. It is thrown up through the lists, maps and structures holding
+ * it, each adding its step to `steps` (innermost first), so a path is built only for a request that fails.
+ */
+class MemberMismatch {
+  readonly steps: string[] = [];
+  constructor(readonly toError: (path: string) => SqsError) {}
+}
 
-const checkValue = (shape: Shape, value: unknown, path: string): unknown => {
+const mismatch = (shape: Shape, value: unknown) =>
+  new MemberMismatch((path) =>
+    errors.serialization(`${tokenOf(value)} can not be converted to ${TYPE_NAMES[shape.type]} (at ${path})`),
+  );
+
+/** `error` with the step into the member that threw it, when it is a MemberMismatch. */
+const within = (error: unknown, step: string): unknown => {
+  if (error instanceof MemberMismatch) error.steps.push(step);
+  return error;
+};
+
+const checkValue = (shape: Shape, value: unknown): unknown => {
   switch (shape.type) {
     case 'string':
-      if (typeof value !== 'string') throw mismatch(shape, value, path);
+      if (typeof value !== 'string') throw mismatch(shape, value);
       return value;
     case 'integer':
     case 'long': {
-      if (typeof value !== 'number' || !Number.isInteger(value)) throw mismatch(shape, value, path);
+      if (typeof value !== 'number' || !Number.isInteger(value)) throw mismatch(shape, value);
       const inRange =
         shape.type === 'integer' ? value >= INT32_MIN && value <= INT32_MAX : Number.isSafeInteger(value);
-      if (!inRange) throw errors.serialization(`Numeric value ${value} out of range (at ${path})`);
+      if (!inRange)
+        throw new MemberMismatch((path) =>
+          errors.serialization(`Numeric value ${value} out of range (at ${path})`),
+        );
       return value;
     }
     case 'boolean':
-      if (typeof value !== 'boolean') throw mismatch(shape, value, path);
+      if (typeof value !== 'boolean') throw mismatch(shape, value);
       return value;
     case 'blob':
-      if (typeof value !== 'string') throw mismatch(shape, value, path);
-      if (!BASE64.test(value)) throw errors.serialization(`Invalid base64 value (at ${path})`);
+      if (typeof value !== 'string') throw mismatch(shape, value);
+      if (!BASE64.test(value))
+        throw new MemberMismatch((path) => errors.serialization(`Invalid base64 value (at ${path})`));
       return value;
     case 'list': {
-      if (!Array.isArray(value)) throw mismatch(shape, value, path);
-      return value.map((item, i) => checkValue(shape.member, item, `${path}[${i}]`));
+      if (!Array.isArray(value)) throw mismatch(shape, value);
+      const out = new Array<unknown>(value.length);
+      for (let i = 0; i < value.length; i++) {
+        try {
+          out[i] = checkValue(shape.member, value[i]);
+        } catch (error) {
+          throw within(error, `[${i}]`);
+        }
+      }
+      return out;
     }
     case 'map': {
-      if (!isJsonObject(value)) throw mismatch(shape, value, path);
+      if (!isJsonObject(value)) throw mismatch(shape, value);
       const out: Record<string, unknown> = {};
       for (const [key, item] of Object.entries(value)) {
-        setEntry(out, key, checkValue(shape.value, item, `${path}.${key}`));
+        try {
+          setEntry(out, key, checkValue(shape.value, item));
+        } catch (error) {
+          throw within(error, `.${key}`);
+        }
       }
       return out;
     }
     case 'structure':
-      if (!isJsonObject(value)) throw mismatch(shape, value, path);
-      return checkStructure(shape, value, `${path}.`);
+      if (!isJsonObject(value)) throw mismatch(shape, value);
+      return checkStructure(shape, value);
   }
 };
 
-const checkStructure = (
-  shape: StructureShape,
-  value: Record<string, unknown>,
-  prefix: string,
-): Record<string, unknown> => {
+/** Each structure's members as a list, made once: checking a request walks them without allocating. */
+const memberLists = new Map<StructureShape, Array<[string, StructureShape['members'][string]]>>();
+
+const checkStructure = (shape: StructureShape, value: Record<string, unknown>): Record<string, unknown> => {
+  let members = memberLists.get(shape);
+  if (members === undefined) {
+    members = Object.entries(shape.members);
+    memberLists.set(shape, members);
+  }
   const out: Record<string, unknown> = {};
-  for (const [name, member] of Object.entries(shape.members)) {
+  for (const [name, member] of members) {
     const item = value[name];
     if (item === undefined || item === null) continue;
-    out[name] = checkValue(member.shape, item, `${prefix}${name}`);
+    try {
+      out[name] = checkValue(member.shape, item);
+    } catch (error) {
+      throw within(error, `.${name}`);
+    }
   }
   return out;
 };
@@ -213,5 +254,11 @@ export function checkJsonInput(action: string, input: unknown): Record<string, u
   }
   const found = operation(action);
   if (found === undefined) return input;
-  return checkStructure(found.input, input, '');
+  try {
+    return checkStructure(found.input, input);
+  } catch (error) {
+    if (!(error instanceof MemberMismatch)) throw error;
+    // Steps run innermost first; the path starts at a top-level member, without the structure's dot.
+    throw error.toError(error.steps.reverse().join('').slice(1));
+  }
 }
