@@ -8,3 +8,20 @@ export function batchFailure(id: string, error: unknown): BatchFailure {
   if (!(error instanceof SqsError)) throw error;
   return { Id: id, SenderFault: error.spec.sender, Code: error.spec.queryCode, Message: error.message };
 }
+
+/** One entry's result: its Id alone when it succeeded. */
+export type BatchEntryResult = { Id: string } | BatchFailure;
+
+/** A batch's answer from its entries' results in request order: Successful and Failed each keep that order. */
+export function batchOutput(results: readonly BatchEntryResult[]): {
+  Successful: Array<{ Id: string }>;
+  Failed: BatchFailure[];
+} {
+  const successful: Array<{ Id: string }> = [];
+  const failed: BatchFailure[] = [];
+  for (const result of results) {
+    if ('Code' in result) failed.push(result);
+    else successful.push(result);
+  }
+  return { Successful: successful, Failed: failed };
+}

@@ -6,7 +6,7 @@ import type {
   DeleteMessageBatchRequest,
   DeleteMessageRequest,
 } from './api-types.ts';
-import { type BatchFailure, batchFailure } from './batch.ts';
+import { type BatchEntryResult, batchFailure, batchOutput } from './batch.ts';
 import { errors } from './errors.ts';
 import { batchEntries, optionalInteger, requiredString } from './input.ts';
 import { LIMITS } from './limits.ts';
@@ -68,17 +68,43 @@ export class ReceiptActions {
   async DeleteMessageBatch(input: DeleteMessageBatchRequest, caller: CallerScope = {}) {
     const queue = await this.queues.resolveQueue(input, caller);
     const entries = batchEntries(input.Entries, 'DeleteMessageBatchRequestEntry');
+    // Each handle is checked on its own (a bad one fails only its entry); the valid ones reach the store in
+    // one write, and each outcome is then judged on its own again.
+    const results: BatchEntryResult[] = new Array(entries.length);
+    const valid: Array<{ index: number; receiptHandle: string }> = [];
+    const receipts: MessageReceipt[] = [];
+    entries.forEach((entry, index) => {
+      try {
+        const receiptHandle = requiredString(entry, 'ReceiptHandle');
+        receipts.push(this.receiptOf(queue, receiptHandle));
+        valid.push({ index, receiptHandle });
+      } catch (error) {
+        results[index] = batchFailure(entry.Id, error);
+      }
+    });
+    const outcomes =
+      receipts.length === 0
+        ? []
+        : await this.store
+            .deleteMessages(queue.id, receipts, this.deleteCheck(queue))
+            // A store that fails fails every entry it was given, as each entry's own failure.
+            .catch((failure: unknown) => ({ failure }));
     let deleted = 0;
-    const deleteOne = this.batchDeleter(queue);
-    const output = await this.runBatch(entries, async (entry) => {
-      const receiptHandle = requiredString(entry, 'ReceiptHandle');
-      const outcome = await deleteOne(receiptHandle);
-      this.receiptRules.refuseStale(queue, 'DeleteMessageBatch', outcome, receiptHandle);
-      if (wasDeleted(outcome, receiptHandle)) deleted++;
+    valid.forEach(({ index, receiptHandle }, position) => {
+      const id = entries[index]!.Id;
+      try {
+        if ('failure' in outcomes) throw outcomes.failure;
+        const outcome = outcomes[position]!;
+        this.receiptRules.refuseStale(queue, 'DeleteMessageBatch', outcome, receiptHandle);
+        if (wasDeleted(outcome, receiptHandle)) deleted++;
+        results[index] = { Id: id };
+      } catch (error) {
+        results[index] = batchFailure(id, error);
+      }
     });
     if (deleted > 0) this.groupMayBeFree(queue);
     this.activity.deleted(queue.name, deleted);
-    return output;
+    return batchOutput(results);
   }
 
   async ChangeMessageVisibility(input: ChangeMessageVisibilityRequest, caller: CallerScope = {}) {
@@ -100,23 +126,6 @@ export class ReceiptActions {
 
   private deleteCheck(queue: QueueRecord) {
     return { rule: this.receiptRules.deleteRule(queue), now: this.clock.now() };
-  }
-
-  /**
-   * The store's delete for the entries of one DeleteMessageBatch: each handle is checked on its own (a bad one
-   * fails only its entry), and the valid ones reach the store in one write.
-   */
-  private batchDeleter(queue: QueueRecord): (receiptHandle: string) => Promise<DeleteOutcome> {
-    const batch: MessageReceipt[] = [];
-    let results: Promise<DeleteOutcome[]> | undefined;
-    return async (receiptHandle) => {
-      const index = batch.push(this.receiptOf(queue, receiptHandle)) - 1;
-      // A microtask later, so every entry is in: runBatch starts them all in one synchronous pass.
-      results ??= Promise.resolve().then(() =>
-        this.store.deleteMessages(queue.id, batch, this.deleteCheck(queue)),
-      );
-      return (await results)[index]!;
-    };
   }
 
   /** The message a client's receipt handle names, which must be a handle in the form Sluice issues for this queue. */
@@ -174,22 +183,18 @@ export class ReceiptActions {
     entries: Entry[],
     run: (entry: Entry) => Promise<void>,
   ) {
-    const successful: Array<{ Id: string }> = [];
-    const failed: BatchFailure[] = [];
+    const results: BatchEntryResult[] = new Array(entries.length);
     await Promise.all(
-      entries.map(async (entry) => {
-        const id = entry.Id;
+      entries.map(async (entry, index) => {
         try {
           await run(entry);
-          successful.push({ Id: id });
+          results[index] = { Id: entry.Id };
         } catch (error) {
-          failed.push(batchFailure(id, error));
+          results[index] = batchFailure(entry.Id, error);
         }
       }),
     );
-    const order = new Map(entries.map((entry, index) => [entry.Id, index]));
-    const byRequestOrder = (a: { Id: string }, b: { Id: string }) => order.get(a.Id)! - order.get(b.Id)!;
-    return { Successful: successful.sort(byRequestOrder), Failed: failed.sort(byRequestOrder) };
+    return batchOutput(results);
   }
 }
 
