@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
 import { newMessage as message } from '../helpers/new-message.ts';
 
@@ -88,4 +89,64 @@ describe('SQLite group commit', () => {
     assert.deepEqual(events, ['received', 'fsync', 'sent']);
     await store.close();
   });
+
+  /**
+   * A long poll is woken from the send's onApplied, inside the send's transaction (LongPoll.notify runs the
+   * waiting receive at once). A receive that queues its write there joins that transaction, so the woken
+   * receiver is answered after one commit, not after another turn of the event loop and a second commit.
+   */
+  it('takes a receive started while a send is applied into the same commit', async () => {
+    const store = new SqliteStore({ dataDir: join(dir, 'wake'), durability: 'durable' });
+    const queue = await store.createQueue({ name: 'q', fifo: false, attributes: {}, tags: {}, now: 1 });
+    const receive = () =>
+      store.receiveMessages({
+        queueId: queue.id,
+        now: 2,
+        max: 1,
+        visibleUntil: 100,
+        newReceiptToken: () => 'token',
+        maxInFlight: 120_000,
+      });
+    // A receive that found nothing, as the long poll's first look does.
+    assert.deepEqual((await receive()).messages, []);
+    const commits = countCommits();
+    try {
+      let woken: ReturnType<typeof receive> | undefined;
+      await store.sendMessages(queue.id, [message('m1', 'one')], () => {
+        woken = receive();
+      });
+      assert.ok(woken);
+      assert.deepEqual(
+        (await woken).messages.map((m) => m.body),
+        ['one'],
+      );
+      assert.equal(commits.count, 1);
+    } finally {
+      commits.stop();
+    }
+    await store.close();
+  });
 });
+
+/** Counts the COMMIT statements run on any better-sqlite3 database of this process until stopped. */
+function countCommits(): { readonly count: number; stop(): void } {
+  const probe = new Database(':memory:');
+  const statement = Object.getPrototypeOf(probe.prepare('SELECT 1')) as {
+    run(...params: unknown[]): unknown;
+  };
+  probe.close();
+  const run = statement.run;
+  let count = 0;
+  statement.run = function (this: { source: string }, ...params: unknown[]) {
+    if (this.source === 'COMMIT') count++;
+    return run.apply(this, params);
+  };
+  return {
+    get count() {
+      return count;
+    },
+    stop: () => {
+      statement.run = run;
+    },
+  };
+}

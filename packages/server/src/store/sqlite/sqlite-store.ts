@@ -389,7 +389,9 @@ export class SqliteStore implements Store, TriageStore {
   }
 
   async receiveMessages(request: ReceiveRequest): Promise<ReceiveResult> {
-    await this.warmUp(request.queueId);
+    // No await when the delivery state is whole: a long poll woken by a send's commit (run from the send's
+    // onApplied) then queues its write at once, and it joins that commit instead of waiting for the next.
+    if (!this.loadDelivery(request.queueId, this.warmUpRows)) await this.warmUp(request.queueId);
     return this.write('redeliverable', () => {
       const kinds = {
         fifo: this.isFifo(request.queueId),
