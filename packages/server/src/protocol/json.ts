@@ -1,7 +1,7 @@
 import { errors, type SqsError } from '../core/errors.ts';
 import { isJsonObject, readJsonObject } from '../shared/json-object.ts';
 import type { DecodedRequest, ProtocolAdapter, WireAnswer } from './adapter.ts';
-import { operation, type Shape, type StructureShape, setEntry } from './model.ts';
+import { membersOf, operation, type Shape, type StructureShape, setEntry } from './model.ts';
 
 /** AWS JSON 1.0: `X-Amz-Target: AmazonSQS.<Action>`, the input as a JSON object. */
 export const JSON_CONTENT_TYPE = 'application/x-amz-json-1.0';
@@ -221,17 +221,9 @@ const checkValue = (shape: Shape, value: unknown): unknown => {
   }
 };
 
-/** Each structure's members as a list, made once: checking a request walks them without allocating. */
-const memberLists = new Map<StructureShape, Array<[string, StructureShape['members'][string]]>>();
-
 const checkStructure = (shape: StructureShape, value: Record<string, unknown>): Record<string, unknown> => {
-  let members = memberLists.get(shape);
-  if (members === undefined) {
-    members = Object.entries(shape.members);
-    memberLists.set(shape, members);
-  }
   const out: Record<string, unknown> = {};
-  for (const [name, member] of members) {
+  for (const [name, member] of membersOf(shape)) {
     const item = value[name];
     if (item === undefined || item === null) continue;
     try {

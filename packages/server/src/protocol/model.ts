@@ -53,6 +53,21 @@ export interface StructureShape {
   readonly members: Readonly<Record<string, Member>>;
 }
 
+const memberLists = new Map<StructureShape, ReadonlyArray<readonly [string, Member]>>();
+
+/**
+ * A structure's members as [name, member] pairs in model order, listed once per shape: decoding, checking and
+ * rendering a request walk them without allocating a list each time.
+ */
+export function membersOf(shape: StructureShape): ReadonlyArray<readonly [string, Member]> {
+  let members = memberLists.get(shape);
+  if (members === undefined) {
+    members = Object.entries(shape.members);
+    memberLists.set(shape, members);
+  }
+  return members;
+}
+
 export type Shape = ScalarShape | ListShape | MapShape | StructureShape;
 
 export interface Operation {

@@ -5,7 +5,7 @@
  */
 import { errors } from '../core/errors.ts';
 import type { DecodedRequest, ProtocolAdapter } from './adapter.ts';
-import { operation, type Shape, type StructureShape, setEntry } from './model.ts';
+import { membersOf, operation, type Shape, type StructureShape, setEntry } from './model.ts';
 import { renderQueryError, renderQueryResponse } from './xml.ts';
 
 const INTEGER = /^[+-]?\d+$/;
@@ -69,7 +69,7 @@ class Decoder {
 
   structure(shape: StructureShape, node: Node, path: string): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    for (const [name, member] of Object.entries(shape.members)) {
+    for (const [name, member] of membersOf(shape)) {
       const value = this.value(member.shape, node, path, member.queryName);
       if (value !== undefined) out[name] = value;
     }

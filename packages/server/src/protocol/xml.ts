@@ -4,7 +4,7 @@
  */
 import type { SqsError } from '../core/errors.ts';
 import { toXmlText } from '../shared/xml-characters.ts';
-import { operation, type Shape, type StructureShape } from './model.ts';
+import { membersOf, operation, type Shape, type StructureShape } from './model.ts';
 
 export const XML_NAMESPACE = 'http://queue.amazonaws.com/doc/2012-11-05/';
 const DECLARATION = '<?xml version="1.0"?>';
@@ -79,7 +79,7 @@ const render = (shape: Shape, value: unknown, name: string): string => {
 
 const renderMembers = (shape: StructureShape, value: Record<string, unknown>): string => {
   let xml = '';
-  for (const [key, member] of Object.entries(shape.members)) {
+  for (const [key, member] of membersOf(shape)) {
     xml += render(member.shape, value[key], member.queryName);
   }
   return xml;
