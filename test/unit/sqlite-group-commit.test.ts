@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import type { ReceiveRequest } from '../../packages/server/src/store/contract.ts';
 import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
 import { newMessage as message } from '../helpers/new-message.ts';
 
@@ -39,14 +40,7 @@ describe('SQLite group commit', () => {
 
     const reopened = new SqliteStore({ dataDir: dir, durability: 'durable' });
     assert.equal((await reopened.countMessages(queue.id, 2)).visible, 2);
-    const received = await reopened.receiveMessages({
-      queueId: queue.id,
-      now: 2,
-      max: 10,
-      visibleUntil: 100,
-      newReceiptToken: () => 'token',
-      maxInFlight: 120_000,
-    });
+    const received = await reopened.receiveMessages(receiveAt2(queue.id, 10));
     assert.deepEqual(received.messages.map((m) => m.body).sort(), ['four', 'one']);
     assert.ok(await reopened.getQueue('r'));
     await reopened.close();
@@ -72,16 +66,7 @@ describe('SQLite group commit', () => {
       // the commit).
       await Promise.all([
         store.sendMessages(queue.id, [message('m1', 'one')]).then(() => events.push('sent')),
-        store
-          .receiveMessages({
-            queueId: queue.id,
-            now: 2,
-            max: 1,
-            visibleUntil: 100,
-            newReceiptToken: () => 'token',
-            maxInFlight: 120_000,
-          })
-          .then(() => events.push('received')),
+        store.receiveMessages(receiveAt2(queue.id, 1)).then(() => events.push('received')),
       ]);
     } finally {
       hook.disable();
@@ -98,15 +83,7 @@ describe('SQLite group commit', () => {
   it('takes a receive started while a send is applied into the same commit', async () => {
     const store = new SqliteStore({ dataDir: join(dir, 'wake'), durability: 'durable' });
     const queue = await store.createQueue({ name: 'q', fifo: false, attributes: {}, tags: {}, now: 1 });
-    const receive = () =>
-      store.receiveMessages({
-        queueId: queue.id,
-        now: 2,
-        max: 1,
-        visibleUntil: 100,
-        newReceiptToken: () => 'token',
-        maxInFlight: 120_000,
-      });
+    const receive = () => store.receiveMessages(receiveAt2(queue.id, 1));
     // A receive that found nothing, as the long poll's first look does.
     assert.deepEqual((await receive()).messages, []);
     const commits = countCommits();
@@ -149,4 +126,9 @@ function countCommits(): { readonly count: number; stop(): void } {
       statement.run = run;
     },
   };
+}
+
+/** A receive at time 2 of up to `max` messages, in flight until 100. */
+function receiveAt2(queueId: number, max: number): ReceiveRequest {
+  return { queueId, now: 2, max, visibleUntil: 100, newReceiptToken: () => 'token', maxInFlight: 120_000 };
 }
