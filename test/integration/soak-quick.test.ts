@@ -60,8 +60,24 @@ describe('soak run (quick)', () => {
     for (const s of report.samples) {
       assert.ok(s.rssMiB > 10 && s.rssMiB < 4096, `RSS ${s.rssMiB} MiB at t=${s.t}`);
       assert.ok(s.heapUsedMiB !== null && s.heapUsedMiB > 1 && s.heapUsedMiB < s.rssMiB, `heap at t=${s.t}`);
-      assert.ok(s.receivedPerSec > 0, `nothing received in the window ending at t=${s.t}`);
     }
+    // Each window counts its own deliveries: together they are what the consumers received during the load
+    // (the rest came in the drain). One window may be empty: when this shared machine pauses the harness for
+    // a window, its timer runs before the answers that waited, and that window truly received nothing.
+    const windowSeconds = report.samples.map((s, i) => s.t - (i === 0 ? 0 : (report.samples[i - 1]?.t ?? 0)));
+    const inWindows = report.samples.reduce(
+      (sum, s, i) => sum + s.receivedPerSec * (windowSeconds[i] ?? 0),
+      0,
+    );
+    assert.ok(
+      inWindows > 0.8 * report.received && inWindows < 1.05 * report.received,
+      `windows add up to ${inWindows} of ${report.received} received\n${stdout}`,
+    );
+    const empty = report.samples.filter((s) => s.receivedPerSec === 0).map((s) => s.t);
+    assert.ok(
+      empty.length <= 1,
+      `nothing received in the windows ending at t=${empty.join(', ')}\n${stdout}`,
+    );
     const times = report.samples.map((s) => s.t);
     assert.deepEqual(
       times,
