@@ -39,7 +39,8 @@ export interface PeerOptions {
 
 export const PEER_USAGE = `usage: npm run bench -- --peers [flags]
   --only a,b             systems to run (default all: sluice, moto, fauxqs, rabbitmq, nats, pg-boss, bullmq,
-                         null = bench/null-server.ts, the client's ceiling)
+                         null = bench/null-server.ts, the client's ceiling; floor = bench/floor-server.ts,
+                         the null server keeping each message durably in SQLite, the floor under Sluice's CPU)
   --messages N           produced per consume run (default 100000, --quick 1000)
   --moto-messages N      the same for moto (default 5000, --quick 300)
   --producers C          concurrent producers (default 16)

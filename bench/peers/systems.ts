@@ -1,4 +1,7 @@
 /** The systems `npm run bench -- --peers` compares, in run order, with what each promises on a crash. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { spawnListening, startTarget } from '../targets.ts';
 import { bullPeer } from './bullmq.ts';
 import { natsPeer } from './nats.ts';
@@ -8,6 +11,7 @@ import { RABBIT_PREFETCH, rabbitPeer } from './rabbitmq.ts';
 import { motoPeer, sluicePeer, sqsPeer } from './sqs.ts';
 
 const FAUXQS_SERVER = new URL('./fauxqs-server.ts', import.meta.url).pathname;
+const FLOOR_SERVER = new URL('../floor-server.ts', import.meta.url).pathname;
 
 export const SLUICE = 'sluice';
 
@@ -98,6 +102,24 @@ export function peerSystems(sluiceNodeArgs: readonly string[] = [], compareBin?:
       setup: 'bench/null-server.ts: a minimal in-memory SQS that does as little as possible, same SQS client',
       onCrash: 'not a queue: no visibility timeouts, no redelivery, nothing kept',
       make: () => sqsPeer('null', () => startTarget('null')),
+    },
+    {
+      name: 'floor',
+      label: 'floor server (null + durable SQLite)',
+      setup:
+        'bench/floor-server.ts: the null server with each message inserted, claimed and deleted by row id in SQLite as `durable` does (WAL, group commit, sends answered after fdatasync), same SQS client',
+      onCrash: 'an answered send is fsynced, but in-flight messages never come back: not a queue, a floor',
+      make: () =>
+        sqsPeer('floor', () => {
+          const dataDir = mkdtempSync(join(tmpdir(), 'sluice-floor-'));
+          return spawnListening(
+            'floor',
+            process.execPath,
+            ['--import', 'tsx', FLOOR_SERVER, '--data', dataDir, '--port', '0'],
+            /listening on (http:\/\/[^\s]+)/,
+            () => rmSync(dataDir, { recursive: true, force: true }),
+          );
+        }),
     },
   ];
 }

@@ -87,7 +87,17 @@ test('the peer bench measures every reachable system and reports the others as n
   });
   const report = JSON.parse(readFileSync(out, 'utf8')) as { results: PeerResult[] };
   const names = report.results.map((r) => r.name);
-  assert.deepEqual(names, ['sluice', 'moto', 'fauxqs', 'rabbitmq', 'nats', 'pg-boss', 'bullmq', 'null']);
+  assert.deepEqual(names, [
+    'sluice',
+    'moto',
+    'fauxqs',
+    'rabbitmq',
+    'nats',
+    'pg-boss',
+    'bullmq',
+    'null',
+    'floor',
+  ]);
   assert.match(stdout, /e2e of ceiling/, 'the table gives each system against the null server');
   assert.match(stdout, /server CPU µs\/msg/, 'the table gives the CPU each message cost');
   for (const r of report.results) {
