@@ -391,7 +391,8 @@ export class SqliteStore implements Store, TriageStore {
   async receiveMessages(request: ReceiveRequest): Promise<ReceiveResult> {
     // No await when the delivery state is whole: a long poll woken by a send's commit (run from the send's
     // onApplied) then queues its write at once, and it joins that commit instead of waiting for the next.
-    if (!this.loadDelivery(request.queueId, this.warmUpRows)) await this.warmUp(request.queueId);
+    const warming = this.warmUp(request.queueId);
+    if (warming) await warming;
     return this.write('redeliverable', () => {
       const kinds = {
         fifo: this.isFifo(request.queueId),
@@ -600,10 +601,15 @@ export class SqliteStore implements Store, TriageStore {
    * Reads the queue's delivery state in parts of `warmUpRows` rows, a turn of the event loop each, so that a
    * queue of millions of messages (seconds of reading after a restart) does not hold every other request,
    * `/health` included. Writes between the parts keep the state exact: see DeliveryState.loadedUpTo.
+   * Undefined when the state is whole after the first part (almost always), so a caller need not wait a
+   * microtask: a receive woken inside a send's transaction then joins that commit.
    */
-  private async warmUp(queueId: number): Promise<void> {
-    while (!this.loadDelivery(queueId, this.warmUpRows))
-      await new Promise<void>((resolve) => setImmediate(resolve));
+  private warmUp(queueId: number): Promise<void> | undefined {
+    if (this.loadDelivery(queueId, this.warmUpRows)) return undefined;
+    return (async () => {
+      do await new Promise<void>((resolve) => setImmediate(resolve));
+      while (!this.loadDelivery(queueId, this.warmUpRows));
+    })();
   }
 
   /**
