@@ -64,7 +64,7 @@ describe('soak run (quick)', () => {
     // Each window counts its own deliveries: together they are what the consumers received during the load
     // (the rest came in the drain). One window may be empty: when this shared machine pauses the harness for
     // a window, its timer runs before the answers that waited, and that window truly received nothing.
-    const windowSeconds = report.samples.map((s, i) => s.t - (i === 0 ? 0 : (report.samples[i - 1]?.t ?? 0)));
+    const windowSeconds = report.samples.map((s, i) => s.t - (report.samples[i - 1]?.t ?? 0));
     const inWindows = report.samples.reduce(
       (sum, s, i) => sum + s.receivedPerSec * (windowSeconds[i] ?? 0),
       0,
