@@ -436,6 +436,47 @@ for (const [index, client] of clients.entries()) {
       await ok(sqs, 'SendMessage', { ...send, DelaySeconds: 0, MessageDeduplicationId: 'd2' });
     });
 
+    test('a FIFO queue deduplicates in the scope it was created with, whatever DeduplicationScope says later', async () => {
+      // What each receive got in the steps recorded on AWS on 2025-08-19 (to Test3 the other way round; its
+      // last two steps follow from the same rule).
+      const highThroughput = { DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' };
+      const regular = { DeduplicationScope: 'queue', FifoThroughputLimit: 'perQueue' };
+      const run = async (created: Record<string, string>, switchedTo: Record<string, string>) => {
+        const url = await create(nameOf('scope', true), { FifoQueue: 'true', ...created });
+        const seen: string[][] = [];
+        const sendAndReceive = async (body: string, group: string, deduplicationId: string) => {
+          await ok(sqs, 'SendMessage', {
+            QueueUrl: url,
+            MessageBody: body,
+            MessageGroupId: group,
+            MessageDeduplicationId: deduplicationId,
+          });
+          const { Messages = [] } = (await ok(sqs, 'ReceiveMessage', { QueueUrl: url })) as {
+            Messages?: Array<{ Body: string; ReceiptHandle: string }>;
+          };
+          for (const { ReceiptHandle } of Messages)
+            await ok(sqs, 'DeleteMessage', { QueueUrl: url, ReceiptHandle });
+          seen.push(Messages.map((message) => message.Body));
+        };
+        await sendAndReceive('Test1', 'group1', 'same-dedup');
+        await sendAndReceive('Test2', 'group2', 'same-dedup');
+        await ok(sqs, 'SetQueueAttributes', { QueueUrl: url, Attributes: switchedTo });
+        assert.deepEqual(await attributesOf(url, Object.keys(switchedTo)), switchedTo);
+        await sendAndReceive('Test3', 'group3', 'same-dedup');
+        await sendAndReceive('Test4', 'group4', 'dedup_2');
+        await sendAndReceive('Test5', 'group5', 'dedup_2');
+        return seen;
+      };
+      assert.deepEqual(await run(regular, highThroughput), [['Test1'], [], [], ['Test4'], []]);
+      assert.deepEqual(await run(highThroughput, regular), [
+        ['Test1'],
+        ['Test2'],
+        ['Test3'],
+        ['Test4'],
+        ['Test5'],
+      ]);
+    });
+
     test('a queue may name itself as its own dead-letter queue', async () => {
       const name = nameOf('self-dlq');
       const url = await create(name);

@@ -131,3 +131,60 @@ it("PostgreSQL migration 7: a fair queue's rows take their group as tenant and a
     await database.drop();
   }
 });
+
+/** Queues an earlier version made: FIFO per group, FIFO queue-wide, and standard; SQL of both stores. */
+function queuesLeftBehind(fifo: (yes: boolean) => string): string {
+  const queue = (id: number, name: string, isFifo: boolean, attributes: Record<string, string>) =>
+    `(${id}, '${name}', ${fifo(isFifo)}, '${JSON.stringify(attributes)}', '{}', 0, 0)`;
+  return `INSERT INTO queues (id, name, fifo, attributes, tags, created_at, last_modified_at) VALUES ${[
+    queue(1, 'per-group.fifo', true, { FifoQueue: 'true', DeduplicationScope: 'messageGroup' }),
+    queue(2, 'queue-wide.fifo', true, { FifoQueue: 'true', DeduplicationScope: 'queue' }),
+    queue(3, 'standard', false, {}),
+  ].join(', ')};`;
+}
+
+/** Each queue deduplicates in the scope it showed before the upgrade. */
+async function assertScopes(store: Store): Promise<void> {
+  const scopes: Record<string, boolean | undefined> = {};
+  for (const name of ['per-group.fifo', 'queue-wide.fifo', 'standard'])
+    scopes[name] = (await store.getQueue(name))?.deduplicatesPerGroup;
+  assert.deepEqual(scopes, { 'per-group.fifo': true, 'queue-wide.fifo': false, standard: false });
+}
+
+it('SQLite migration 10: a FIFO queue keeps deduplicating in the scope its attribute showed', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-migrations-'));
+  dirs.push(dir);
+  const old = new Database(join(dir, 'sluice.db'));
+  sqliteAtVersion(old, 9);
+  old.exec(queuesLeftBehind((yes) => (yes ? '1' : '0')));
+  old.close();
+
+  const store = new SqliteStore({ dataDir: dir, durability: 'durable' });
+  try {
+    await assertScopes(store);
+  } finally {
+    await store.close();
+  }
+});
+
+it('PostgreSQL migration 8: a FIFO queue keeps deduplicating in the scope its attribute showed', async () => {
+  const database = await freshDatabase('sluice_migrations');
+  try {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      await postgresAtVersion(client, 7);
+      await client.query(queuesLeftBehind((yes) => String(yes)));
+    } finally {
+      await client.end();
+    }
+    const store = await PostgresStore.open({ connectionString: database.url });
+    try {
+      await assertScopes(store);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await database.drop();
+  }
+});

@@ -173,7 +173,7 @@ export class SendActions {
       );
     }
     const groupId = messageGroupIdOf(input, queue.fifo);
-    const deduplication = queue.fifo ? deduplicationOf(input, queue.attributes, groupId!, body) : undefined;
+    const deduplication = queue.fifo ? deduplicationOf(input, queue, groupId!, body) : undefined;
     const user = checkMessageAttributes(nonEmpty(input.MessageAttributes), 'message');
     const given = checkSystemAttributes(nonEmpty(input.MessageSystemAttributes));
     const size = Buffer.byteLength(body) + user.size;
