@@ -158,7 +158,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
           Entries: [{ Id: 'old', ReceiptHandle: first!.ReceiptHandle }],
         });
         assert.deepEqual(
-          batch.Failed.map((entry) => [entry.Id, entry.Code, entry.Message]),
+          (batch.Failed ?? []).map((entry) => [entry.Id, entry.Code, entry.Message]),
           [
             [
               'old',
@@ -194,7 +194,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
             .filter((message) => message !== kept)
             .map((message, i) => ({ Id: `e${i}`, ReceiptHandle: message.ReceiptHandle })),
         });
-        assert.equal(output.Successful.length, 2);
+        assert.equal((output.Successful ?? []).length, 2);
         assert.deepEqual(bodies(await h.receive(url)).sort(), ['a2', 'b2'], 'c stays blocked by c1');
       });
 
@@ -315,11 +315,11 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
           context,
         );
         assert.deepEqual(
-          output.Successful.map((entry) => entry.Id),
+          (output.Successful ?? []).map((entry) => entry.Id),
           ['one', 'dup', 'two'],
         );
         assert.deepEqual(
-          output.Failed.map((entry) => [entry.Id, entry.Code]),
+          (output.Failed ?? []).map((entry) => [entry.Id, entry.Code]),
           [['badgroup', 'InvalidParameterValue']],
         );
         const [one, dup, two] = output.Successful as unknown as Array<{
@@ -358,7 +358,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
           context,
         );
         assert.deepEqual(
-          output.Successful.map((entry) => entry.Id),
+          (output.Successful ?? []).map((entry) => entry.Id),
           ['e'],
         );
       });

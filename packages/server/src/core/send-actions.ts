@@ -17,7 +17,7 @@ import type {
   SendMessageRequest,
   SendMessageResult,
 } from './api-types.ts';
-import { type BatchFailure, batchFailure } from './batch.ts';
+import { type BatchFailure, batchAnswer, batchFailure } from './batch.ts';
 import { errors, type SqsError } from './errors.ts';
 import {
   checkFifoBatch,
@@ -123,7 +123,7 @@ export class SendActions {
       Id: id,
       ...message.output(sent[index]!),
     }));
-    return { Successful: successful, Failed: failed };
+    return batchAnswer(successful, failed);
   }
 
   /**
