@@ -71,21 +71,66 @@ function leftBehind(fifo: (yes: boolean) => string): string {
     ].join(', ')};`;
 }
 
-it("SQLite migration 9: a fair queue's rows take their group as tenant and are served by tenant; FIFO rows take none", async () => {
+/**
+ * A SQLite store opened on a database that an earlier version left at `version` with `leftBehind` (SQL) in
+ * it, given to `check`, then closed; the database file.
+ */
+async function upgradedSqlite(
+  version: number,
+  leftBehind: string,
+  check: (store: Store) => Promise<void>,
+): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-migrations-'));
   dirs.push(dir);
   const file = join(dir, 'sluice.db');
   const old = new Database(file);
-  sqliteAtVersion(old, 8);
-  old.exec(leftBehind((yes) => (yes ? '1' : '0')));
+  sqliteAtVersion(old, version);
+  old.exec(leftBehind);
   old.close();
-
   const store = new SqliteStore({ dataDir: dir, durability: 'durable' });
   try {
-    await assertServed(store);
+    await check(store);
   } finally {
     await store.close();
   }
+  return file;
+}
+
+/** The same on a fresh PostgreSQL database, whose URL `inspect` gets after the store is closed, before the drop. */
+async function upgradedPostgres(
+  version: number,
+  leftBehind: string,
+  check: (store: Store) => Promise<void>,
+  inspect: (url: string) => Promise<void> = async () => {},
+): Promise<void> {
+  const database = await freshDatabase('sluice_migrations');
+  try {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      await postgresAtVersion(client, version);
+      await client.query(leftBehind);
+    } finally {
+      await client.end();
+    }
+    const store = await PostgresStore.open({ connectionString: database.url });
+    try {
+      await check(store);
+    } finally {
+      await store.close();
+    }
+    await inspect(database.url);
+  } finally {
+    await database.drop();
+  }
+}
+
+it("SQLite migration 9: a fair queue's rows take their group as tenant and are served by tenant; FIFO rows take none", async () => {
+  const file = await upgradedSqlite(
+    8,
+    leftBehind((yes) => (yes ? '1' : '0')),
+    assertServed,
+  );
   const migrated = new Database(file, { readonly: true });
   try {
     assert.equal(migrated.pragma('user_version', { simple: true }), MIGRATIONS.length);
@@ -99,37 +144,24 @@ it("SQLite migration 9: a fair queue's rows take their group as tenant and are s
 });
 
 it("PostgreSQL migration 7: a fair queue's rows take their group as tenant and are served by tenant; FIFO rows take none", async () => {
-  const database = await freshDatabase('sluice_migrations');
-  try {
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      await postgresAtVersion(client, 6);
-      await client.query(leftBehind((yes) => String(yes)));
-    } finally {
-      await client.end();
-    }
-
-    const store = await PostgresStore.open({ connectionString: database.url });
-    try {
-      await assertServed(store);
-    } finally {
-      await store.close();
-    }
-    const migrated = new pg.Client({ connectionString: database.url });
-    await migrated.connect();
-    try {
-      const { rows } = await migrated.query({
-        text: 'SELECT message_id, tenant FROM messages ORDER BY seq',
-        rowMode: 'array',
-      });
-      assert.deepEqual(rows, TENANTS);
-    } finally {
-      await migrated.end();
-    }
-  } finally {
-    await database.drop();
-  }
+  await upgradedPostgres(
+    6,
+    leftBehind((yes) => String(yes)),
+    assertServed,
+    async (url) => {
+      const migrated = new pg.Client({ connectionString: url });
+      await migrated.connect();
+      try {
+        const { rows } = await migrated.query({
+          text: 'SELECT message_id, tenant FROM messages ORDER BY seq',
+          rowMode: 'array',
+        });
+        assert.deepEqual(rows, TENANTS);
+      } finally {
+        await migrated.end();
+      }
+    },
+  );
 });
 
 /** Queues an earlier version made: FIFO per group, FIFO queue-wide, and standard; SQL of both stores. */
@@ -152,39 +184,17 @@ async function assertScopes(store: Store): Promise<void> {
 }
 
 it('SQLite migration 10: a FIFO queue keeps deduplicating in the scope its attribute showed', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-migrations-'));
-  dirs.push(dir);
-  const old = new Database(join(dir, 'sluice.db'));
-  sqliteAtVersion(old, 9);
-  old.exec(queuesLeftBehind((yes) => (yes ? '1' : '0')));
-  old.close();
-
-  const store = new SqliteStore({ dataDir: dir, durability: 'durable' });
-  try {
-    await assertScopes(store);
-  } finally {
-    await store.close();
-  }
+  await upgradedSqlite(
+    9,
+    queuesLeftBehind((yes) => (yes ? '1' : '0')),
+    assertScopes,
+  );
 });
 
 it('PostgreSQL migration 8: a FIFO queue keeps deduplicating in the scope its attribute showed', async () => {
-  const database = await freshDatabase('sluice_migrations');
-  try {
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      await postgresAtVersion(client, 7);
-      await client.query(queuesLeftBehind((yes) => String(yes)));
-    } finally {
-      await client.end();
-    }
-    const store = await PostgresStore.open({ connectionString: database.url });
-    try {
-      await assertScopes(store);
-    } finally {
-      await store.close();
-    }
-  } finally {
-    await database.drop();
-  }
+  await upgradedPostgres(
+    7,
+    queuesLeftBehind((yes) => String(yes)),
+    assertScopes,
+  );
 });
