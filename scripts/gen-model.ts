@@ -211,7 +211,13 @@ process.stdout.write(`${MODEL_TS}: ${operations.length} operations, ${emitted.si
 
 // The core's view of the same model: types, not shapes. Input members are all optional, whatever the model
 // says, because the adapters leave presence to the core (it answers MissingParameter in SQS's words);
-// output members follow the model's `required`.
+// output members follow the model's `required`, but for the lists SQS leaves out when empty although the
+// model requires them (docs/decisions/batch-answers.md).
+const OMITTED_WHEN_EMPTY = new Set(
+  ['SendMessageBatchResult', 'DeleteMessageBatchResult', 'ChangeMessageVisibilityBatchResult'].flatMap(
+    (result) => [`${result}.Successful`, `${result}.Failed`],
+  ),
+);
 const TYPES: Record<string, string> = {
   string: 'string',
   integer: 'number',
@@ -246,7 +252,11 @@ const typeOf = (name: string): string => {
     case 'structure': {
       if (!typed.has(name)) {
         typed.add(name);
-        const required = inputShapes.has(name) ? new Set<string>() : new Set(shape.required ?? []);
+        const required = new Set(
+          inputShapes.has(name)
+            ? []
+            : (shape.required ?? []).filter((key) => !OMITTED_WHEN_EMPTY.has(`${name}.${key}`)),
+        );
         const members = Object.entries(shape.members ?? {}).map(
           ([key, member]) => `  ${key}${required.has(key) ? '' : '?'}: ${typeOf(member.shape)};`,
         );

@@ -158,7 +158,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
           Entries: [{ Id: 'old', ReceiptHandle: first!.ReceiptHandle }],
         });
         assert.deepEqual(
-          batch.Failed.map((entry) => [entry.Id, entry.Code, entry.Message]),
+          (batch.Failed ?? []).map((entry) => [entry.Id, entry.Code, entry.Message]),
           [
             [
               'old',
@@ -194,7 +194,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
             .filter((message) => message !== kept)
             .map((message, i) => ({ Id: `e${i}`, ReceiptHandle: message.ReceiptHandle })),
         });
-        assert.equal(output.Successful.length, 2);
+        assert.equal((output.Successful ?? []).length, 2);
         assert.deepEqual(bodies(await h.receive(url)).sort(), ['a2', 'b2'], 'c stays blocked by c1');
       });
 
@@ -265,6 +265,41 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         assert.equal((await h.counts(perGroup)).visible, 2);
       });
 
+      it('keeps deduplicating in the scope the queue was created with after DeduplicationScope changes (SQS)', async () => {
+        const sendWithId = (url: string, group: string, body: string, id: string) =>
+          sendTo(url, group, body, { MessageDeduplicationId: id });
+        const highThroughput = {
+          DeduplicationScope: 'messageGroup',
+          FifoThroughputLimit: 'perMessageGroupId',
+        };
+        const toGroups = await h.newQueue({ FifoQueue: 'true' });
+        const first = await sendWithId(toGroups, 'g1', 'one', 'd');
+        await h.service.SetQueueAttributes({ QueueUrl: toGroups, Attributes: highThroughput });
+        // The id from before the switch still blocks another group, and so does one sent after it.
+        assert.equal((await sendWithId(toGroups, 'g3', 'three', 'd')).MessageId, first.MessageId);
+        const fresh = await sendWithId(toGroups, 'g4', 'four', 'd2');
+        assert.equal((await sendWithId(toGroups, 'g5', 'five', 'd2')).MessageId, fresh.MessageId);
+        assert.deepEqual(bodies(await h.receive(toGroups)).sort(), ['four', 'one']);
+        // For the rest of the 5 minutes from the first send, not longer.
+        await h.clock.advance(5 * 60_000);
+        assert.notEqual((await sendWithId(toGroups, 'g3', 'three', 'd')).MessageId, first.MessageId);
+
+        const toQueue = await h.newQueue({ FifoQueue: 'true', ...highThroughput });
+        await sendWithId(toQueue, 'g1', 'one', 'd');
+        await h.service.SetQueueAttributes({
+          QueueUrl: toQueue,
+          Attributes: { DeduplicationScope: 'queue', FifoThroughputLimit: 'perQueue' },
+        });
+        await sendWithId(toQueue, 'g3', 'three', 'd');
+        await sendWithId(toQueue, 'g3', 'three again', 'd');
+        assert.deepEqual(bodies(await h.receive(toQueue)).sort(), ['one', 'three']);
+        const { Attributes } = (await h.service.GetQueueAttributes({
+          QueueUrl: toQueue,
+          AttributeNames: ['DeduplicationScope', 'FifoThroughputLimit'],
+        })) as { Attributes: Record<string, string> };
+        assert.deepEqual(Attributes, { DeduplicationScope: 'queue', FifoThroughputLimit: 'perQueue' });
+      });
+
       it('sends batches with per-entry results, duplicates inside the batch included', async () => {
         const url = await h.newQueue({ FifoQueue: 'true' });
         const output = await h.service.SendMessageBatch(
@@ -280,11 +315,11 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
           context,
         );
         assert.deepEqual(
-          output.Successful.map((entry) => entry.Id),
+          (output.Successful ?? []).map((entry) => entry.Id),
           ['one', 'dup', 'two'],
         );
         assert.deepEqual(
-          output.Failed.map((entry) => [entry.Id, entry.Code]),
+          (output.Failed ?? []).map((entry) => [entry.Id, entry.Code]),
           [['badgroup', 'InvalidParameterValue']],
         );
         const [one, dup, two] = output.Successful as unknown as Array<{
@@ -323,7 +358,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
           context,
         );
         assert.deepEqual(
-          output.Successful.map((entry) => entry.Id),
+          (output.Successful ?? []).map((entry) => entry.Id),
           ['e'],
         );
       });

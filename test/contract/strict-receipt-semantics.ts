@@ -43,11 +43,11 @@ export function strictReceiptSuite(backend: string, factory: () => StoreFactory)
       });
       return {
         DeleteMessage: await answer(h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: handle })),
-        DeleteMessageBatch: deleteBatch.Failed[0]?.Code ?? 'ok',
+        DeleteMessageBatch: deleteBatch.Failed?.[0]?.Code ?? 'ok',
         ChangeMessageVisibility: await answer(
           h.service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: 0 }),
         ),
-        ChangeMessageVisibilityBatch: changeBatch.Failed[0]?.Code ?? 'ok',
+        ChangeMessageVisibilityBatch: changeBatch.Failed?.[0]?.Code ?? 'ok',
       };
     };
     const refusedByAll = {
@@ -113,7 +113,7 @@ export function strictReceiptSuite(backend: string, factory: () => StoreFactory)
         QueueUrl: url,
         Entries: [{ Id: 'b', ReceiptHandle: b!.ReceiptHandle, VisibilityTimeout: 5 }],
       });
-      assert.deepEqual(changed, { Successful: [{ Id: 'b' }], Failed: [] });
+      assert.deepEqual(changed, { Successful: [{ Id: 'b' }] });
       await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: a!.ReceiptHandle });
       await h.clock.advance(4_999);
       const deleted = await h.service.DeleteMessageBatch({
@@ -123,7 +123,7 @@ export function strictReceiptSuite(backend: string, factory: () => StoreFactory)
           { Id: 'a-again', ReceiptHandle: a!.ReceiptHandle },
         ],
       });
-      assert.deepEqual(deleted, { Successful: [{ Id: 'b' }, { Id: 'a-again' }], Failed: [] });
+      assert.deepEqual(deleted, { Successful: [{ Id: 'b' }, { Id: 'a-again' }] });
       assert.deepEqual(await counts(url), { visible: 0, notVisible: 0, delayed: 0 });
     });
 

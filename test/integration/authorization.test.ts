@@ -530,7 +530,9 @@ function urlFormCases(): Case[] {
       (_world, own) => `${server.endpoint}/${PARTNER_ACCOUNT}/${own.name}`,
       'QueueDoesNotExist',
     ],
-    ['a bare queue name', (_world, own) => own.name, 'QueueDoesNotExist'],
+    // A bare name is the queue of that name, as on AWS, and is checked as that queue.
+    ['its bare queue name', (_world, own) => own.name, 'ok'],
+    ['the bare name of a queue it may not use', (world) => world.secret.name, 'AccessDenied'],
     ['a URL without a queue', () => 'http://whatever-incorrect-queue-address', 'QueueDoesNotExist'],
     ['the path alone', (_world, own) => `/${ACCOUNT}/${own.name}`, 'ok'],
     ['the /queue/NAME form', (_world, own) => `${server.endpoint}/queue/${own.name}`, 'ok'],

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { FakeClock, type RunningSluice, startSluice } from 'sluice';
-import { postJson } from '../helpers/raw-requests.ts';
+import { postForm, postJson } from '../helpers/raw-requests.ts';
 import { availability, hasBoto3, PYTHONS } from './clients/clients.ts';
 import { boto3Caller, failsWith, jsSdkCaller, ok, type SqsCaller } from './clients/sqs-callers.ts';
 
@@ -368,6 +368,115 @@ for (const [index, client] of clients.entries()) {
       assert.equal(again.QueueUrl, url);
     });
 
+    test("a queue's bare name serves as its QueueUrl in every action that takes one", async () => {
+      const name = nameOf('bare');
+      await create(name);
+      const byName = { QueueUrl: name };
+      await ok(sqs, 'SetQueueAttributes', { ...byName, Attributes: { VisibilityTimeout: '45' } });
+      assert.equal((await attributesOf(name, ['VisibilityTimeout'])).VisibilityTimeout, '45');
+      await ok(sqs, 'TagQueue', { ...byName, Tags: { team: 'a', gone: 'b' } });
+      await ok(sqs, 'UntagQueue', { ...byName, TagKeys: ['gone'] });
+      assert.deepEqual((await ok(sqs, 'ListQueueTags', byName)).Tags, { team: 'a' });
+      await ok(sqs, 'AddPermission', {
+        ...byName,
+        Label: 'reader',
+        AWSAccountIds: ['111122223333'],
+        Actions: ['ReceiveMessage'],
+      });
+      await ok(sqs, 'RemovePermission', { ...byName, Label: 'reader' });
+      assert.deepEqual((await ok(sqs, 'ListDeadLetterSourceQueues', byName)).queueUrls ?? [], []);
+
+      await ok(sqs, 'SendMessage', { ...byName, MessageBody: 'one' });
+      await ok(sqs, 'SendMessageBatch', { ...byName, Entries: [{ Id: 'two', MessageBody: 'two' }] });
+      const receive = async () =>
+        ((await ok(sqs, 'ReceiveMessage', { ...byName, MaxNumberOfMessages: 10 })).Messages ?? []) as Array<{
+          Body: string;
+          ReceiptHandle: string;
+        }>;
+      const received = await receive();
+      assert.deepEqual(received.map((message) => message.Body).sort(), ['one', 'two']);
+      await ok(sqs, 'ChangeMessageVisibility', {
+        ...byName,
+        ReceiptHandle: received[0]!.ReceiptHandle,
+        VisibilityTimeout: 0,
+      });
+      await ok(sqs, 'ChangeMessageVisibilityBatch', {
+        ...byName,
+        Entries: [{ Id: 'again', ReceiptHandle: received[1]!.ReceiptHandle, VisibilityTimeout: 0 }],
+      });
+      const again = await receive();
+      assert.equal(again.length, 2);
+      await ok(sqs, 'DeleteMessage', { ...byName, ReceiptHandle: again[0]!.ReceiptHandle });
+      await ok(sqs, 'DeleteMessageBatch', {
+        ...byName,
+        Entries: [{ Id: 'last', ReceiptHandle: again[1]!.ReceiptHandle }],
+      });
+      assert.equal(
+        (await attributesOf(name, ['ApproximateNumberOfMessages'])).ApproximateNumberOfMessages,
+        '0',
+      );
+      await ok(sqs, 'PurgeQueue', byName);
+      await ok(sqs, 'DeleteQueue', byName);
+      await failsWith(sqs, 'GetQueueAttributes', byName, { code: NON_EXISTENT_QUEUE, status: 400 });
+
+      // moto's suite, run on AWS: a FIFO queue by name still checks the message as AWS does.
+      const fifo = nameOf('bare', true);
+      await create(fifo, { FifoQueue: 'true' });
+      const send = { QueueUrl: fifo, MessageBody: 'test', MessageGroupId: 'test' };
+      await failsWith(
+        sqs,
+        'SendMessage',
+        { ...send, DelaySeconds: 5, MessageDeduplicationId: 'd1' },
+        {
+          code: 'InvalidParameterValue',
+          message:
+            'Value 5 for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.',
+        },
+      );
+      await ok(sqs, 'SendMessage', { ...send, DelaySeconds: 0, MessageDeduplicationId: 'd2' });
+    });
+
+    test('a FIFO queue deduplicates in the scope it was created with, whatever DeduplicationScope says later', async () => {
+      // What each receive got in the steps recorded on AWS on 2025-08-19 (to Test3 the other way round; its
+      // last two steps follow from the same rule).
+      const highThroughput = { DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' };
+      const regular = { DeduplicationScope: 'queue', FifoThroughputLimit: 'perQueue' };
+      const run = async (created: Record<string, string>, switchedTo: Record<string, string>) => {
+        const url = await create(nameOf('scope', true), { FifoQueue: 'true', ...created });
+        const seen: string[][] = [];
+        const sendAndReceive = async (body: string, group: string, deduplicationId: string) => {
+          await ok(sqs, 'SendMessage', {
+            QueueUrl: url,
+            MessageBody: body,
+            MessageGroupId: group,
+            MessageDeduplicationId: deduplicationId,
+          });
+          const { Messages = [] } = (await ok(sqs, 'ReceiveMessage', { QueueUrl: url })) as {
+            Messages?: Array<{ Body: string; ReceiptHandle: string }>;
+          };
+          for (const { ReceiptHandle } of Messages)
+            await ok(sqs, 'DeleteMessage', { QueueUrl: url, ReceiptHandle });
+          seen.push(Messages.map((message) => message.Body));
+        };
+        await sendAndReceive('Test1', 'group1', 'same-dedup');
+        await sendAndReceive('Test2', 'group2', 'same-dedup');
+        await ok(sqs, 'SetQueueAttributes', { QueueUrl: url, Attributes: switchedTo });
+        assert.deepEqual(await attributesOf(url, Object.keys(switchedTo)), switchedTo);
+        await sendAndReceive('Test3', 'group3', 'same-dedup');
+        await sendAndReceive('Test4', 'group4', 'dedup_2');
+        await sendAndReceive('Test5', 'group5', 'dedup_2');
+        return seen;
+      };
+      assert.deepEqual(await run(regular, highThroughput), [['Test1'], [], [], ['Test4'], []]);
+      assert.deepEqual(await run(highThroughput, regular), [
+        ['Test1'],
+        ['Test2'],
+        ['Test3'],
+        ['Test4'],
+        ['Test5'],
+      ]);
+    });
+
     test('a queue may name itself as its own dead-letter queue', async () => {
       const name = nameOf('self-dlq');
       const url = await create(name);
@@ -518,3 +627,20 @@ for (const [index, client] of clients.entries()) {
     });
   });
 }
+
+test("a bare queue name in a Query form post, as moto's suite sends it (test_create_queue_with_tags_using_query_protocol)", async () => {
+  const form = (params: Record<string, string>) =>
+    postForm(sluice.endpoint, new URLSearchParams({ Version: '2012-11-05', ...params }).toString());
+  const name = 'query-bare-name';
+  const created = await form({
+    Action: 'CreateQueue',
+    QueueName: name,
+    'Tag.1.Key': 'foo',
+    'Tag.1.Value': 'bar',
+  });
+  assert.equal(created.status, 200, await created.text());
+  const tags = await form({ Action: 'ListQueueTags', QueueUrl: name });
+  const text = await tags.text();
+  assert.equal(tags.status, 200, text);
+  assert.ok(text.includes('<Tag><Key>foo</Key><Value>bar</Value></Tag>'), text);
+});

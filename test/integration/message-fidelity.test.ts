@@ -5,6 +5,7 @@ import {
   ChangeMessageVisibilityBatchCommand,
   ChangeMessageVisibilityCommand,
   CreateQueueCommand,
+  DeleteMessageBatchCommand,
   DeleteMessageCommand,
   GetQueueAttributesCommand,
   type MessageAttributeValue,
@@ -113,7 +114,22 @@ const EXPECTED: Record<string, Observation> = {
   fifo_first_in_flight: { first: ['a1', 'a2', 'a3'], afterFirstLapses: ['a1'] },
   fifo_zero_delay: { received: 0, delayed: '1' },
   purge_forgets_deduplication: { sameMessageIdAfterPurge: false },
+  // A batch answer leaves out an empty list (recorded for SendMessageBatch's Failed; the rest follow it).
+  batch_answers: {
+    sent: { successful: 2, failed: null },
+    refused: { successful: null, failed: 1 },
+    changed: { successful: 2, failed: null },
+    changeRefused: { successful: null, failed: 1 },
+    deleted: { successful: 2, failed: null },
+    deleteRefused: { successful: null, failed: 1 },
+  },
 };
+
+/** A batch answer's lists by length, null for a list the answer left out. */
+const listLengths = (output: { Successful?: unknown[]; Failed?: unknown[] }) => ({
+  successful: output.Successful?.length ?? null,
+  failed: output.Failed?.length ?? null,
+});
 
 /** What a call that must fail answered, in the shape message_fidelity.py gives: the legacy code SDKs expose. */
 async function answerOf(call: Promise<unknown>, handle?: string): Promise<Answer> {
@@ -386,6 +402,38 @@ class JsonScenarios {
     const first = await send('message-1');
     await this.sqs.send(new PurgeQueueCommand({ QueueUrl: url }));
     return { sameMessageIdAfterPurge: (await send('message-2')) === first };
+  }
+
+  async batch_answers() {
+    const url = await this.queue({ MaximumMessageSize: '1024' });
+    const sent = await this.batch(url, [
+      { Id: 'a', MessageBody: 'a' },
+      { Id: 'b', MessageBody: 'b' },
+    ]);
+    const refused = await this.batch(url, [{ Id: 'big', MessageBody: 'x'.repeat(1025) }]);
+    const received = await this.receive(url, { VisibilityTimeout: 30 });
+    const handles = received.map((message, index) => ({
+      Id: `m${index}`,
+      ReceiptHandle: message.ReceiptHandle!,
+    }));
+    const unknown = [{ Id: 'unknown', ReceiptHandle: 'not-a-receipt-handle' }];
+    const change = (Entries: Array<{ Id: string; ReceiptHandle: string }>) =>
+      this.sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: url,
+          Entries: Entries.map((entry) => ({ ...entry, VisibilityTimeout: 30 })),
+        }),
+      );
+    const remove = (Entries: Array<{ Id: string; ReceiptHandle: string }>) =>
+      this.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: url, Entries }));
+    return {
+      sent: listLengths(sent),
+      refused: listLengths(refused),
+      changed: listLengths(await change(handles)),
+      changeRefused: listLengths(await change(unknown)),
+      deleted: listLengths(await remove(handles)),
+      deleteRefused: listLengths(await remove(unknown)),
+    };
   }
 }
 

@@ -71,21 +71,66 @@ function leftBehind(fifo: (yes: boolean) => string): string {
     ].join(', ')};`;
 }
 
-it("SQLite migration 9: a fair queue's rows take their group as tenant and are served by tenant; FIFO rows take none", async () => {
+/**
+ * A SQLite store opened on a database that an earlier version left at `version` with `leftBehind` (SQL) in
+ * it, given to `check`, then closed; the database file.
+ */
+async function upgradedSqlite(
+  version: number,
+  leftBehind: string,
+  check: (store: Store) => Promise<void>,
+): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-migrations-'));
   dirs.push(dir);
   const file = join(dir, 'sluice.db');
   const old = new Database(file);
-  sqliteAtVersion(old, 8);
-  old.exec(leftBehind((yes) => (yes ? '1' : '0')));
+  sqliteAtVersion(old, version);
+  old.exec(leftBehind);
   old.close();
-
   const store = new SqliteStore({ dataDir: dir, durability: 'durable' });
   try {
-    await assertServed(store);
+    await check(store);
   } finally {
     await store.close();
   }
+  return file;
+}
+
+/** The same on a fresh PostgreSQL database, whose URL `inspect` gets after the store is closed, before the drop. */
+async function upgradedPostgres(
+  version: number,
+  leftBehind: string,
+  check: (store: Store) => Promise<void>,
+  inspect: (url: string) => Promise<void> = async () => {},
+): Promise<void> {
+  const database = await freshDatabase('sluice_migrations');
+  try {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      await postgresAtVersion(client, version);
+      await client.query(leftBehind);
+    } finally {
+      await client.end();
+    }
+    const store = await PostgresStore.open({ connectionString: database.url });
+    try {
+      await check(store);
+    } finally {
+      await store.close();
+    }
+    await inspect(database.url);
+  } finally {
+    await database.drop();
+  }
+}
+
+it("SQLite migration 9: a fair queue's rows take their group as tenant and are served by tenant; FIFO rows take none", async () => {
+  const file = await upgradedSqlite(
+    8,
+    leftBehind((yes) => (yes ? '1' : '0')),
+    assertServed,
+  );
   const migrated = new Database(file, { readonly: true });
   try {
     assert.equal(migrated.pragma('user_version', { simple: true }), MIGRATIONS.length);
@@ -99,35 +144,57 @@ it("SQLite migration 9: a fair queue's rows take their group as tenant and are s
 });
 
 it("PostgreSQL migration 7: a fair queue's rows take their group as tenant and are served by tenant; FIFO rows take none", async () => {
-  const database = await freshDatabase('sluice_migrations');
-  try {
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      await postgresAtVersion(client, 6);
-      await client.query(leftBehind((yes) => String(yes)));
-    } finally {
-      await client.end();
-    }
+  await upgradedPostgres(
+    6,
+    leftBehind((yes) => String(yes)),
+    assertServed,
+    async (url) => {
+      const migrated = new pg.Client({ connectionString: url });
+      await migrated.connect();
+      try {
+        const { rows } = await migrated.query({
+          text: 'SELECT message_id, tenant FROM messages ORDER BY seq',
+          rowMode: 'array',
+        });
+        assert.deepEqual(rows, TENANTS);
+      } finally {
+        await migrated.end();
+      }
+    },
+  );
+});
 
-    const store = await PostgresStore.open({ connectionString: database.url });
-    try {
-      await assertServed(store);
-    } finally {
-      await store.close();
-    }
-    const migrated = new pg.Client({ connectionString: database.url });
-    await migrated.connect();
-    try {
-      const { rows } = await migrated.query({
-        text: 'SELECT message_id, tenant FROM messages ORDER BY seq',
-        rowMode: 'array',
-      });
-      assert.deepEqual(rows, TENANTS);
-    } finally {
-      await migrated.end();
-    }
-  } finally {
-    await database.drop();
-  }
+/** Queues an earlier version made: FIFO per group, FIFO queue-wide, and standard; SQL of both stores. */
+function queuesLeftBehind(fifo: (yes: boolean) => string): string {
+  const queue = (id: number, name: string, isFifo: boolean, attributes: Record<string, string>) =>
+    `(${id}, '${name}', ${fifo(isFifo)}, '${JSON.stringify(attributes)}', '{}', 0, 0)`;
+  return `INSERT INTO queues (id, name, fifo, attributes, tags, created_at, last_modified_at) VALUES ${[
+    queue(1, 'per-group.fifo', true, { FifoQueue: 'true', DeduplicationScope: 'messageGroup' }),
+    queue(2, 'queue-wide.fifo', true, { FifoQueue: 'true', DeduplicationScope: 'queue' }),
+    queue(3, 'standard', false, {}),
+  ].join(', ')};`;
+}
+
+/** Each queue deduplicates in the scope it showed before the upgrade. */
+async function assertScopes(store: Store): Promise<void> {
+  const scopes: Record<string, boolean | undefined> = {};
+  for (const name of ['per-group.fifo', 'queue-wide.fifo', 'standard'])
+    scopes[name] = (await store.getQueue(name))?.deduplicatesPerGroup;
+  assert.deepEqual(scopes, { 'per-group.fifo': true, 'queue-wide.fifo': false, standard: false });
+}
+
+it('SQLite migration 10: a FIFO queue keeps deduplicating in the scope its attribute showed', async () => {
+  await upgradedSqlite(
+    9,
+    queuesLeftBehind((yes) => (yes ? '1' : '0')),
+    assertScopes,
+  );
+});
+
+it('PostgreSQL migration 8: a FIFO queue keeps deduplicating in the scope its attribute showed', async () => {
+  await upgradedPostgres(
+    7,
+    queuesLeftBehind((yes) => String(yes)),
+    assertScopes,
+  );
 });

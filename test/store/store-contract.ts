@@ -89,6 +89,21 @@ export function storeContractSuite(backend: string, factory: () => StoreFactory)
         assert.notEqual(again.id, a.id, 'ids are never reused');
         assert.equal(await store.queueDeletedAt('list-a'), undefined);
       });
+
+      it('keeps the deduplication scope a FIFO queue was created with through updates', async () => {
+        const created = await store.createQueue({
+          name: 'per-group.fifo',
+          fifo: true,
+          deduplicatesPerGroup: true,
+          attributes: { DeduplicationScope: 'messageGroup' },
+          tags: {},
+          now: NOW,
+        });
+        assert.equal(created.deduplicatesPerGroup, true);
+        await store.updateQueue(created.id, { attributes: { DeduplicationScope: 'queue' }, now: NOW + 1 });
+        assert.equal((await store.getQueue('per-group.fifo'))?.deduplicatesPerGroup, true);
+        assert.equal((await createQueue(true)).deduplicatesPerGroup, false, 'false when left out');
+      });
     });
 
     describe('MessageStore', () => {

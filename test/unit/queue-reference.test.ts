@@ -6,12 +6,15 @@ import { queueNameOfArn, queueNameOfUrl } from '../../packages/server/src/core/q
 const ACCOUNT = '000000000000';
 
 describe('queue references', () => {
-  it('reads a queue URL of this server, with any host, by its path alone, or in the /queue/NAME form', () => {
+  it('reads a queue URL of this server, with any host, by its path alone, in the /queue/NAME form, or a bare name', () => {
     const accepted: Array<[string, string]> = [
       ['http://127.0.0.1:9324/000000000000/orders', 'orders'],
       ['HTTPS://sqs.us-east-1.amazonaws.com/000000000000/orders.fifo', 'orders.fifo'],
       ['http://localhost/queue/orders_2-b', 'orders_2-b'],
       ['/000000000000/orders', 'orders'],
+      // AWS takes a queue's name wherever a QueueUrl goes (recorded; moto's suite expects it too).
+      ['orders', 'orders'],
+      ['orders.fifo', 'orders.fifo'],
     ];
     for (const [url, name] of accepted) assert.equal(queueNameOfUrl(url, ACCOUNT), name, url);
   });
@@ -31,7 +34,9 @@ describe('queue references', () => {
       'http://127.0.0.1:9324/orders',
       'http://whatever-incorrect-queue-address',
       'ftp://127.0.0.1/000000000000/orders',
-      'orders',
+      '/orders',
+      'or ders',
+      'orders.FIFO',
       '',
       `http://127.0.0.1/000000000000/${'a'.repeat(81)}`,
     ];

@@ -264,6 +264,36 @@ class Scenarios:
         self.sqs.purge_queue(QueueUrl=url)
         return {'sameMessageIdAfterPurge': send('message-2') == first}
 
+    def batch_answers(self):
+        url = self.queue(MaximumMessageSize='1024')
+
+        def lengths(output):
+            return {
+                'successful': len(output['Successful']) if 'Successful' in output else None,
+                'failed': len(output['Failed']) if 'Failed' in output else None,
+            }
+
+        sent = self.sqs.send_message_batch(
+            QueueUrl=url, Entries=[{'Id': 'a', 'MessageBody': 'a'}, {'Id': 'b', 'MessageBody': 'b'}]
+        )
+        refused = self.sqs.send_message_batch(QueueUrl=url, Entries=[{'Id': 'big', 'MessageBody': 'x' * 1025}])
+        received = self.receive(url, VisibilityTimeout=30)
+        handles = [{'Id': 'm%d' % i, 'ReceiptHandle': m['ReceiptHandle']} for i, m in enumerate(received)]
+        unknown = [{'Id': 'unknown', 'ReceiptHandle': 'not-a-receipt-handle'}]
+
+        def change(entries):
+            entries = [dict(entry, VisibilityTimeout=30) for entry in entries]
+            return self.sqs.change_message_visibility_batch(QueueUrl=url, Entries=entries)
+
+        return {
+            'sent': lengths(sent),
+            'refused': lengths(refused),
+            'changed': lengths(change(handles)),
+            'changeRefused': lengths(change(unknown)),
+            'deleted': lengths(self.sqs.delete_message_batch(QueueUrl=url, Entries=handles)),
+            'deleteRefused': lengths(self.sqs.delete_message_batch(QueueUrl=url, Entries=unknown)),
+        }
+
 
 def main():
     if len(sys.argv) != 2:
@@ -285,6 +315,7 @@ def main():
         'fifo_first_in_flight',
         'fifo_zero_delay',
         'purge_forgets_deduplication',
+        'batch_answers',
     ]
     results = {}
     for name in names:

@@ -218,8 +218,8 @@ export type BatchResultErrorEntry = {
 };
 
 export type ChangeMessageVisibilityBatchResult = {
-  Successful: ChangeMessageVisibilityBatchResultEntry[];
-  Failed: BatchResultErrorEntry[];
+  Successful?: ChangeMessageVisibilityBatchResultEntry[];
+  Failed?: BatchResultErrorEntry[];
 };
 
 export type CreateQueueResult = {
@@ -231,8 +231,8 @@ export type DeleteMessageBatchResultEntry = {
 };
 
 export type DeleteMessageBatchResult = {
-  Successful: DeleteMessageBatchResultEntry[];
-  Failed: BatchResultErrorEntry[];
+  Successful?: DeleteMessageBatchResultEntry[];
+  Failed?: BatchResultErrorEntry[];
 };
 
 export type GetQueueAttributesResult = {
@@ -305,8 +305,8 @@ export type SendMessageBatchResultEntry = {
 };
 
 export type SendMessageBatchResult = {
-  Successful: SendMessageBatchResultEntry[];
-  Failed: BatchResultErrorEntry[];
+  Successful?: SendMessageBatchResultEntry[];
+  Failed?: BatchResultErrorEntry[];
 };
 
 export type StartMessageMoveTaskResult = {

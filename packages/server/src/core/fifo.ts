@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { QueueAttributes } from '../shared/sqs-values.ts';
+import type { QueueRecord } from '../store/contract.ts';
 import { errors } from './errors.ts';
 
 /** SQS remembers a deduplication id, and a ReceiveRequestAttemptId, for 5 minutes. */
@@ -34,18 +35,28 @@ export function messageGroupIdOf(input: { MessageGroupId?: string }, fifo: boole
 }
 
 export interface Deduplication {
-  /** The group id under DeduplicationScope=messageGroup, '' under the queue-wide scope. */
+  /** The group id on a queue that deduplicates per group, '' on one that deduplicates queue-wide. */
   scope: string;
   id: string;
+}
+
+/**
+ * Whether a FIFO queue created with these attributes deduplicates per message group. Decided once, at
+ * creation: on SQS a later SetQueueAttributes of DeduplicationScope changes the attribute shown but not the
+ * deduplication, neither of the ids already seen nor of the ones sent after (recorded 2025-08-19, both ways).
+ */
+export function deduplicatesPerGroup(attributes: QueueAttributes): boolean {
+  return attributes.DeduplicationScope === 'messageGroup';
 }
 
 /** The deduplication key of a FIFO send: the given id, or the body's SHA-256 with content-based dedup. */
 export function deduplicationOf(
   input: { MessageDeduplicationId?: string },
-  attributes: QueueAttributes,
+  queue: Pick<QueueRecord, 'attributes' | 'deduplicatesPerGroup'>,
   groupId: string,
   body: string,
 ): Deduplication {
+  const { attributes } = queue;
   const given = input.MessageDeduplicationId;
   let id: string;
   if (given !== undefined) {
@@ -55,7 +66,7 @@ export function deduplicationOf(
   } else {
     throw errors.invalidParameterValue(NO_DEDUPLICATION);
   }
-  return { scope: attributes.DeduplicationScope === 'messageGroup' ? groupId : '', id };
+  return { scope: queue.deduplicatesPerGroup ? groupId : '', id };
 }
 
 const NO_DEDUPLICATION =

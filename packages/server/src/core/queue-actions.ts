@@ -18,7 +18,7 @@ import type {
   UntagQueueRequest,
 } from './api-types.ts';
 import { errors } from './errors.ts';
-import { checkFifoThroughputSettings } from './fifo.ts';
+import { checkFifoThroughputSettings, deduplicatesPerGroup } from './fifo.ts';
 import { optionalInteger, requiredString } from './input.ts';
 import { type CapacityLimits, LIMITS } from './limits.ts';
 import type { LongPoll } from './long-poll.ts';
@@ -125,7 +125,8 @@ export class QueueActions {
       throw errors.queueDeletedRecently();
     }
     try {
-      await this.store.createQueue({ name, fifo, attributes, tags, now });
+      const perGroup = fifo && deduplicatesPerGroup(attributes);
+      await this.store.createQueue({ name, fifo, deduplicatesPerGroup: perGroup, attributes, tags, now });
     } catch (error) {
       // Two creates of one name at once: the loser sees the winner's queue, as a sequential caller would.
       if (!(await this.store.getQueue(name))) throw error;

@@ -28,9 +28,11 @@ const QUEUE_URL = /^(?:https?:\/\/[^/?#\s]+)?\/([^/]+)\/([^/]+)$/i;
 /**
  * The queue name a QueueUrl gives on this server, or undefined when the string is not one of its queue
  * URLs (SQS answers QueueDoesNotExist). The account segment is the server's, or `queue` (LocalStack's and
- * ElasticMQ's form); the path alone is what a Query request posted to a queue's URL brings.
+ * ElasticMQ's form); the path alone is what a Query request posted to a queue's URL brings. A bare queue
+ * name is the caller's own queue of that name: SQS takes one wherever a QueueUrl goes.
  */
 export function queueNameOfUrl(url: string, accountId: string): string | undefined {
+  if (isQueueName(url)) return url;
   const [, owner, name] = QUEUE_URL.exec(url) ?? [];
   if (owner !== accountId && owner !== 'queue') return undefined;
   return name !== undefined && isQueueName(name) ? name : undefined;

@@ -17,7 +17,7 @@ import type {
   SendMessageRequest,
   SendMessageResult,
 } from './api-types.ts';
-import { type BatchFailure, batchFailure } from './batch.ts';
+import { type BatchFailure, batchAnswer, batchFailure } from './batch.ts';
 import { errors, type SqsError } from './errors.ts';
 import {
   checkFifoBatch,
@@ -123,7 +123,7 @@ export class SendActions {
       Id: id,
       ...message.output(sent[index]!),
     }));
-    return { Successful: successful, Failed: failed };
+    return batchAnswer(successful, failed);
   }
 
   /**
@@ -173,7 +173,7 @@ export class SendActions {
       );
     }
     const groupId = messageGroupIdOf(input, queue.fifo);
-    const deduplication = queue.fifo ? deduplicationOf(input, queue.attributes, groupId!, body) : undefined;
+    const deduplication = queue.fifo ? deduplicationOf(input, queue, groupId!, body) : undefined;
     const user = checkMessageAttributes(nonEmpty(input.MessageAttributes), 'message');
     const given = checkSystemAttributes(nonEmpty(input.MessageSystemAttributes));
     const size = Buffer.byteLength(body) + user.size;

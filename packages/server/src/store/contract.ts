@@ -215,6 +215,8 @@ export type Store = QueueStore & MessageStore & MoveTaskStore & HistoryStore & C
 export interface NewQueue {
   name: string;
   fifo: boolean;
+  /** See QueueRecord; false when left out. */
+  deduplicatesPerGroup?: boolean;
   attributes: QueueAttributes;
   tags: Record<string, string>;
   now: number;
@@ -224,6 +226,11 @@ export interface QueueRecord {
   id: number;
   name: string;
   fifo: boolean;
+  /**
+   * A FIFO queue's deduplication is per message group: set when the queue is created and kept for its life,
+   * whatever its DeduplicationScope attribute says later.
+   */
+  deduplicatesPerGroup: boolean;
   attributes: QueueAttributes;
   tags: Record<string, string>;
   createdAt: number;

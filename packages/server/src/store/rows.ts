@@ -17,6 +17,8 @@ export interface QueueRow {
   name: string;
   /** 1 or 0 in SQLite, a boolean in PostgreSQL. */
   fifo: number | boolean;
+  /** 1 or 0 in SQLite, a boolean in PostgreSQL. */
+  deduplicates_per_group: number | boolean;
   attributes: string;
   tags: string;
   created_at: number;
@@ -152,6 +154,7 @@ export function toQueue(row: QueueRow): QueueRecord {
     id: row.id,
     name: row.name,
     fifo: row.fifo === 1 || row.fifo === true,
+    deduplicatesPerGroup: row.deduplicates_per_group === 1 || row.deduplicates_per_group === true,
     attributes: JSON.parse(row.attributes) as Record<string, string>,
     tags: JSON.parse(row.tags) as Record<string, string>,
     createdAt: row.created_at,

@@ -240,9 +240,16 @@ export class PostgresStore implements Store, TriageStore {
     return this.transaction(async (db) => {
       const { rows } = await run<QueueRow>(
         db,
-        `INSERT INTO queues (name, fifo, attributes, tags, created_at, last_modified_at)
-         VALUES ($1, $2, $3, $4, $5, $5) RETURNING *`,
-        [queue.name, queue.fifo, JSON.stringify(queue.attributes), JSON.stringify(queue.tags), queue.now],
+        `INSERT INTO queues (name, fifo, deduplicates_per_group, attributes, tags, created_at, last_modified_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING *`,
+        [
+          queue.name,
+          queue.fifo,
+          queue.deduplicatesPerGroup ?? false,
+          JSON.stringify(queue.attributes),
+          JSON.stringify(queue.tags),
+          queue.now,
+        ],
       );
       await run(db, 'DELETE FROM deleted_queues WHERE name = $1', [queue.name]);
       return toQueue(rows[0]!);

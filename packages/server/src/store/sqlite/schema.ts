@@ -178,4 +178,10 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX messages_by_tenant;
   CREATE INDEX messages_by_tenant ON messages (queue_id, tenant, visible_at, seq) WHERE tenant IS NOT NULL;
   `,
+  /* 10: a FIFO queue deduplicates in the scope it was created with, which a later SetQueueAttributes of
+         DeduplicationScope does not change (SQS); queues made before take the scope they show */ `
+  ALTER TABLE queues ADD COLUMN deduplicates_per_group INTEGER NOT NULL DEFAULT 0;
+  UPDATE queues SET deduplicates_per_group = 1
+    WHERE fifo = 1 AND json_extract(attributes, '$.DeduplicationScope') = 'messageGroup';
+  `,
 ];

@@ -228,6 +228,7 @@ export class SqliteStore implements Store, TriageStore {
       const row = this.statements.insertQueue.get({
         name: queue.name,
         fifo: queue.fifo ? 1 : 0,
+        deduplicatesPerGroup: queue.deduplicatesPerGroup ? 1 : 0,
         attributes: JSON.stringify(queue.attributes),
         tags: JSON.stringify(queue.tags),
         now: queue.now,

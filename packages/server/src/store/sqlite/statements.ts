@@ -32,8 +32,8 @@ export function prepareStatements(db: Database.Database) {
     rollback: db.prepare('ROLLBACK'),
     commit: db.prepare('COMMIT'),
     insertQueue: db.prepare(
-      `INSERT INTO queues (name, fifo, attributes, tags, created_at, last_modified_at)
-       VALUES (@name, @fifo, @attributes, @tags, @now, @now) RETURNING *`,
+      `INSERT INTO queues (name, fifo, deduplicates_per_group, attributes, tags, created_at, last_modified_at)
+       VALUES (@name, @fifo, @deduplicatesPerGroup, @attributes, @tags, @now, @now) RETURNING *`,
     ),
     queueByName: db.prepare('SELECT * FROM queues WHERE name = ?'),
     queueById: db.prepare('SELECT * FROM queues WHERE id = ?'),
