@@ -219,6 +219,8 @@ describe('event filter: SNS around the matcher', () => {
       false,
     );
     assert.equal(compileFilterPolicy('{"s": ["150"]}', 'MessageAttributes')?.matches(publication), true);
+    const hex = new SnsPublication('x', attributes({ n: { DataType: 'Number', StringValue: '0x96' } }));
+    assert.equal(compileFilterPolicy('{"n": [150]}', 'MessageAttributes')?.matches(hex), false);
   });
 
   it('counts keys across $or branches and refuses a sixth', () => {

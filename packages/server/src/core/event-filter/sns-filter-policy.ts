@@ -199,9 +199,12 @@ function attributeValue(attribute: SnsMessageAttribute): JsonValue | undefined {
   // attribute's value with those two characters escaped.
   if (isType(dataType, 'String'))
     return text.includes('"') || text.includes('\\') ? text.replace(/[\\"]/g, '\\$&') : text;
-  if (isType(dataType, 'Number')) return Number(text);
+  if (isType(dataType, 'Number')) return DECIMAL.test(text) ? Number(text) : Number.NaN;
   return undefined;
 }
+
+/** A Number attribute's value is decimal (JavaScript alone would also read hex, blanks and "Infinity"). */
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
 /** `String`, or `String.<custom label>`. */
 function isType(dataType: string, base: string): boolean {
