@@ -114,16 +114,17 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
         return redirectToConsole(cookie('', 0));
       }
       const address = request.socket.remoteAddress ?? 'unknown';
-      const waitMs = throttle.retryAfterMs(address);
+      const form = new URLSearchParams(body);
+      const accessKeyId = form.get('accessKeyId') ?? '';
+      const waitMs = throttle.retryAfterMs(address, accessKeyId);
       if (waitMs > 0) {
         const seconds = Math.ceil(waitMs / 1000);
         const page = loginPage(429, `Too many failed sign-ins: try again in ${seconds} s.`);
         return { ...page, headers: { ...page.headers, 'retry-after': String(seconds) } };
       }
-      const form = new URLSearchParams(body);
-      const key = auth?.verifySecret(form.get('accessKeyId') ?? '', form.get('secretAccessKey') ?? '');
+      const key = auth?.verifySecret(accessKeyId, form.get('secretAccessKey') ?? '');
       if (!key) {
-        throttle.failed(address);
+        throttle.failed(address, accessKeyId);
         return loginPage(401, 'Wrong access key id or secret.');
       }
       throttle.succeeded(address);
