@@ -109,10 +109,11 @@ describe('console: DLQ triage', { concurrency: false }, () => {
           tr.children[6]?.textContent,
         ]),
       );
+    // Without credentials no request is authenticated, the console's included.
     assert.deepEqual(actions, [
-      ['purge', 'console', '1'],
-      ['delete', 'console', '1'],
-      ['replay', 'console', '2'],
+      ['purge', 'unauthenticated', '1'],
+      ['delete', 'unauthenticated', '1'],
+      ['replay', 'unauthenticated', '2'],
     ]);
     await screenshot(page, 'audit');
     assert.deepEqual(ui.cspViolations, []);

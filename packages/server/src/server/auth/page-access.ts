@@ -54,7 +54,7 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
   const sessions = new ConsoleSessions(options.clock);
   const throttle = new LoginThrottle(options.clock);
 
-  const viewerOf = (checks: Authenticator, key: AccessKey): PageViewer => {
+  const viewerOf = (checks: Authenticator, { key, by }: Authenticated): PageViewer => {
     const may = async (action: string, queue: string) => {
       let access: QueueAccess;
       try {
@@ -67,6 +67,7 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
     };
     return {
       accessKeyId: key.accessKeyId,
+      authenticatedBy: by,
       mayRead: (queue) => may('GetQueueAttributes', queue),
       mayConfigure: (queue) => may('SetQueueAttributes', queue),
     };
@@ -76,16 +77,19 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
     checks: Authenticator,
     request: IncomingMessage,
     body: string,
-  ): AccessKey | undefined | Page => {
+  ): Authenticated | undefined | Page => {
     try {
-      return isSigned(request)
-        ? checks.authenticate({
-            method: request.method ?? 'GET',
-            target: request.url ?? '/',
-            rawHeaders: request.rawHeaders,
-            body,
-          })
-        : sessionKey(request);
+      if (isSigned(request)) {
+        const key = checks.authenticate({
+          method: request.method ?? 'GET',
+          target: request.url ?? '/',
+          rawHeaders: request.rawHeaders,
+          body,
+        });
+        return { key, by: 'signature' };
+      }
+      const key = sessionKey(request);
+      return key && { key, by: 'console-session' };
     } catch (error) {
       if (error instanceof SqsError) return errorPage(error);
       throw error;
@@ -149,10 +153,10 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
           ? metricsRefusal()
           : errorPage(errors.missingAuthenticationToken(), 401);
       }
-      if (isMetrics && !mayReadMetrics(key))
+      if (isMetrics && !mayReadMetrics(key.key))
         return errorPage(
           errors.accessDenied(
-            `User: ${key.accessKeyId} may not read /metrics: it names every queue; use a key without queue or action limits, or the metrics token.`,
+            `User: ${key.key.accessKeyId} may not read /metrics: it names every queue; use a key without queue or action limits, or the metrics token.`,
           ),
         );
       return viewerOf(auth, key);
@@ -182,7 +186,13 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
 const SESSION_ORIGIN_RULE =
   'A request signed in by the console’s session cookie must come from the console’s own origin (Sec-Fetch-Site: same-origin, or Origin: the server’s address).';
 
-function isPage(value: AccessKey | Page | undefined): value is Page {
+/** A key, and what proved it. */
+interface Authenticated {
+  key: AccessKey;
+  by: NonNullable<PageViewer['authenticatedBy']>;
+}
+
+function isPage(value: Authenticated | Page | undefined): value is Page {
   return value !== undefined && 'contentType' in value;
 }
 
