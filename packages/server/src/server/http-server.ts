@@ -45,9 +45,9 @@ export interface HttpServerOptions {
   /** Writes the purges, queue deletions and move tasks of every client to the audit trail. */
   operatorAudit?: OperatorAudit;
   /**
-   * Test mode's requests, by path, any method: refused to other origins' pages as SQS requests are, but
-   * open to any caller otherwise (test mode listens on loopback only), unlike the console's changes; their
-   * errors are answered in JSON.
+   * Test mode's requests, by path, any method: refused to other origins' pages as SQS requests are, and with
+   * credentials configured to any request not signed by a key that may act on every queue
+   * (`pageAccess.admitTest`); their errors are answered in JSON.
    */
   testEndpoints?: ReadonlyMap<string, Endpoint>;
   /** Told of every SQS API request answered: its action, HTTP status and duration. */
@@ -233,7 +233,8 @@ async function handle(
       return;
     }
     if (testEndpoint) {
-      answer(await testEndpoint({ method: request.method ?? 'GET', body }));
+      const refusal = options.pageAccess?.admitTest(request, body);
+      answer(refusal ?? (await testEndpoint({ method: request.method ?? 'GET', body })));
       return;
     }
     if (request.method === 'GET') checkGet(request, url(), protocol, options.auth !== undefined);

@@ -29,6 +29,12 @@ export interface PageAccess {
    */
   admitChange(request: IncomingMessage, body: string, origin: string): PageViewer | Page;
   /**
+   * Undefined when a request may use test mode's endpoints (`--test-clock`), else the answer refusing it. They
+   * reach every queue (a reset empties them all), so with credentials configured they need a SigV4
+   * signature of a key of the server's own account without queue or action limits, as /metrics does.
+   */
+  admitTest(request: IncomingMessage, body: string): Page | undefined;
+  /**
    * The key of an SQS request authenticated by the console's session cookie: undefined when it carries a
    * signature or no cookie (SigV4 then decides). A cookie is accepted only from the server's own origin.
    */
@@ -95,7 +101,7 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
       throw error;
     }
   };
-  const mayReadMetrics = (key: AccessKey) =>
+  const mayActOnEveryQueue = (key: AccessKey) =>
     unlimited(key.queues) &&
     unlimited(key.actions) &&
     (key.accountId ?? options.accountId) === options.accountId;
@@ -153,7 +159,7 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
           ? metricsRefusal()
           : errorPage(errors.missingAuthenticationToken(), 401);
       }
-      if (isMetrics && !mayReadMetrics(key.key))
+      if (isMetrics && !mayActOnEveryQueue(key.key))
         return errorPage(
           errors.accessDenied(
             `User: ${key.key.accessKeyId} may not read /metrics: it names every queue; use a key without queue or action limits, or the metrics token.`,
@@ -169,6 +175,20 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
       const key = keyOf(auth, request, body);
       if (isPage(key)) return key;
       return key ? viewerOf(auth, key) : errorPage(errors.missingAuthenticationToken(), 401);
+    },
+
+    admitTest(request, body) {
+      if (!auth) return undefined;
+      const signed = isSigned(request) ? keyOf(auth, request, body) : undefined;
+      if (isPage(signed)) return signed;
+      if (!signed) return errorPage(errors.missingAuthenticationToken(), 401);
+      return mayActOnEveryQueue(signed.key)
+        ? undefined
+        : errorPage(
+            errors.accessDenied(
+              `User: ${signed.key.accessKeyId} may not use test mode's endpoints: they act on every queue; sign with a key without queue or action limits.`,
+            ),
+          );
     },
 
     sessionCaller(request, origin) {
