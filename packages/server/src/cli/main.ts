@@ -14,7 +14,7 @@ Usage:
   sluice serve [options]     start the server (see: sluice serve --help)
   sluice redrive [options]   move messages out of a dead-letter queue at a rate (see: sluice redrive --help)
   sluice stats QUEUE         a queue's recent history from a running server (see: sluice stats --help)
-  sluice audit               what operators did: replays, deletes, purges, move tasks (see: sluice audit --help)
+  sluice audit               what was done to messages: replays, deletes, purges, move tasks (see: sluice audit --help)
   sluice --help              this text
   sluice --version           print the version
 
@@ -428,7 +428,11 @@ async function runStats(args: string[]): Promise<void> {
 
 async function runAudit(args: string[]): Promise<void> {
   try {
-    process.exitCode = await audit(args, (text) => process.stdout.write(text));
+    process.exitCode = await audit(
+      args,
+      (text) => process.stdout.write(text),
+      (text) => process.stderr.write(text),
+    );
   } catch (error) {
     const mistake = usageMessage(error);
     if (mistake !== undefined) usage('audit', mistake);
