@@ -109,10 +109,11 @@ describe('console: DLQ triage', { concurrency: false }, () => {
           tr.children[6]?.textContent,
         ]),
       );
+    // Without credentials no request is authenticated, the console's included.
     assert.deepEqual(actions, [
-      ['purge', 'console', '1'],
-      ['delete', 'console', '1'],
-      ['replay', 'console', '2'],
+      ['purge', 'unauthenticated', '1'],
+      ['delete', 'unauthenticated', '1'],
+      ['replay', 'unauthenticated', '2'],
     ]);
     await screenshot(page, 'audit');
     assert.deepEqual(ui.cspViolations, []);
@@ -158,5 +159,36 @@ describe('console: DLQ triage', { concurrency: false }, () => {
       ),
       { kind: 'fixed', by: 'on-call' },
     );
+
+    // The Audit page says what the replay changed, as sizes and digests, and the new message's id.
+    await page.locator('header nav a', { hasText: 'Audit' }).click();
+    const details = page.locator('#audit tbody tr').first().locator('td').last();
+    await details.waitFor();
+    const shown = (await details.textContent()) ?? '';
+    assert.match(shown, /new body: 11 bytes, sha256 [0-9a-f]{12}…/);
+    assert.match(shown, /new attributes: 30 bytes, sha256 [0-9a-f]{12}…/);
+    assert.match(shown, new RegExp(`new ids: ${Messages[0]!.MessageId}`));
+  });
+
+  test('shows the control characters of an entry as escapes, so one entry cannot pass for two', {
+    timeout: 60_000,
+  }, async () => {
+    const forged = 'id\u001b[2J\u202e\n14 2026-12-07 00:00:00 AKIDADMIN console purge secret';
+    const deleted = await fetch(`${sluice.endpoint}/api/messages/delete`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: sluice.endpoint },
+      body: JSON.stringify({ queue: 'orders-dlq', ids: [forged] }),
+    });
+    assert.equal(deleted.status, 200);
+    await page.goto(`${sluice.endpoint}/console#/alarms`);
+    await page.locator('header nav a', { hasText: 'Audit' }).click();
+    const first = page.locator('#audit tbody tr').first();
+    await first.waitFor();
+    assert.equal(
+      await first.locator('td').last().textContent(),
+      'ids id\\u001b[2J\\u202e\\u000a14 2026-12-07 00:00:00 AKIDADMIN console purge secret',
+    );
+    const entries = (await (await fetch(`${sluice.endpoint}/api/audit`)).json()) as { entries: unknown[] };
+    assert.equal(await page.locator('#audit tbody tr').count(), entries.entries.length);
   });
 });

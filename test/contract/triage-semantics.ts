@@ -1,18 +1,27 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { parseFilter } from '../../packages/server/src/core/message-filter.ts';
+import {
+  AUDIT_RETENTION_DEFAULTS,
+  type AuditRetention,
+  AuditTrail,
+} from '../../packages/server/src/core/audit-trail.ts';
+import { bodyContains, parseFilter } from '../../packages/server/src/core/message-filter.ts';
 import { MessageTriage } from '../../packages/server/src/core/triage.ts';
 import type { QueueRecord, Store } from '../../packages/server/src/store/contract.ts';
 import type { TriageStore } from '../../packages/server/src/store/triage.ts';
 import { type StoreFactory, useContractService } from './harness.ts';
 
-const console = { actor: 'AKIDOPS', via: 'console' } as const;
+const console = { actor: 'AKIDOPS', via: 'console-session' } as const;
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** DLQ triage: browse and search without receiving, replay and delete each message atomically, the audit trail. */
 export function triageSemanticsSuite(backend: string, factory: () => StoreFactory): void {
   describe(`DLQ triage on ${backend}`, () => {
     const h = useContractService(factory);
-    const triage = () => new MessageTriage(h.service, h.store as Store & TriageStore);
+    const trail = (retention: AuditRetention = AUDIT_RETENTION_DEFAULTS) =>
+      new AuditTrail(h.clock, h.store as Store & TriageStore, retention);
+    const triage = () => new MessageTriage(h.service, h.store as Store & TriageStore, trail());
     const queue = async (url: string): Promise<QueueRecord> =>
       (await h.store.getQueue(url.split('/').at(-1)!))!;
 
@@ -91,9 +100,16 @@ export function triageSemanticsSuite(backend: string, factory: () => StoreFactor
         { messageIds: [first!.messageId] },
         { ...console, body: '{"order":0,"fixed":true}' },
       );
-      assert.deepEqual(report.done, [{ messageId: first!.messageId, destination: source.split('/').at(-1) }]);
+      assert.deepEqual(report.done, [
+        {
+          messageId: first!.messageId,
+          destination: source.split('/').at(-1),
+          newMessageId: report.done[0]!.newMessageId,
+        },
+      ]);
       assert.deepEqual(report.skipped, []);
       const back = await h.receive(source);
+      assert.equal(back[0]!.MessageId, report.done[0]!.newMessageId, 'the report names the new message');
       assert.equal(back.length, 1);
       assert.equal(back[0]!.Body, '{"order":0,"fixed":true}');
       assert.equal(back[0]!.Attributes!.ApproximateReceiveCount, '1', 'a replay is a new message');
@@ -105,10 +121,10 @@ export function triageSemanticsSuite(backend: string, factory: () => StoreFactor
         [second!.messageId],
       );
       assert.equal((await h.counts(dlq)).visible, 1);
-      const [entry] = await triage().listAudit({ limit: 1 });
+      const [entry] = await triage().audit.list({ limit: 1 });
       assert.equal(entry!.action, 'replay');
       assert.equal(entry!.actor, 'AKIDOPS');
-      assert.equal(entry!.via, 'console');
+      assert.equal(entry!.via, 'console-session');
       assert.equal(entry!.source, q.name);
       assert.equal(entry!.destination, 'origin');
       assert.equal(entry!.count, 1);
@@ -182,12 +198,12 @@ export function triageSemanticsSuite(backend: string, factory: () => StoreFactor
       const report = await triage().delete(
         q,
         { filters: [parseFilter('body~order')] },
-        { actor: 'cli', via: 'cli' },
+        { actor: 'AKIDCLI', via: 'signature' },
       );
       assert.equal(report.done.length, 3);
       assert.deepEqual(report.skipped, [{ messageId: held!.MessageId, reason: 'inFlight' }]);
       assert.deepEqual(await h.counts(dlq), { visible: 0, notVisible: 1, delayed: 0 });
-      assert.equal((await triage().listAudit({ limit: 1 }))[0]!.skipped, 1);
+      assert.equal((await triage().audit.list({ limit: 1 }))[0]!.skipped, 1);
     });
 
     it('replays FIFO messages in their group and frees the group a deleted message held', async () => {
@@ -229,11 +245,11 @@ export function triageSemanticsSuite(backend: string, factory: () => StoreFactor
     });
 
     it('keeps the audit trail newest first, a page at a time', async () => {
-      const base = (await triage().listAudit({ limit: 1 }))[0]?.id ?? 0;
+      const base = (await triage().audit.list({ limit: 1 }))[0]?.id ?? 0;
       for (const action of ['purge', 'move-task', 'cancel-move-task'] as const)
-        await triage().record({
+        await triage().audit.record({
           actor: 'AKIDOPS',
-          via: 'cli',
+          via: 'signature',
           action,
           source: 'orders-dlq',
           destination: action === 'move-task' ? 'orders' : undefined,
@@ -241,19 +257,19 @@ export function triageSemanticsSuite(backend: string, factory: () => StoreFactor
           skipped: 0,
           detail: undefined,
         });
-      const newest = await triage().listAudit({ limit: 2 });
+      const newest = await triage().audit.list({ limit: 2 });
       assert.deepEqual(
         newest.map((entry) => entry.action),
         ['cancel-move-task', 'move-task'],
       );
       assert.ok(newest[0]!.id > base);
       assert.equal(newest[0]!.at, h.clock.now());
-      const older = await triage().listAudit({ beforeId: newest[1]!.id, limit: 1 });
+      const older = await triage().audit.list({ beforeId: newest[1]!.id, limit: 1 });
       assert.deepEqual(older[0], {
         id: older[0]!.id,
         at: h.clock.now(),
         actor: 'AKIDOPS',
-        via: 'cli',
+        via: 'signature',
         action: 'purge',
         source: 'orders-dlq',
         destination: undefined,
@@ -261,6 +277,120 @@ export function triageSemanticsSuite(backend: string, factory: () => StoreFactor
         skipped: 0,
         detail: undefined,
       });
+    });
+
+    it('records what a replay changed, as digests and sizes, and the new message ids', async () => {
+      const { dlq, source } = await deadLettered(3);
+      const q = await queue(dlq);
+      const [first, ...rest] = (await triage().browse(q, { limit: 10, filters: [] })).messages;
+      const body = '{"order":0,"fixed":true}';
+      const attributes = { kind: { DataType: 'String', StringValue: 'fixed' } };
+      const edited = await triage().replay(
+        q,
+        { messageIds: [first!.messageId] },
+        { ...console, body, messageAttributes: attributes },
+      );
+      const newId = edited.done[0]!.newMessageId!;
+      assert.deepEqual(edited.audit.edit, {
+        body: { bytes: Buffer.byteLength(body), sha256: sha256(body) },
+        // kind (4) + String (6) + fixed (5), as SQS counts attributes.
+        messageAttributes: { bytes: 15, sha256: edited.audit.edit!.messageAttributes!.sha256 },
+      });
+      assert.match(edited.audit.edit!.messageAttributes!.sha256, /^[0-9a-f]{64}$/);
+      assert.deepEqual(edited.audit.messages, [{ messageId: first!.messageId, newMessageId: newId }]);
+      const [back] = await h.receive(source);
+      assert.equal(back!.MessageId, newId);
+      assert.equal(back!.Body, body);
+
+      const plain = await triage().replay(q, { messageIds: rest.map((m) => m.messageId) }, console);
+      assert.equal(plain.audit.edit, undefined, 'a replay that edits nothing records no edit');
+      assert.deepEqual(
+        plain.audit.messages,
+        plain.done.map((done) => ({ messageId: done.messageId, newMessageId: done.newMessageId })),
+      );
+      const [stored] = await triage().audit.list({ limit: 1 });
+      assert.deepEqual(stored, plain.audit, 'as stored, so as listed');
+    });
+
+    it('keeps every entry within its bound, whatever the selection held', async () => {
+      const { dlq } = await deadLettered(12);
+      const q = await queue(dlq);
+      const huge = 'x'.repeat(4 * 1024 * 1024);
+      const hostile = await triage().delete(q, { filters: [bodyContains(huge)] }, console);
+      assert.equal(hostile.done.length, 0);
+      const entry = hostile.audit;
+      assert.ok(
+        Buffer.byteLength(JSON.stringify(entry)) < 2048,
+        `${JSON.stringify(entry).length} characters`,
+      );
+      assert.ok(
+        /^body contains "x+… \(selection sha256 [0-9a-f]{64}\)$/.test(entry.detail!),
+        entry.detail!.slice(0, 600),
+      );
+      assert.ok(Buffer.byteLength(entry.detail!) <= 512);
+
+      const ids = (await triage().browse(q, { limit: 100, filters: [] })).messages.map((m) => m.messageId);
+      const many = await triage().delete(
+        q,
+        { messageIds: [...ids, ...Array(500).fill('z'.repeat(5000))] },
+        console,
+      );
+      assert.equal(many.done.length, 12);
+      assert.equal(many.audit.count, 12);
+      assert.equal(many.audit.messages!.length, 10, 'the first ten messages, the count says how many');
+      assert.deepEqual(
+        many.audit.messages!.map((m) => m.messageId),
+        ids.slice(0, 10),
+      );
+      assert.match(many.audit.detail!, /^ids [^ ]+ \(\+\d+ more\) \(selection sha256 [0-9a-f]{64}\)$/);
+      assert.ok(Buffer.byteLength(JSON.stringify(many.audit)) < 2048);
+
+      const named = await trail().record({
+        actor: `AKID${'é'.repeat(1000)}`,
+        via: 'signature',
+        action: 'purge',
+        source: 'q'.repeat(1000),
+        destination: undefined,
+        count: 0,
+        skipped: 0,
+        detail: '€'.repeat(1000),
+      });
+      assert.ok(Buffer.byteLength(named.actor) <= 200 && named.actor.endsWith('é…'));
+      assert.ok(Buffer.byteLength(named.source) <= 200);
+      assert.ok(Buffer.byteLength(named.detail!) <= 512 && named.detail!.endsWith('€…'));
+    });
+
+    it('keeps entries for the retention period and only the newest ones, pruned hourly too', async () => {
+      const short = trail({ days: 1, maxEntries: 3 });
+      const write = (count: number) =>
+        short.record({
+          actor: 'AKIDOPS',
+          via: 'signature',
+          action: 'purge',
+          source: 'retained',
+          destination: undefined,
+          count,
+          skipped: 0,
+          detail: undefined,
+        });
+      for (let count = 1; count <= 5; count++) await write(count);
+      const counts = async () =>
+        (await short.list({ limit: 100 })).filter((e) => e.source === 'retained').map((e) => e.count);
+      assert.deepEqual(await counts(), [5, 4, 3], 'only the newest three');
+      await h.clock.advance(24 * 60 * 60 * 1000 - 1);
+      await write(6);
+      assert.deepEqual(await counts(), [6, 5, 4]);
+      await h.clock.advance(2);
+      await write(7);
+      assert.deepEqual(await counts(), [7, 6], 'a day on, the entries of that day are gone');
+
+      const pruning = short.startPruning((error) => assert.fail(String(error)));
+      try {
+        await h.clock.advance(24 * 60 * 60 * 1000 + 60 * 60 * 1000);
+        assert.deepEqual(await counts(), [], 'pruned without a new entry');
+      } finally {
+        pruning.stop();
+      }
     });
   });
 }

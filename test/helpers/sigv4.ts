@@ -1,5 +1,8 @@
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { NodeSha256 } from '../../packages/client/src/node-sha256.ts';
+
+export { NodeSha256 };
 
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
@@ -37,28 +40,6 @@ export function signV4(
     ...all,
     authorization: `AWS4-HMAC-SHA256 Credential=test/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`,
   };
-}
-
-const bytes = (data: string | ArrayBuffer | ArrayBufferView): string | Buffer =>
-  typeof data === 'string'
-    ? data
-    : ArrayBuffer.isView(data)
-      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-      : Buffer.from(data);
-
-/** node:crypto's SHA-256 in the shape @smithy/signature-v4 (the SDK's own signer) takes. */
-export class NodeSha256 {
-  private readonly hash: Hash | Hmac;
-  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
-  }
-  update(data: string | ArrayBuffer | ArrayBufferView): void {
-    this.hash.update(bytes(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.hash.digest());
-  }
-  reset(): void {}
 }
 
 /**

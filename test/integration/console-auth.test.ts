@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { rawRequest } from '../helpers/raw-requests.ts';
 import {
   NEEDS_OWN_SERVER,
   type RunningServer,
@@ -264,6 +266,44 @@ describe('console sign-in and the pages, with credentials', { skip: NEEDS_OWN_SE
     const retryAfter = Number(throttled.headers.get('retry-after'));
     assert.ok(retryAfter > 0 && retryAfter <= 60, String(retryAfter));
     assert.match(await throttled.text(), /Too many failed sign-ins/);
+  });
+
+  it('lets a client guessing from 20 addresses hold up no one else, and slows guessing one key', async () => {
+    /** A sign-in from `address`, one of the machine's loopback addresses. */
+    const signInFrom = (address: string, key: { accessKeyId: string; secretAccessKey: string }) => {
+      const agent = new Agent({ localAddress: address });
+      const body = signInForm(key);
+      return rawRequest(endpoint, {
+        method: 'POST',
+        path: '/console/login',
+        agent,
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'content-length': String(Buffer.byteLength(body)),
+          origin: endpoint,
+        },
+        body,
+      }).finally(() => agent.destroy());
+    };
+    // One client, 20 addresses, 5 failures from each, at key ids of its choosing.
+    for (let address = 2; address <= 21; address++)
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const guess = { accessKeyId: `AKIDGUESS${address}`, secretAccessKey: `guess-${attempt}` };
+        assert.equal((await signInFrom(`127.0.0.${address}`, guess)).status, 401);
+      }
+    assert.equal((await signInFrom('127.0.0.2', ORDERS)).status, 429, 'a guessing address waits');
+    const other = await signInFrom('127.0.0.22', ORDERS);
+    assert.equal(other.status, 303, 'a right sign-in from another address goes through');
+    assert.match(other.headers.get('set-cookie') ?? '', /^sluice_session=/);
+    // Guessing one key's secret from several addresses: 20 failures within the minute and its sign-ins wait.
+    for (let address = 23; address <= 26; address++)
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const guess = { ...ADMIN, secretAccessKey: `guess-${address}-${attempt}` };
+        assert.ok([401, 429].includes((await signInFrom(`127.0.0.${address}`, guess)).status));
+      }
+    const guessed = await signInFrom('127.0.0.27', ADMIN);
+    assert.equal(guessed.status, 429);
+    assert.ok(Number(guessed.headers.get('retry-after')) > 0);
   });
 });
 

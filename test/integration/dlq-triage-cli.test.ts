@@ -168,7 +168,7 @@ describe('sluice redrive --id/--search and sluice audit', { skip: NEEDS_OWN_SERV
     assert.deepEqual(entries, [
       {
         actor: 'anonymous',
-        via: 'cli',
+        via: 'unauthenticated',
         action: 'move-task',
         source: 'orders-dlq',
         destination: 'origin',
@@ -177,7 +177,7 @@ describe('sluice redrive --id/--search and sluice audit', { skip: NEEDS_OWN_SERV
       },
       {
         actor: 'anonymous',
-        via: 'cli',
+        via: 'unauthenticated',
         action: 'replay',
         source: 'orders-dlq',
         destination: 'orders',
@@ -186,7 +186,7 @@ describe('sluice redrive --id/--search and sluice audit', { skip: NEEDS_OWN_SERV
       },
       {
         actor: 'anonymous',
-        via: 'cli',
+        via: 'unauthenticated',
         action: 'replay',
         source: 'orders-dlq',
         destination: 'origin',
@@ -201,6 +201,6 @@ describe('sluice redrive --id/--search and sluice audit', { skip: NEEDS_OWN_SERV
       lines[0]!,
       /^id\s+time \(UTC\)\s+actor\s+via\s+action\s+from\s+to\s+count\s+skipped\s+detail$/,
     );
-    assert.match(lines[1]!, /anonymous\s+cli\s+move-task\s+orders-dlq\s+origin\s+3\s+0\s+task /);
+    assert.match(lines[1]!, /anonymous\s+unauthenticated\s+move-task\s+orders-dlq\s+origin\s+3\s+0\s+task /);
   });
 });

@@ -328,33 +328,65 @@ describe('sluice serve --test-clock', () => {
   });
 });
 
-describe('sluice serve --test-clock --in-memory --credentials', () => {
+describe('sluice serve --test-clock --in-memory with credentials', () => {
+  const ADMIN = { accessKeyId: 'AKIDTESTCLOCK', secretAccessKey: 'secret' };
+  const ORDERS = { accessKeyId: 'AKIDORDERS', secretAccessKey: 'orders-secret', queues: ['orders*'] };
+  const configDir = mkdtempSync(join(tmpdir(), 'sluice-test-clock-keys-'));
+  let server: RunningServer;
+  let sqs: SQSClient;
+
+  before(async () => {
+    const config = join(configDir, 'keys.json');
+    writeFileSync(config, JSON.stringify({ credentials: [ADMIN, ORDERS] }));
+    server = await startServer({ inMemory: true, args: ['--test-clock', '--config', config] });
+    sqs = sqsClient(server.endpoint, { credentials: ADMIN });
+  });
+  after(async () => {
+    sqs?.destroy();
+    await server?.stop();
+    if (server) removeDataDir(server.dataDir);
+    rmSync(configDir, { recursive: true, force: true });
+  });
+
   it('checks signatures against real time however far the clock has moved, and resets as on disk', async () => {
-    const server = await startServer({
-      inMemory: true,
-      args: ['--test-clock', '--credentials', 'AKIDTESTCLOCK:secret'],
-    });
-    const sqs = sqsClient(server.endpoint, {
-      credentials: { accessKeyId: 'AKIDTESTCLOCK', secretAccessKey: 'secret' },
-    });
-    try {
-      const { QueueUrl } = await sqs.send(
-        new CreateQueueCommand({ QueueName: 'kept-in-memory', Attributes: { DelaySeconds: '60' } }),
-      );
-      await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'tomorrow' }));
-      // The test endpoints take no signature: test mode serves this machine only.
-      await advanceClock(server.endpoint, 24 * 3600);
-      // A signature more than 15 minutes away from the server's time would be refused.
-      const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl }));
-      assert.equal(Messages?.[0]?.Body, 'tomorrow');
-      await reset(server.endpoint);
-      assert.equal((await sqs.send(new ListQueuesCommand({}))).QueueUrls, undefined);
-      await sqs.send(new CreateQueueCommand({ QueueName: 'kept-in-memory' }));
-    } finally {
-      sqs.destroy();
-      await server.stop();
-      removeDataDir(server.dataDir);
+    const { QueueUrl } = await sqs.send(
+      new CreateQueueCommand({ QueueName: 'kept-in-memory', Attributes: { DelaySeconds: '60' } }),
+    );
+    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'tomorrow' }));
+    await advanceClock(server.endpoint, 24 * 3600, { credentials: ADMIN });
+    // A signature more than 15 minutes away from the server's time would be refused.
+    const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl }));
+    assert.equal(Messages?.[0]?.Body, 'tomorrow');
+    await reset(server.endpoint, { credentials: ADMIN });
+    assert.equal((await sqs.send(new ListQueuesCommand({}))).QueueUrls, undefined);
+    await sqs.send(new CreateQueueCommand({ QueueName: 'kept-in-memory' }));
+  });
+
+  it('refuses the test endpoints to a request without a signature, or signed by a key of limited scope', async () => {
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'survives' }));
+    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'still here' }));
+    const before = await serverTime(server.endpoint, { credentials: ADMIN });
+    const unsigned: Array<[string, string, string?]> = [
+      ['POST', '/moto-api/reset'],
+      ['POST', '/_sluice/reset'],
+      ['POST', '/_sluice/clock/advance', '{"seconds": 31536000}'],
+      ['GET', '/_sluice/clock'],
+    ];
+    for (const [method, path, body] of unsigned) {
+      const response = await fetch(`${server.endpoint}${path}`, { method, body });
+      assert.equal(response.status, 401, `${method} ${path}`);
+      assert.match(await response.text(), /MissingAuthenticationToken/);
     }
+    await assert.rejects(reset(server.endpoint), /HTTP 401/);
+    await assert.rejects(reset(server.endpoint, { credentials: ORDERS }), /AKIDORDERS may not use test mode/);
+    await assert.rejects(
+      advanceClock(server.endpoint, 3600, { credentials: { ...ADMIN, secretAccessKey: 'wrong' } }),
+      /HTTP 403/,
+    );
+    const after = await serverTime(server.endpoint, { credentials: ADMIN });
+    assert.equal(after.advancedSeconds, before.advancedSeconds, 'the clock did not move');
+    const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl }));
+    assert.equal(Messages?.[0]?.Body, 'still here', 'nothing was reset');
   });
 });
 

@@ -12,7 +12,7 @@ import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store
 import { postgresAtVersion, sqliteAtVersion } from '../helpers/earlier-schema.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 
-/** Migrations that move data: a database an earlier version left, with messages in it, is served after. */
+/** Migrations that move data: a database an earlier version left, with messages or audit entries in it, is served after. */
 
 const dirs: string[] = [];
 after(() => {
@@ -197,4 +197,73 @@ it('PostgreSQL migration 8: a FIFO queue keeps deduplicating in the scope its at
     queuesLeftBehind((yes) => String(yes)),
     assertScopes,
   );
+});
+
+/** An audit entry an earlier version left: the whole 4 MiB selection a request named, as it was copied. */
+const HUGE_DETAIL = 'x'.repeat(4 * 1024 * 1024);
+const OLD_AUDIT_ROW = `INSERT INTO audit_log (at, actor, via, action, source, destination, count, skipped, detail)
+  VALUES (${NOW}, 'AKIDOPS', 'cli', 'delete', 'orders-dlq', NULL, 0, 0, '${HUGE_DETAIL}')`;
+
+/** After the migration the entry is kept, its detail cut to 500 characters and an ellipsis, its via as it was. */
+function assertAuditCut(row: { detail: string; via: string; edit: unknown; messages: unknown }): void {
+  assert.equal(row.detail, `${'x'.repeat(500)}…`);
+  assert.equal(row.via, 'cli');
+  assert.equal(row.edit, null);
+  assert.equal(row.messages, null);
+}
+
+it('SQLite migration 11: an audit entry copied whole is cut to its bound, and the trail listed', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-migrations-'));
+  dirs.push(dir);
+  const file = join(dir, 'sluice.db');
+  const old = new Database(file);
+  sqliteAtVersion(old, 10);
+  old.exec(OLD_AUDIT_ROW);
+  old.close();
+
+  const store = new SqliteStore({ dataDir: dir, durability: 'durable' });
+  try {
+    const [entry] = await store.listAudit({ limit: 10 });
+    assert.equal(entry?.detail?.length, 501);
+  } finally {
+    await store.close();
+  }
+  const migrated = new Database(file, { readonly: true });
+  try {
+    assertAuditCut(migrated.prepare('SELECT * FROM audit_log').get() as Parameters<typeof assertAuditCut>[0]);
+  } finally {
+    migrated.close();
+  }
+});
+
+it('PostgreSQL migration 9: an audit entry copied whole is cut to its bound, and the trail listed', async () => {
+  const database = await freshDatabase('sluice_migrations');
+  try {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      await postgresAtVersion(client, 8);
+      await client.query(OLD_AUDIT_ROW);
+    } finally {
+      await client.end();
+    }
+
+    const store = await PostgresStore.open({ connectionString: database.url });
+    try {
+      const [entry] = await store.listAudit({ limit: 10 });
+      assert.equal(entry?.detail?.length, 501);
+    } finally {
+      await store.close();
+    }
+    const migrated = new pg.Client({ connectionString: database.url });
+    await migrated.connect();
+    try {
+      const { rows } = await migrated.query('SELECT * FROM audit_log');
+      assertAuditCut(rows[0]);
+    } finally {
+      await migrated.end();
+    }
+  } finally {
+    await database.drop();
+  }
 });

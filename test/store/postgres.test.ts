@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import type { NewMessage, Store } from '../../packages/server/src/store/contract.ts';
+import type { TriageStore } from '../../packages/server/src/store/triage.ts';
 import type { StoreFactory } from '../contract/harness.ts';
+import { auditEntry } from '../helpers/audit-entry.ts';
 import { newMessage } from '../helpers/new-message.ts';
 import { postgresFactory } from '../helpers/postgres.ts';
 import { storeContractSuite } from './store-contract.ts';
@@ -62,5 +64,14 @@ describe('PostgreSQL store: round trips', () => {
       ),
     );
     assert.equal(ten, one);
+  });
+
+  it('counts the audit trail in the stored bytes, which --max-stored-bytes caps', async () => {
+    const triage = store as Store & TriageStore;
+    const before = await store.storedBytes!();
+    const keep = { since: 0, newest: 1_000_000 };
+    for (let i = 0; i < 100; i++) await triage.appendAudit(auditEntry('d'.repeat(1000)), keep);
+    const grown = (await store.storedBytes!()) - before;
+    assert.ok(grown > 100_000, `100 entries of 1 KB grew the stored bytes by ${grown}`);
   });
 });

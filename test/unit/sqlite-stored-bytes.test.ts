@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
+import { auditEntry } from '../helpers/audit-entry.ts';
 import { newMessage } from '../helpers/new-message.ts';
 
 /**
@@ -39,6 +40,17 @@ describe('SQLite stored bytes', () => {
     assert.ok(stored > 0.9 * walBytes, `${stored} stored bytes leave out the WAL's ${walBytes}`);
     assert.equal(statSync(join(dir, 'sluice.reserve')).size, reserveBytes);
     assert.ok(stored < walBytes + reserveBytes, `${stored} stored bytes count the reserve`);
+    await store.close();
+  });
+
+  it('counts the audit trail', async () => {
+    const auditDir = join(dir, 'audit');
+    const store = new SqliteStore({ dataDir: auditDir, durability: 'durable', diskReserveBytes: 0 });
+    const before = await store.storedBytes();
+    const keep = { since: 0, newest: 1_000_000 };
+    for (let i = 0; i < 400; i++) await store.appendAudit(auditEntry('d'.repeat(1000)), keep);
+    const grown = (await store.storedBytes()) - before;
+    assert.ok(grown > 400_000, `400 entries of 1 KB grew the stored bytes by ${grown}`);
     await store.close();
   });
 });

@@ -1556,7 +1556,34 @@ async function messagesPage(name) {
 
 // ---- Audit -----------------------------------------------------------------------------------------
 
-/** What operators did: replays and deletes, and the purges and move tasks of the console and the CLI. */
+/**
+ * Text from the audit trail as shown: control and invisible characters (newlines, escapes, bidirectional
+ * overrides) written as escapes, so an entry shows what it holds and cannot pass for another.
+ */
+function visible(text) {
+  return String(text).replace(
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what this finds.
+    /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/** An entry's selection, what a replay changed (sizes and digests) and the new messages' ids. */
+function auditDetails(e) {
+  const digest = (what, d) => d && `new ${what}: ${d.bytes} bytes, sha256 ${d.sha256.slice(0, 12)}…`;
+  const newIds = (e.messages ?? []).map((m) => m.newMessageId).filter(Boolean);
+  return [
+    e.detail,
+    digest('body', e.edit?.body),
+    digest('attributes', e.edit?.messageAttributes),
+    newIds.length > 0 &&
+      `new ids: ${newIds.join(', ')}${newIds.length < e.count ? ` (first ${newIds.length} of ${e.count})` : ''}`,
+  ]
+    .filter(Boolean)
+    .map((line) => h('div', {}, visible(line)));
+}
+
+/** What was done to messages: replays and deletes, purges, queue deletions and move tasks, whoever did them. */
 async function auditPage() {
   const list = h('div', { id: 'audit' });
   const more = h('p', { class: 'pager' });
@@ -1569,7 +1596,7 @@ async function auditPage() {
         ? h(
             'p',
             { class: 'muted' },
-            'Nothing yet: replays, deletes, purges and move tasks will be listed here.',
+            'Nothing yet: replays, deletes, purges, queue deletions and move tasks will be listed here.',
           )
         : h(
             'table',
@@ -1593,14 +1620,14 @@ async function auditPage() {
                   'tr',
                   { 'data-action': e.action },
                   h('td', { class: 'time' }, formatTime(e.at)),
-                  h('td', {}, e.actor),
+                  h('td', {}, visible(e.actor)),
                   h('td', {}, e.via),
                   h('td', {}, e.action),
-                  h('td', {}, queueLink(e.source)),
-                  h('td', {}, e.destination ?? ''),
+                  h('td', {}, h('a', { href: `#/queue/${encodeURIComponent(e.source)}` }, visible(e.source))),
+                  h('td', {}, visible(e.destination ?? '')),
                   h('td', { class: 'number' }, String(e.count)),
                   h('td', { class: 'number' }, String(e.skipped)),
-                  h('td', { class: 'small' }, e.detail ?? ''),
+                  h('td', { class: 'small' }, auditDetails(e)),
                 ),
               ),
             ),
@@ -1621,7 +1648,7 @@ async function auditPage() {
     h(
       'p',
       { class: 'muted' },
-      'Every replay and delete, and the purges and move tasks started from the console or the command line: who, when, from where to where, how many. Newest first.',
+      'Every replay and delete, and every purge, queue deletion and move task, whoever made it: who, how they were authenticated, when, from where to where, how many. Newest first.',
     ),
     list,
     more,

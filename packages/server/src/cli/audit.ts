@@ -1,20 +1,23 @@
 import { parseArgs } from 'node:util';
-import type { AuditRecord } from '../store/triage.ts';
+import type { AuditRecord, ContentDigest } from '../store/triage.ts';
 import { DEFAULT_ENDPOINT, explainRefused } from './endpoint.ts';
 import { integerFlag, UsageError } from './flags.ts';
 import { getJson } from './sluice-api.ts';
+import { printable, printableJson } from './terminal-text.ts';
 
-export const AUDIT_HELP = `sluice audit — what operators did: replays, deletes, purges and move tasks (newest first)
+export const AUDIT_HELP = `sluice audit — what was done to queues' messages: replays, deletes, purges, queue deletions and move tasks (newest first)
 
 Usage:
   sluice audit [--limit N] [--before ID] [--endpoint URL] [--json]
 
 Reads the audit trail a running server keeps in its store (GET /api/audit): the replays and deletes done
-from the console, its API or \`sluice redrive --id/--search\`, and the purges and move tasks started from
-the console or the CLI. Only entries of queues the key may read are shown.
+from the console, its API or \`sluice redrive --id/--search\`, and the purges, queue deletions and move
+tasks of every client. Only entries of queues the key may read are shown. Control characters in the
+entries are printed as escapes (\\x1b, \\n).
 
 Options:
-  --limit N        show at most N entries, 1-200 (default 50)
+  --limit N        show at most N entries, 1-200 (default 50); when there are older ones, the command
+                   to page back is printed on stderr
   --before ID      entries older than the entry ID (to page back)
   --endpoint URL   the Sluice server (default http://127.0.0.1:9324)
   --json           print the entries as JSON instead of a table
@@ -35,12 +38,36 @@ const COLUMNS: Array<{ title: string; value: (entry: AuditRecord) => string }> =
   { title: 'to', value: (e) => e.destination ?? '' },
   { title: 'count', value: (e) => String(e.count) },
   { title: 'skipped', value: (e) => String(e.skipped) },
-  { title: 'detail', value: (e) => e.detail ?? '' },
+  { title: 'detail', value: (e) => details(e) },
 ];
 
-/** The entries as a table, numbers right-aligned, text left-aligned, the last column unpadded. */
+/** The selection, what a replay changed (as sizes and digests) and the new messages' ids. */
+function details(entry: AuditRecord): string {
+  const digest = (what: string, content: ContentDigest | undefined) =>
+    content && `new ${what} (${content.bytes} bytes, sha256 ${content.sha256.slice(0, 12)}…)`;
+  const newIds = (entry.messages ?? []).flatMap((m) =>
+    m.newMessageId === undefined ? [] : [m.newMessageId],
+  );
+  const shown = newIds.length < entry.count ? ` (first ${newIds.length} of ${entry.count})` : '';
+  return [
+    entry.detail,
+    digest('body', entry.edit?.body),
+    digest('attributes', entry.edit?.messageAttributes),
+    newIds.length > 0 ? `new ids ${newIds.join(',')}${shown}` : undefined,
+  ]
+    .filter((part) => part !== undefined)
+    .join('; ');
+}
+
+/**
+ * The entries as a table, numbers right-aligned, text left-aligned, the last column unpadded; every field is
+ * printable, so an entry is one line whatever its fields hold.
+ */
 export function auditTable(entries: readonly AuditRecord[]): string {
-  const cells = [COLUMNS.map((c) => c.title), ...entries.map((e) => COLUMNS.map((c) => c.value(e)))];
+  const cells = [
+    COLUMNS.map((c) => c.title),
+    ...entries.map((e) => COLUMNS.map((c) => printable(c.value(e)))),
+  ];
   const widths = COLUMNS.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
   const numeric = new Set(['id', 'count', 'skipped']);
   return cells
@@ -56,8 +83,12 @@ export function auditTable(entries: readonly AuditRecord[]): string {
     .join('\n');
 }
 
-/** Runs `sluice audit`; returns the exit status. */
-export async function audit(args: string[], out: (text: string) => void): Promise<number> {
+/** Runs `sluice audit`, writing the entries to `out` and the next page's command to `note`; returns the exit status. */
+export async function audit(
+  args: string[],
+  out: (text: string) => void,
+  note: (text: string) => void,
+): Promise<number> {
   const { values } = parseArgs({
     args,
     strict: true,
@@ -79,12 +110,16 @@ export async function audit(args: string[], out: (text: string) => void): Promis
     throw new UsageError('the audit trail is kept by a Sluice server, not by AWS');
   const endpoint = (values.endpoint ?? DEFAULT_ENDPOINT).replace(/\/+$/, '');
   try {
-    const { entries } = await getJson<{ entries: AuditRecord[] }>(
+    const { entries, next } = await getJson<{ entries: AuditRecord[]; next?: string }>(
       `${endpoint}/api/audit?limit=${limit}${before === undefined ? '' : `&before=${before}`}`,
     );
-    if (values.json) out(`${JSON.stringify(entries, null, 2)}\n`);
+    if (values.json) out(`${printableJson(entries)}\n`);
     else if (entries.length === 0) out('the audit trail is empty\n');
     else out(`${auditTable(entries)}\n`);
+    if (next !== undefined && /^\d+$/.test(next))
+      note(
+        `older entries: sluice audit --before ${next}${values.limit === undefined ? '' : ` --limit ${limit}`}\n`,
+      );
     return 0;
   } catch (error) {
     throw explainRefused(error, endpoint);

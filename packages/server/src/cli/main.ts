@@ -14,7 +14,7 @@ Usage:
   sluice serve [options]     start the server (see: sluice serve --help)
   sluice redrive [options]   move messages out of a dead-letter queue at a rate (see: sluice redrive --help)
   sluice stats QUEUE         a queue's recent history from a running server (see: sluice stats --help)
-  sluice audit               what operators did: replays, deletes, purges, move tasks (see: sluice audit --help)
+  sluice audit               what was done to messages: replays, deletes, purges, move tasks (see: sluice audit --help)
   sluice --help              this text
   sluice --version           print the version
 
@@ -51,6 +51,8 @@ Options:
   --redrive-backlog N such tasks pause while a destination has N or more visible messages
                       (default 1000; 0 never pauses)
   --alarm-webhook URL POST DLQ alarm notifications as JSON to URL (repeatable)
+  --audit-retention-days N  keep audit entries (sluice audit) N days, 1-36500 (default 90)
+  --audit-max-entries N  keep only the newest N audit entries, 1-10000000 (default 100000)
   --credentials ID:SECRET  accept requests SigV4-signed with this access key (repeatable); with any
                       key configured (here or in --config), unsigned or wrongly signed requests fail,
                       and the console and its pages ask to sign in with a key's id and secret
@@ -65,7 +67,7 @@ Options:
                       clients reach a loopback or --insecure server by another name
   --max-queues N      refuse CreateQueue (OverLimit) once the server holds N queues (default: no cap)
   --max-stored-bytes N  refuse sends (OverLimit) once the store takes N bytes on disk, its WAL
-                      included (default: no cap)
+                      and the audit trail included (default: no cap)
   --max-in-flight N   in-flight messages per standard queue (default 120000, SQS's)
   --max-in-flight-fifo N  in-flight messages per FIFO queue (default 20000, SQS's)
   --max-long-polls N  concurrent long polls on the server; past it, 503 (default 10000)
@@ -90,7 +92,8 @@ Options:
                       in /metrics; by default they honour it, as AWS does (also per queue in --config)
   --test-clock        test mode: tests read the server's time (GET /_sluice/clock) and move it forward
                       (POST /_sluice/clock/advance {"seconds": N}), and POST /_sluice/reset (or moto's
-                      /moto-api/reset) forgets every queue; loopback --host and SQLite only
+                      /moto-api/reset) forgets every queue; loopback --host and SQLite only; with
+                      credentials these need a signature of a key without queue or action limits
   -h, --help          this text
 
 Environment (a flag given wins; the container image sets all three):
@@ -224,6 +227,10 @@ async function serve(args: string[]): Promise<void> {
         ...optional('backlogLimit', integer('redrive-backlog', values['redrive-backlog'], 0, 1e9)),
       },
       alarms: { webhooks: (values['alarm-webhook'] ?? []).map(webhookUrl) },
+      auditRetention: {
+        ...optional('days', integer('audit-retention-days', values['audit-retention-days'], 1, 36_500)),
+        ...optional('maxEntries', integer('audit-max-entries', values['audit-max-entries'], 1, 1e7)),
+      },
       limits: {
         ...optional('maxQueues', integer('max-queues', values['max-queues'], 1, 1e9)),
         ...optional('maxStoredBytes', integer('max-stored-bytes', values['max-stored-bytes'], 1, 2 ** 50)),
@@ -336,6 +343,8 @@ function parseServeArgs(args: string[]) {
       'redrive-rate': { type: 'string' },
       'redrive-backlog': { type: 'string' },
       'alarm-webhook': { type: 'string', multiple: true },
+      'audit-retention-days': { type: 'string' },
+      'audit-max-entries': { type: 'string' },
       credentials: { type: 'string', multiple: true },
       'max-queues': { type: 'string' },
       'max-stored-bytes': { type: 'string' },
@@ -419,7 +428,11 @@ async function runStats(args: string[]): Promise<void> {
 
 async function runAudit(args: string[]): Promise<void> {
   try {
-    process.exitCode = await audit(args, (text) => process.stdout.write(text));
+    process.exitCode = await audit(
+      args,
+      (text) => process.stdout.write(text),
+      (text) => process.stderr.write(text),
+    );
   } catch (error) {
     const mistake = usageMessage(error);
     if (mistake !== undefined) usage('audit', mistake);

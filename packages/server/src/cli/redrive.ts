@@ -128,7 +128,7 @@ export async function redrive(args: string[]): Promise<number> {
   const sqs = new SQSClient({
     region: values.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
     ...(local ? { endpoint } : {}),
-    // The server records the move tasks it is asked for by the CLI in its audit trail.
+    // Names the CLI, as SDKs name themselves; the audit trail goes by how a request was authenticated.
     customUserAgent: CLI_USER_AGENT,
     // Sluice takes any credentials unless it was configured with keys; the SDK insists on some.
     ...(local && !process.env.AWS_ACCESS_KEY_ID

@@ -1,6 +1,6 @@
 import { signRequest } from '../server/auth/sigv4.ts';
 
-/** How the CLI names itself to the server, which records its purges, move tasks and replays as done "via cli". */
+/** How the CLI names itself, as SDKs do: a claim, which the audit trail does not rely on. */
 export const CLI_USER_AGENT = 'sluice-cli';
 
 /** GET a Sluice API page (/api/...) as JSON; signed with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY when set. */

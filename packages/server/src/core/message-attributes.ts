@@ -130,12 +130,18 @@ export function md5Hex(data: string | Buffer): string {
   return hash('md5', data, 'hex');
 }
 
-/**
- * MD5OfMessageAttributes as SQS computes it (the SDKs recompute and compare): attributes sorted by name,
- * each encoded as length-prefixed name, length-prefixed data type, a transport byte (1 string, 2 binary)
- * and the length-prefixed value.
- */
+/** MD5OfMessageAttributes as SQS computes it (the SDKs recompute and compare), of `attributesEncoding`. */
 export function md5OfAttributes(attributes: MessageAttributes | undefined): string | undefined {
+  const encoding = attributesEncoding(attributes);
+  return encoding && md5Hex(encoding);
+}
+
+/**
+ * The bytes SQS digests message attributes from: attributes sorted by name, each encoded as length-prefixed
+ * name, length-prefixed data type, a transport byte (1 string, 2 binary) and the length-prefixed value.
+ * Undefined without attributes.
+ */
+export function attributesEncoding(attributes: MessageAttributes | undefined): Buffer | undefined {
   if (!attributes) return undefined;
   const names = Object.keys(attributes).sort();
   if (names.length === 0) return undefined;
@@ -157,7 +163,7 @@ export function md5OfAttributes(attributes: MessageAttributes | undefined): stri
       lengthPrefixed(Buffer.from(value.StringValue ?? '', 'utf8'));
     }
   }
-  return md5Hex(Buffer.concat(parts));
+  return Buffer.concat(parts);
 }
 
 /**

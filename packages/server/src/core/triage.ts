@@ -3,7 +3,8 @@ import { parseQueueArn } from 'sluice-client/arn';
 import type { Clock } from 'sluice-client/clock';
 import type { MessageAttributes } from '../shared/sqs-values.ts';
 import type { NewMessage, QueueRecord, StoredMessage } from '../store/contract.ts';
-import type { AuditEntry, AuditRecord, TriageOutcome, TriageStore } from '../store/triage.ts';
+import type { AuditEdit, AuditRecord, AuditVia, TriageOutcome, TriageStore } from '../store/triage.ts';
+import { type AuditTrail, editOf, selectionSummary } from './audit-trail.ts';
 import { errors } from './errors.ts';
 import { hasOnlyAllowedCharacters } from './limits.ts';
 import type { LongPoll } from './long-poll.ts';
@@ -54,7 +55,7 @@ export interface Selection {
 
 export interface Actor {
   actor: string;
-  via: AuditEntry['via'];
+  via: AuditVia;
 }
 
 export interface ReplayOptions extends Actor {
@@ -67,8 +68,8 @@ export interface ReplayOptions extends Actor {
 }
 
 export interface TriageReport {
-  /** Messages replayed or deleted, with where each went. */
-  done: Array<{ messageId: string; destination?: string }>;
+  /** Messages replayed or deleted, with where each went and, for a replay, the new message's id. */
+  done: Array<{ messageId: string; destination?: string; newMessageId?: string }>;
   /** Messages left as they were, and why: inFlight, missing, or the refusal's reason. */
   skipped: Array<{ messageId: string; reason: string }>;
   /** The selection matched more than SELECTION_MAX messages: only the first were acted on. */
@@ -85,13 +86,13 @@ export interface TriageDependencies {
 
 /**
  * DLQ triage: browse and search a queue's messages without receiving them, and replay or delete chosen ones,
- * each message atomically and never one a consumer holds. Every replay and delete is written to the audit
- * trail, as are the purges and move tasks operators start (`record`).
+ * each message atomically and never one a consumer holds. Every replay and delete is written to `audit`.
  */
 export class MessageTriage {
   constructor(
     private readonly deps: TriageDependencies,
     private readonly store: TriageStore,
+    readonly audit: AuditTrail,
   ) {}
 
   async browse(
@@ -192,6 +193,7 @@ export class MessageTriage {
       action: 'replay',
       destination: options.destination?.name ?? 'origin',
       names,
+      edit: editOf(options.body, options.messageAttributes),
     });
   }
 
@@ -205,15 +207,6 @@ export class MessageTriage {
       destination: undefined,
       names: new Map(),
     });
-  }
-
-  /** Writes an operator's purge or move task to the audit trail. */
-  record(entry: Omit<AuditEntry, 'at'>): Promise<AuditRecord> {
-    return this.store.appendAudit({ ...entry, at: this.deps.clock.now() });
-  }
-
-  listAudit(options: { beforeId?: number; limit: number }): Promise<AuditRecord[]> {
-    return this.store.listAudit(options);
   }
 
   /** The selected messages' seqs, in queue order, up to SELECTION_MAX; and the ids given that are not there. */
@@ -259,6 +252,7 @@ export class MessageTriage {
       action: 'replay' | 'delete';
       destination: string | undefined;
       names: Map<number, string>;
+      edit?: AuditEdit;
     },
   ): Promise<TriageReport> {
     const done: TriageReport['done'] = [];
@@ -267,11 +261,15 @@ export class MessageTriage {
       const messageId = outcome.messageId ?? `seq ${outcome.seq}`;
       if (outcome.outcome === 'done') {
         const destination = outcome.queueId === undefined ? undefined : what.names.get(outcome.queueId);
-        done.push(destination === undefined ? { messageId } : { messageId, destination });
+        done.push({
+          messageId,
+          ...(destination !== undefined && { destination }),
+          ...(outcome.newMessageId !== undefined && { newMessageId: outcome.newMessageId }),
+        });
       } else
         skipped.push({ messageId, reason: outcome.outcome === 'refused' ? outcome.reason : outcome.outcome });
     }
-    const audit = await this.record({
+    const audit = await this.audit.record({
       actor: what.actor,
       via: what.via,
       action: what.action,
@@ -279,7 +277,17 @@ export class MessageTriage {
       destination: what.destination,
       count: done.length,
       skipped: skipped.length,
-      detail: describeSelection(selection),
+      detail: selectionSummary(
+        selection.messageIds,
+        (selection.filters ?? []).map((filter) => filter.text),
+      ),
+      ...(what.edit && { edit: what.edit }),
+      ...(done.length > 0 && {
+        messages: done.map(({ messageId, newMessageId }) => ({
+          messageId,
+          ...(newMessageId !== undefined && { newMessageId }),
+        })),
+      }),
     });
     return { done, skipped, truncated, audit };
   }
@@ -332,11 +340,4 @@ function parseCursor(after: string | undefined): number {
 function checkBody(body: string): void {
   if (body === '') throw errors.invalidParameterValue('The new body must not be empty.');
   if (!hasOnlyAllowedCharacters(body)) throw errors.invalidMessageContents();
-}
-
-function describeSelection(selection: Selection): string {
-  const parts: string[] = [];
-  if (selection.messageIds) parts.push(`ids ${selection.messageIds.join(',')}`);
-  for (const filter of selection.filters ?? []) parts.push(filter.text);
-  return parts.join(' and ');
 }

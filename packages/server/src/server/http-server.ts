@@ -29,7 +29,7 @@ import type { Logger } from './logger.ts';
 import { LONG_POLL_CAP_DEFAULTS, type LongPollCaps, longPollGate } from './long-poll-gate.ts';
 import type { OperatorAudit } from './operator-audit.ts';
 import { ANYONE, type ConsoleChange, type Endpoint, errorPage, type Page, type PageViewer } from './page.ts';
-import { actorOf, viaOf } from './triage-api.ts';
+import { actorOf } from './triage-api.ts';
 
 export interface HttpServerOptions {
   service: SqsService;
@@ -42,12 +42,12 @@ export interface HttpServerOptions {
   changes?: Record<string, ConsoleChange>;
   /** Who may read the pages, the console's sign-in, and its session cookie on SQS requests; all open without. */
   pageAccess?: PageAccess;
-  /** Writes the purges and move tasks operators start from the console or the CLI to the audit trail. */
+  /** Writes the purges, queue deletions and move tasks of every client to the audit trail. */
   operatorAudit?: OperatorAudit;
   /**
-   * Test mode's requests, by path, any method: refused to other origins' pages as SQS requests are, but
-   * open to any caller otherwise (test mode listens on loopback only), unlike the console's changes; their
-   * errors are answered in JSON.
+   * Test mode's requests, by path, any method: refused to other origins' pages as SQS requests are, and with
+   * credentials configured to any request not signed by a key that may act on every queue
+   * (`pageAccess.admitTest`); their errors are answered in JSON.
    */
   testEndpoints?: ReadonlyMap<string, Endpoint>;
   /** Told of every SQS API request answered: its action, HTTP status and duration. */
@@ -233,7 +233,8 @@ async function handle(
       return;
     }
     if (testEndpoint) {
-      answer(await testEndpoint({ method: request.method ?? 'GET', body }));
+      const refusal = options.pageAccess?.admitTest(request, body);
+      answer(refusal ?? (await testEndpoint({ method: request.method ?? 'GET', body })));
       return;
     }
     if (request.method === 'GET') checkGet(request, url(), protocol, options.auth !== undefined);
@@ -280,7 +281,7 @@ async function handle(
     };
     const audit = options.operatorAudit?.(action, decoded.input, () => ({
       actor: actorOf({ accessKeyId: caller?.accessKeyId }),
-      via: viaOf(request, sessionKey !== undefined),
+      via: sessionKey ? 'console-session' : caller ? 'signature' : 'unauthenticated',
     }));
     const finishAudit = audit && (await audit);
     const output = await dispatch(options.service, action, decoded.input, context);

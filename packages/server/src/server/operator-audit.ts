@@ -1,27 +1,33 @@
+import type { AuditTrail } from '../core/audit-trail.ts';
 import type { SqsService } from '../core/sqs-service.ts';
-import type { MessageTriage } from '../core/triage.ts';
 import type { JsonObject } from '../shared/json-object.ts';
-import type { AuditEntry } from '../store/triage.ts';
+import type { AuditAction, AuditVia } from '../store/triage.ts';
 
-/** The SQS actions an operator's console or CLI session writes to the audit trail. */
-const AUDITED = new Set(['PurgeQueue', 'StartMessageMoveTask', 'CancelMessageMoveTask']);
+/** The SQS actions that destroy or move messages, written to the audit trail whoever makes them. */
+const AUDITED = new Set(['PurgeQueue', 'DeleteQueue', 'StartMessageMoveTask', 'CancelMessageMoveTask']);
 
 /** Writes an audited action's entry once it succeeded, given its output. */
 export type AuditFinish = (output: unknown) => Promise<void>;
 
+/** Who made a request: the key (or "anonymous"), and how the request was authenticated. */
+export interface Requester {
+  actor: string;
+  via: AuditVia;
+}
+
 /**
- * Called before an SQS request is carried out. Undefined, at once, for every action but a purge or a move
- * task's start or cancel, so that clients' traffic pays nothing; for those, when they come from the console
- * or the CLI (not applications, whose purges would bury the trail), what to call with the output once the
- * action succeeded. The counts are read before, as a purge leaves none to read.
+ * Called before an SQS request is carried out. Undefined, at once, for every action but those that destroy
+ * or move messages (a purge, a queue's deletion, a move task's start or cancel), so that other traffic pays
+ * nothing; for those, from any client, what to call with the output once the action succeeded. The counts
+ * are read before, as a purge or a deletion leaves none to read.
  */
 export type OperatorAudit = (
   action: string,
   input: JsonObject,
-  who: () => { actor: string; via: AuditEntry['via'] },
+  who: () => Requester,
 ) => Promise<AuditFinish | undefined> | undefined;
 
-export function operatorAudit(service: SqsService, triage: MessageTriage): OperatorAudit {
+export function operatorAudit(service: SqsService, audit: AuditTrail): OperatorAudit {
   const waiting = async (name: string | undefined) => {
     const queue = name === undefined ? undefined : await service.queues.queueByName(name);
     if (!queue) return 0;
@@ -32,20 +38,16 @@ export function operatorAudit(service: SqsService, triage: MessageTriage): Opera
     typeof reference === 'string' ? reference.split(/[/:]/).at(-1) : undefined;
   return (action, input, who) => (AUDITED.has(action) ? finisher(action, input, who()) : undefined);
 
-  async function finisher(
-    action: string,
-    input: JsonObject,
-    who: { actor: string; via: AuditEntry['via'] },
-  ): Promise<AuditFinish | undefined> {
-    if (who.via === 'api') return undefined;
+  async function finisher(action: string, input: JsonObject, who: Requester): Promise<AuditFinish> {
     const entry = { ...who, skipped: 0 };
-    if (action === 'PurgeQueue') {
+    if (action === 'PurgeQueue' || action === 'DeleteQueue') {
       const source = nameOf(input.QueueUrl) ?? '';
       const count = await waiting(source);
+      const recorded: AuditAction = action === 'PurgeQueue' ? 'purge' : 'delete-queue';
       return async () => {
-        await triage.record({
+        await audit.record({
           ...entry,
-          action: 'purge',
+          action: recorded,
           source,
           destination: undefined,
           count,
@@ -57,7 +59,7 @@ export function operatorAudit(service: SqsService, triage: MessageTriage): Opera
       const source = nameOf(input.SourceArn) ?? '';
       const count = await waiting(source);
       return async (output) => {
-        await triage.record({
+        await audit.record({
           ...entry,
           action: 'move-task',
           source,
@@ -70,7 +72,7 @@ export function operatorAudit(service: SqsService, triage: MessageTriage): Opera
     const handle = typeof input.TaskHandle === 'string' ? input.TaskHandle : '';
     const task = await service.moveTasks.task(handle).catch(() => undefined);
     return async (output) => {
-      await triage.record({
+      await audit.record({
         ...entry,
         action: 'cancel-move-task',
         source: nameOf(task?.sourceArn) ?? '',

@@ -27,6 +27,8 @@ export type Endpoint = (request: EndpointRequest) => Promise<Page>;
 /** Who reads a page: which queues it may see, and the key it signed in with (none when pages are open). */
 export interface PageViewer {
   readonly accessKeyId?: string;
+  /** How the key was proven: a SigV4 signature or the console's session cookie (none when pages are open). */
+  readonly authenticatedBy?: 'signature' | 'console-session';
   /** Whether the viewer may see the queue (GetQueueAttributes). */
   mayRead(queue: string): Promise<boolean>;
   /** Whether the viewer may change the queue's settings, its alarm's silence too (SetQueueAttributes). */

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { type Clock, systemClock } from 'sluice-client/clock';
+import { AUDIT_RETENTION_DEFAULTS, type AuditRetention, AuditTrail } from '../core/audit-trail.ts';
 import { ALARM_DEFAULTS, type AlarmSettings, type AlarmState, DlqAlarms } from '../core/dlq-alarms.ts';
 import type { CapacityLimits } from '../core/limits.ts';
 import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts';
@@ -66,6 +67,8 @@ export interface SluiceOptions {
   redrive?: Partial<MoveTaskSettings>;
   /** DLQ alarms (the config file's "alarms" can set these too). */
   alarms?: Partial<AlarmSettings> & { webhooks?: string[] };
+  /** How long and how many audit entries are kept (default 90 days, 100,000 entries). */
+  auditRetention?: Partial<AuditRetention>;
   /** Access keys; with any (here or in the config file), every request must be SigV4-signed by one. */
   credentials?: AccessKey[];
   /** Allow a non-loopback host without credentials (an open queue on the network). */
@@ -201,7 +204,11 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const webhooks = [...(config.alarms?.webhooks ?? []), ...(options.alarms?.webhooks ?? [])];
   const deliver = webhookNotifier({ urls: webhooks, clock, logger });
   const jobs = serviceReads(service, store);
-  const triage = isTriageStore(store) ? new MessageTriage(jobs, store) : undefined;
+  const triageStore = isTriageStore(store) ? store : undefined;
+  const audit =
+    triageStore &&
+    new AuditTrail(clock, triageStore, { ...AUDIT_RETENTION_DEFAULTS, ...options.auditRetention });
+  const triage = triageStore && audit && new MessageTriage(jobs, triageStore, audit);
   const alarms = new DlqAlarms(
     jobs,
     alarmSettings,
@@ -223,6 +230,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   // Retention, DLQ alarms, history samples and move tasks run on one node of those sharing the store: the
   // lease holder (with SQLite, this server, always). Another node's move tasks wait for the holder's tick.
   let sweeper: { stop(): void } | undefined;
+  let auditPruning: { stop(): void } | undefined;
   const clusterJobs = {
     running: false,
     async start() {
@@ -230,6 +238,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       sweeper = startRetentionSweeper(jobs, (error) =>
         logger.error({ err: error }, 'retention sweep failed'),
       );
+      auditPruning = audit?.startPruning((error) => logger.error({ err: error }, 'audit pruning failed'));
       await service.moveTasks.resume();
       alarms.start();
       sampler.start();
@@ -237,6 +246,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     async stop() {
       clusterJobs.running = false;
       sweeper?.stop();
+      auditPruning?.stop();
       await sampler.stop();
       await alarms.stop();
       await service.moveTasks.stop();
@@ -326,7 +336,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       ...consolePages(),
     },
     changes: { ...consoleChanges(service, alarms), ...(triage && triageChanges(service, triage)) },
-    operatorAudit: triage && operatorAudit(service, triage),
+    operatorAudit: audit && operatorAudit(service, audit),
     testEndpoints: testEndpoints(testMode),
   });
   await new Promise<void>((resolve, reject) => {

@@ -6,7 +6,7 @@ import { BROWSE_MAX, type MessageTriage, type Selection } from '../core/triage.t
 import { type JsonObject, readJsonObject } from '../shared/json-object.ts';
 import type { MessageAttributes } from '../shared/sqs-values.ts';
 import type { QueueRecord } from '../store/contract.ts';
-import type { AuditEntry } from '../store/triage.ts';
+import type { AuditVia } from '../store/triage.ts';
 import { json } from './console-api.ts';
 import { errorPage, type Page, type PageViewer } from './page.ts';
 
@@ -20,15 +20,9 @@ export function actorOf(viewer: { accessKeyId?: string }): string {
   return viewer.accessKeyId ?? 'anonymous';
 }
 
-/**
- * Through what an operator acted: the CLI names itself in its User-Agent; a browser's request carries an
- * Origin or Sec-Fetch-Site (the same-origin guard has let only the console's own through), or the console's
- * session. Anything else is an application's API call.
- */
-export function viaOf(request: IncomingMessage, session: boolean): AuditEntry['via'] {
-  if (String(request.headers['user-agent']).includes('sluice-cli')) return 'cli';
-  const browser = request.headers.origin !== undefined || request.headers['sec-fetch-site'] !== undefined;
-  return session || browser ? 'console' : 'api';
+/** How the viewer was authenticated, never what its client says it is: its headers are its own to set. */
+function viaOf(viewer: PageViewer): AuditVia {
+  return viewer.authenticatedBy ?? 'unauthenticated';
 }
 
 /**
@@ -54,7 +48,7 @@ export function triagePages(
       answer(async () => {
         const limit = integerParam(url.searchParams.get('limit'), 'limit', 1, AUDIT_MAX) ?? 50;
         const beforeId = integerParam(url.searchParams.get('before'), 'before', 1, Number.MAX_SAFE_INTEGER);
-        const entries = await triage.listAudit({ beforeId, limit });
+        const entries = await triage.audit.list({ beforeId, limit });
         const readable = [];
         for (const entry of entries) if (await viewer.mayRead(entry.source)) readable.push(entry);
         return { entries: readable, next: entries.length === limit ? String(entries.at(-1)!.id) : undefined };
@@ -62,7 +56,7 @@ export function triagePages(
   };
 }
 
-/** A POST under /api/ that changes state; `request` tells through what (console, CLI, API). */
+/** A POST under /api/ that changes state. */
 export type TriageChange = (body: string, viewer: PageViewer, request: IncomingMessage) => Promise<Page>;
 
 /**
@@ -72,7 +66,7 @@ export type TriageChange = (body: string, viewer: PageViewer, request: IncomingM
  * `"messageAttributes"`. Both need SetQueueAttributes on every queue they touch.
  */
 export function triageChanges(service: SqsService, triage: MessageTriage): Record<string, TriageChange> {
-  const start = async (body: string, viewer: PageViewer, request: IncomingMessage) => {
+  const start = async (body: string, viewer: PageViewer) => {
     const input = parseBody(body);
     const queue = await changeableQueue(service, viewer, input.queue);
     const selection: Selection = {
@@ -81,13 +75,12 @@ export function triageChanges(service: SqsService, triage: MessageTriage): Recor
     };
     if (selection.messageIds === undefined && selection.filters!.length === 0)
       throw errors.missingParameter('ids, filters or text');
-    const session = viewer.accessKeyId !== undefined && request.headers.authorization === undefined;
-    return { input, queue, selection, actor: { actor: actorOf(viewer), via: viaOf(request, session) } };
+    return { input, queue, selection, actor: { actor: actorOf(viewer), via: viaOf(viewer) } };
   };
   return {
-    '/api/messages/replay': (body, viewer, request) =>
+    '/api/messages/replay': (body, viewer) =>
       answer(async () => {
-        const { input, queue, selection, actor } = await start(body, viewer, request);
+        const { input, queue, selection, actor } = await start(body, viewer);
         const destinationName = optionalText(input.destination, 'destination');
         const destination =
           destinationName === undefined ? undefined : await changeableQueue(service, viewer, destinationName);
@@ -98,9 +91,9 @@ export function triageChanges(service: SqsService, triage: MessageTriage): Recor
           messageAttributes: optionalAttributes(input.messageAttributes),
         });
       }),
-    '/api/messages/delete': (body, viewer, request) =>
+    '/api/messages/delete': (body, viewer) =>
       answer(async () => {
-        const { queue, selection, actor } = await start(body, viewer, request);
+        const { queue, selection, actor } = await start(body, viewer);
         return triage.delete(queue, selection, actor);
       }),
   };

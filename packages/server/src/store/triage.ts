@@ -25,9 +25,18 @@ export interface TriageStore {
   replayMessages(request: ReplayRequest): Promise<TriageOutcome[]>;
   /** Deletes each of `seqs` that is in the queue and not in flight at `now`, each atomically. */
   deleteMessagesBySeq(queueId: number, seqs: readonly number[], now: number): Promise<TriageOutcome[]>;
-  appendAudit(entry: AuditEntry): Promise<AuditRecord>;
+  /** Appends the entry and, in the same write, removes the entries `keep` no longer keeps. */
+  appendAudit(entry: AuditEntry, keep: AuditKeep): Promise<AuditRecord>;
+  /** Removes the entries `keep` no longer keeps; returns how many. */
+  pruneAudit(keep: AuditKeep): Promise<number>;
   /** Entries with id below `beforeId` (all when absent), newest first, at most `limit`. */
   listAudit(options: { beforeId?: number; limit: number }): Promise<AuditRecord[]>;
+}
+
+/** Which audit entries stay: those written at or after `since`, and of those only the newest `newest` ids. */
+export interface AuditKeep {
+  since: number;
+  newest: number;
 }
 
 export interface ReplayRequest {
@@ -39,18 +48,44 @@ export interface ReplayRequest {
 }
 
 export type TriageOutcome =
-  | { seq: number; outcome: 'done'; messageId: string; queueId?: number }
+  | { seq: number; outcome: 'done'; messageId: string; queueId?: number; newMessageId?: string }
   | { seq: number; outcome: 'inFlight' | 'missing'; messageId?: string }
   | { seq: number; outcome: 'refused'; messageId: string; reason: string };
 
-export type AuditAction = 'replay' | 'delete' | 'purge' | 'move-task' | 'cancel-move-task';
+export type AuditAction = 'replay' | 'delete' | 'purge' | 'delete-queue' | 'move-task' | 'cancel-move-task';
+
+/**
+ * How the request was authenticated: a SigV4 signature, the console's session cookie, or neither (a server
+ * without credentials checks none).
+ */
+export type AuditVia = 'signature' | 'console-session' | 'unauthenticated';
+/** What entries written before the audit recorded authentication say: what the client named itself. */
+export type ClientNamedVia = 'console' | 'cli' | 'api';
+
+/** What a replay's new body or attributes were, without their content. */
+export interface ContentDigest {
+  bytes: number;
+  sha256: string;
+}
+
+/** What a replay changed in the messages it replayed. */
+export interface AuditEdit {
+  body?: ContentDigest;
+  messageAttributes?: ContentDigest;
+}
+
+/** A message an action took out of its queue, and the new message a replay made of it. */
+export interface AuditedMessage {
+  messageId: string;
+  newMessageId?: string;
+}
 
 /** One operator action: who, through what, what, on how many messages, from where to where. */
 export interface AuditEntry {
   at: number;
   /** The console session's or the request's access key id; "anonymous" without credentials configured. */
   actor: string;
-  via: 'console' | 'cli' | 'api';
+  via: AuditVia;
   action: AuditAction;
   source: string;
   destination: string | undefined;
@@ -58,12 +93,17 @@ export interface AuditEntry {
   count: number;
   /** Messages skipped (in flight, gone, refused); 0 for purges and move tasks. */
   skipped: number;
-  /** Free text: the selection (ids, search), a move task's handle. */
+  /** Free text: the selection (ids, search, summarized when long), a move task's handle. */
   detail: string | undefined;
+  /** A replay's new body or attributes; absent when it kept the messages' own. */
+  edit?: AuditEdit;
+  /** The first messages acted on (a few, not all: `count` says how many). */
+  messages?: AuditedMessage[];
 }
 
-export interface AuditRecord extends AuditEntry {
+export interface AuditRecord extends Omit<AuditEntry, 'via'> {
   id: number;
+  via: AuditVia | ClientNamedVia;
 }
 
 /** Received and not visible again yet: a consumer holds it (a delayed message was never received). */
@@ -76,13 +116,28 @@ export interface AuditRow {
   id: number;
   at: number;
   actor: string;
-  via: AuditEntry['via'];
+  via: AuditRecord['via'];
   action: AuditAction;
   source: string;
   destination: string | null;
   count: number;
   skipped: number;
   detail: string | null;
+  /** JSON of AuditEdit */
+  edit: string | null;
+  /** JSON of AuditedMessage[] */
+  messages: string | null;
+}
+
+/** The row's columns of an entry (JSON text for its structured fields). */
+export function toAuditColumns(entry: AuditEntry) {
+  return {
+    ...entry,
+    destination: entry.destination ?? null,
+    detail: entry.detail ?? null,
+    edit: entry.edit === undefined ? null : JSON.stringify(entry.edit),
+    messages: entry.messages === undefined ? null : JSON.stringify(entry.messages),
+  };
 }
 
 export function toAuditRecord(row: AuditRow): AuditRecord {
@@ -97,6 +152,8 @@ export function toAuditRecord(row: AuditRow): AuditRecord {
     count: row.count,
     skipped: row.skipped,
     detail: row.detail ?? undefined,
+    ...(row.edit !== null && { edit: JSON.parse(row.edit) as AuditEdit }),
+    ...(row.messages !== null && { messages: JSON.parse(row.messages) as AuditedMessage[] }),
   };
 }
 

@@ -48,53 +48,79 @@ export class ConsoleSessions {
 
 /** Failed sign-ins one address may make within LOGIN_WINDOW_MS before it must wait. */
 export const LOGIN_FAILURES_PER_ADDRESS = 5;
-/** Failed sign-ins from all addresses together within the window, against attempts spread over many. */
-export const LOGIN_FAILURES_IN_TOTAL = 100;
+/**
+ * Failed sign-ins to one access key id, from all addresses together, within the window before sign-ins to it
+ * wait: guessing one key's secret from many addresses is slowed, and other keys are not held up.
+ */
+export const LOGIN_FAILURES_PER_ACCOUNT = 20;
 export const LOGIN_WINDOW_MS = 60_000;
-/** Addresses remembered at most; past it, the one that failed longest ago is forgotten. */
-const MAX_ADDRESSES = 10_000;
+/** Addresses, and access key ids, remembered at most; past it, the one that failed longest ago is forgotten. */
+const MAX_REMEMBERED = 10_000;
+/** Characters of an access key id the throttle keys by (ids are at most 128); a longer one is cut. */
+const ACCOUNT_KEY_LENGTH = 128;
 
 /**
- * Bounds guessing secrets through the sign-in form: an address that failed LOGIN_FAILURES_PER_ADDRESS times
- * within a minute waits until the oldest of those failures is a minute old, and so does everyone once
- * LOGIN_FAILURES_IN_TOTAL failures happened within a minute. IPv6 addresses count by their /64, which one
- * client usually holds whole.
+ * Bounds guessing secrets through the sign-in form. An address that failed LOGIN_FAILURES_PER_ADDRESS times
+ * within a minute waits until the oldest of those failures is a minute old; so do sign-ins to an access key
+ * id that failed LOGIN_FAILURES_PER_ACCOUNT times within a minute, from any addresses. Nothing holds up
+ * everyone: a client with many addresses delays the keys it guesses at, never another key's sign-in from
+ * another address. IPv6 addresses count by their /64, which one client usually holds whole.
  */
 export class LoginThrottle {
-  private readonly failures = new Map<string, number[]>();
-  private readonly allFailures: number[] = [];
+  private readonly byAddress = new FailureLog();
+  private readonly byAccount = new FailureLog();
 
   constructor(private readonly clock: Clock) {}
 
-  /** Milliseconds before `address` may try again; 0 when it may now. */
-  retryAfterMs(address: string): number {
+  /** Milliseconds before `address` may try to sign in as `accessKeyId` again; 0 when it may now. */
+  retryAfterMs(address: string, accessKeyId: string): number {
     const now = this.clock.now();
-    const waitFor = (times: number[], limit: number) => {
-      dropBefore(times, now - LOGIN_WINDOW_MS);
-      return times.length >= limit ? (times[times.length - limit] as number) + LOGIN_WINDOW_MS - now : 0;
-    };
-    const mine = this.failures.get(addressGroup(address)) ?? [];
     return Math.max(
-      waitFor(mine, LOGIN_FAILURES_PER_ADDRESS),
-      waitFor(this.allFailures, LOGIN_FAILURES_IN_TOTAL),
+      this.byAddress.waitMs(addressGroup(address), LOGIN_FAILURES_PER_ADDRESS, now),
+      this.byAccount.waitMs(accountKey(accessKeyId), LOGIN_FAILURES_PER_ACCOUNT, now),
     );
   }
 
-  failed(address: string): void {
+  failed(address: string, accessKeyId: string): void {
     const now = this.clock.now();
-    const group = addressGroup(address);
-    const times = this.failures.get(group) ?? [];
-    // Re-inserted, so the Map's first entry is the address that failed longest ago.
-    this.failures.delete(group);
-    this.failures.set(group, [...times, now].slice(-LOGIN_FAILURES_PER_ADDRESS));
-    if (this.failures.size > MAX_ADDRESSES) this.failures.delete(this.failures.keys().next().value as string);
-    this.allFailures.push(now);
-    if (this.allFailures.length > LOGIN_FAILURES_IN_TOTAL) this.allFailures.shift();
+    this.byAddress.add(addressGroup(address), LOGIN_FAILURES_PER_ADDRESS, now);
+    this.byAccount.add(accountKey(accessKeyId), LOGIN_FAILURES_PER_ACCOUNT, now);
   }
 
+  /** The address's failures are forgiven; the key's stay, or a guesser's own sign-in would reset them. */
   succeeded(address: string): void {
-    this.failures.delete(addressGroup(address));
+    this.byAddress.forget(addressGroup(address));
   }
+}
+
+/** The recent failures of each name (an address, an access key id), at most the last `limit` of each. */
+class FailureLog {
+  private readonly failures = new Map<string, number[]>();
+
+  /** Milliseconds until `name` has fewer than `limit` failures within the window. */
+  waitMs(name: string, limit: number, now: number): number {
+    const times = this.failures.get(name);
+    if (!times) return 0;
+    dropBefore(times, now - LOGIN_WINDOW_MS);
+    return times.length >= limit ? (times[times.length - limit] as number) + LOGIN_WINDOW_MS - now : 0;
+  }
+
+  add(name: string, limit: number, now: number): void {
+    const times = this.failures.get(name) ?? [];
+    // Re-inserted, so the Map's first entry is the name that failed longest ago.
+    this.failures.delete(name);
+    this.failures.set(name, [...times, now].slice(-limit));
+    if (this.failures.size > MAX_REMEMBERED)
+      this.failures.delete(this.failures.keys().next().value as string);
+  }
+
+  forget(name: string): void {
+    this.failures.delete(name);
+  }
+}
+
+function accountKey(accessKeyId: string): string {
+  return accessKeyId.slice(0, ACCOUNT_KEY_LENGTH);
 }
 
 function dropBefore(times: number[], time: number): void {

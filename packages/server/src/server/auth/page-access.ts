@@ -29,6 +29,12 @@ export interface PageAccess {
    */
   admitChange(request: IncomingMessage, body: string, origin: string): PageViewer | Page;
   /**
+   * Undefined when a request may use test mode's endpoints (`--test-clock`), else the answer refusing it. They
+   * reach every queue (a reset empties them all), so with credentials configured they need a SigV4
+   * signature of a key of the server's own account without queue or action limits, as /metrics does.
+   */
+  admitTest(request: IncomingMessage, body: string): Page | undefined;
+  /**
    * The key of an SQS request authenticated by the console's session cookie: undefined when it carries a
    * signature or no cookie (SigV4 then decides). A cookie is accepted only from the server's own origin.
    */
@@ -54,7 +60,7 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
   const sessions = new ConsoleSessions(options.clock);
   const throttle = new LoginThrottle(options.clock);
 
-  const viewerOf = (checks: Authenticator, key: AccessKey): PageViewer => {
+  const viewerOf = (checks: Authenticator, { key, by }: Authenticated): PageViewer => {
     const may = async (action: string, queue: string) => {
       let access: QueueAccess;
       try {
@@ -67,6 +73,7 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
     };
     return {
       accessKeyId: key.accessKeyId,
+      authenticatedBy: by,
       mayRead: (queue) => may('GetQueueAttributes', queue),
       mayConfigure: (queue) => may('SetQueueAttributes', queue),
     };
@@ -76,22 +83,25 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
     checks: Authenticator,
     request: IncomingMessage,
     body: string,
-  ): AccessKey | undefined | Page => {
+  ): Authenticated | undefined | Page => {
     try {
-      return isSigned(request)
-        ? checks.authenticate({
-            method: request.method ?? 'GET',
-            target: request.url ?? '/',
-            rawHeaders: request.rawHeaders,
-            body,
-          })
-        : sessionKey(request);
+      if (isSigned(request)) {
+        const key = checks.authenticate({
+          method: request.method ?? 'GET',
+          target: request.url ?? '/',
+          rawHeaders: request.rawHeaders,
+          body,
+        });
+        return { key, by: 'signature' };
+      }
+      const key = sessionKey(request);
+      return key && { key, by: 'console-session' };
     } catch (error) {
       if (error instanceof SqsError) return errorPage(error);
       throw error;
     }
   };
-  const mayReadMetrics = (key: AccessKey) =>
+  const mayActOnEveryQueue = (key: AccessKey) =>
     unlimited(key.queues) &&
     unlimited(key.actions) &&
     (key.accountId ?? options.accountId) === options.accountId;
@@ -114,16 +124,17 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
         return redirectToConsole(cookie('', 0));
       }
       const address = request.socket.remoteAddress ?? 'unknown';
-      const waitMs = throttle.retryAfterMs(address);
+      const form = new URLSearchParams(body);
+      const accessKeyId = form.get('accessKeyId') ?? '';
+      const waitMs = throttle.retryAfterMs(address, accessKeyId);
       if (waitMs > 0) {
         const seconds = Math.ceil(waitMs / 1000);
         const page = loginPage(429, `Too many failed sign-ins: try again in ${seconds} s.`);
         return { ...page, headers: { ...page.headers, 'retry-after': String(seconds) } };
       }
-      const form = new URLSearchParams(body);
-      const key = auth?.verifySecret(form.get('accessKeyId') ?? '', form.get('secretAccessKey') ?? '');
+      const key = auth?.verifySecret(accessKeyId, form.get('secretAccessKey') ?? '');
       if (!key) {
-        throttle.failed(address);
+        throttle.failed(address, accessKeyId);
         return loginPage(401, 'Wrong access key id or secret.');
       }
       throttle.succeeded(address);
@@ -148,10 +159,10 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
           ? metricsRefusal()
           : errorPage(errors.missingAuthenticationToken(), 401);
       }
-      if (isMetrics && !mayReadMetrics(key))
+      if (isMetrics && !mayActOnEveryQueue(key.key))
         return errorPage(
           errors.accessDenied(
-            `User: ${key.accessKeyId} may not read /metrics: it names every queue; use a key without queue or action limits, or the metrics token.`,
+            `User: ${key.key.accessKeyId} may not read /metrics: it names every queue; use a key without queue or action limits, or the metrics token.`,
           ),
         );
       return viewerOf(auth, key);
@@ -164,6 +175,20 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
       const key = keyOf(auth, request, body);
       if (isPage(key)) return key;
       return key ? viewerOf(auth, key) : errorPage(errors.missingAuthenticationToken(), 401);
+    },
+
+    admitTest(request, body) {
+      if (!auth) return undefined;
+      const signed = isSigned(request) ? keyOf(auth, request, body) : undefined;
+      if (isPage(signed)) return signed;
+      if (!signed) return errorPage(errors.missingAuthenticationToken(), 401);
+      return mayActOnEveryQueue(signed.key)
+        ? undefined
+        : errorPage(
+            errors.accessDenied(
+              `User: ${signed.key.accessKeyId} may not use test mode's endpoints: they act on every queue; sign with a key without queue or action limits.`,
+            ),
+          );
     },
 
     sessionCaller(request, origin) {
@@ -181,7 +206,13 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
 const SESSION_ORIGIN_RULE =
   'A request signed in by the console’s session cookie must come from the console’s own origin (Sec-Fetch-Site: same-origin, or Origin: the server’s address).';
 
-function isPage(value: AccessKey | Page | undefined): value is Page {
+/** A key, and what proved it. */
+interface Authenticated {
+  key: AccessKey;
+  by: NonNullable<PageViewer['authenticatedBy']>;
+}
+
+function isPage(value: Authenticated | Page | undefined): value is Page {
   return value !== undefined && 'contentType' in value;
 }
 

@@ -50,7 +50,14 @@ import {
   toQueue,
   toSample,
 } from '../rows.ts';
-import type { AuditEntry, AuditRecord, ReplayRequest, TriageOutcome, TriageStore } from '../triage.ts';
+import type {
+  AuditEntry,
+  AuditKeep,
+  AuditRecord,
+  ReplayRequest,
+  TriageOutcome,
+  TriageStore,
+} from '../triage.ts';
 import { type Db, run } from './db.ts';
 import { lockGroup, planSteps } from './plan-steps.ts';
 import { MIGRATIONS } from './schema.ts';
@@ -816,8 +823,12 @@ export class PostgresStore implements Store, TriageStore {
     return this.triage.delete(queueId, seqs, now);
   }
 
-  async appendAudit(entry: AuditEntry): Promise<AuditRecord> {
-    return this.triage.appendAudit(entry);
+  async appendAudit(entry: AuditEntry, keep: AuditKeep): Promise<AuditRecord> {
+    return this.triage.appendAudit(entry, keep);
+  }
+
+  async pruneAudit(keep: AuditKeep): Promise<number> {
+    return this.triage.pruneAudit(keep);
   }
 
   async listAudit(options: { beforeId?: number; limit: number }): Promise<AuditRecord[]> {
@@ -930,16 +941,17 @@ export class PostgresStore implements Store, TriageStore {
   }
 
   /**
-   * The bytes of the messages' bodies and attributes. PostgreSQL compresses large values and keeps the space
-   * of deleted rows for reuse, so its file sizes tell neither what is stored nor when a purge made room. A
-   * scan of the messages table (lengths come from the row headers, values are not read); the service reads
-   * it at most once a second, and only with --max-stored-bytes.
+   * The bytes of the messages' bodies and attributes, and of the audit trail's rows. PostgreSQL compresses
+   * large values and keeps the space of deleted rows for reuse, so its file sizes tell neither what is stored
+   * nor when a purge made room. A scan of both tables (lengths come from the row headers, values are not
+   * read); the service reads it at most once a second, and only with --max-stored-bytes.
    */
   async storedBytes(): Promise<number> {
     const { rows } = await run<{ bytes: number }>(
       this.direct,
-      `SELECT coalesce(sum(octet_length(body) + coalesce(octet_length(message_attributes), 0)), 0)::bigint AS bytes
-       FROM messages`,
+      `SELECT ((SELECT coalesce(sum(octet_length(body) + coalesce(octet_length(message_attributes), 0)), 0)
+                FROM messages)
+            + (SELECT coalesce(sum(pg_column_size(a.*)), 0) FROM audit_log a))::bigint AS bytes`,
     );
     return rows[0]!.bytes;
   }

@@ -183,4 +183,13 @@ export const MIGRATIONS: readonly string[] = [
   UPDATE queues SET deduplicates_per_group = true
     WHERE fifo AND attributes::jsonb ->> 'DeduplicationScope' = 'messageGroup';
   `,
+  /* 9: audit entries of bounded size, kept for a retention period: what a replay changed (digests and
+        sizes of a new body or attributes, as JSON) and the first messages acted on with their new ids (JSON);
+        the time index the retention removes old entries by; and the selections copied whole before, cut */ `
+  ALTER TABLE audit_log ADD COLUMN edit TEXT;
+  ALTER TABLE audit_log ADD COLUMN messages TEXT;
+  CREATE INDEX audit_log_by_time ON audit_log (at);
+  UPDATE audit_log SET detail = substr(detail, 1, 500) || '…' WHERE length(detail) > 500;
+  UPDATE audit_log SET actor = substr(actor, 1, 200) || '…' WHERE length(actor) > 200;
+  `,
 ];

@@ -2,11 +2,13 @@ import type { NewMessage, StoredMessage } from '../contract.ts';
 import { type MessageRow, toMessage } from '../rows.ts';
 import {
   type AuditEntry,
+  type AuditKeep,
   type AuditRecord,
   type AuditRow,
   isInFlight,
   type ReplayRequest,
   type TriageOutcome,
+  toAuditColumns,
   toAuditRecord,
 } from '../triage.ts';
 import type { Db } from './db.ts';
@@ -51,7 +53,13 @@ export class PostgresTriage {
             return { seq, outcome: 'refused', messageId: row.message_id, reason: copy.refused };
           await this.host.removeRow(db, row);
           await this.host.insertMessage(db, copy.queueId, copy.message);
-          return { seq, outcome: 'done', messageId: row.message_id, queueId: copy.queueId };
+          return {
+            seq,
+            outcome: 'done',
+            messageId: row.message_id,
+            queueId: copy.queueId,
+            newMessageId: copy.message.messageId,
+          };
         }),
       );
     }
@@ -100,23 +108,42 @@ export class PostgresTriage {
     return row;
   }
 
-  async appendAudit(entry: AuditEntry): Promise<AuditRecord> {
-    const { rows } = await this.host.direct.query<AuditRow>({
-      text: `INSERT INTO audit_log (at, actor, via, action, source, destination, count, skipped, detail)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-      values: [
-        entry.at,
-        entry.actor,
-        entry.via,
-        entry.action,
-        entry.source,
-        entry.destination ?? null,
-        entry.count,
-        entry.skipped,
-        entry.detail ?? null,
-      ],
+  async appendAudit(entry: AuditEntry, keep: AuditKeep): Promise<AuditRecord> {
+    const columns = toAuditColumns(entry);
+    return this.host.transaction(async (db) => {
+      const { rows } = await db.query<AuditRow>({
+        text: `INSERT INTO audit_log (at, actor, via, action, source, destination, count, skipped, detail, edit, messages)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
+        values: [
+          columns.at,
+          columns.actor,
+          columns.via,
+          columns.action,
+          columns.source,
+          columns.destination,
+          columns.count,
+          columns.skipped,
+          columns.detail,
+          columns.edit,
+          columns.messages,
+        ],
+      });
+      await this.pruneAuditIn(db, keep);
+      return toAuditRecord(rows[0]!);
     });
-    return toAuditRecord(rows[0]!);
+  }
+
+  pruneAudit(keep: AuditKeep): Promise<number> {
+    return this.pruneAuditIn(this.host.direct, keep);
+  }
+
+  private async pruneAuditIn(db: Db, keep: AuditKeep): Promise<number> {
+    const { rowCount } = await db.query({
+      text: `DELETE FROM audit_log
+             WHERE at < $1 OR id <= (SELECT max(id) FROM audit_log) - $2`,
+      values: [keep.since, keep.newest],
+    });
+    return rowCount ?? 0;
   }
 
   async listAudit(options: { beforeId?: number; limit: number }): Promise<AuditRecord[]> {

@@ -51,7 +51,14 @@ import {
   toQueue,
   toSample,
 } from '../rows.ts';
-import type { AuditEntry, AuditRecord, ReplayRequest, TriageOutcome, TriageStore } from '../triage.ts';
+import type {
+  AuditEntry,
+  AuditKeep,
+  AuditRecord,
+  ReplayRequest,
+  TriageOutcome,
+  TriageStore,
+} from '../triage.ts';
 import { DeliveryState } from './delivery-state.ts';
 import { DiskReserve, fileBytes } from './disk-reserve.ts';
 import { openDatabase } from './native-binding.ts';
@@ -381,8 +388,12 @@ export class SqliteStore implements Store, TriageStore {
     return this.write('redeliverable', () => seqs.map((seq) => this.triage.delete(queueId, seq, now)));
   }
 
-  async appendAudit(entry: AuditEntry): Promise<AuditRecord> {
-    return this.write('durable', () => this.triage.appendAudit(entry));
+  async appendAudit(entry: AuditEntry, keep: AuditKeep): Promise<AuditRecord> {
+    return this.write('durable', () => this.triage.appendAudit(entry, keep));
+  }
+
+  async pruneAudit(keep: AuditKeep): Promise<number> {
+    return this.write('durable', () => this.triage.pruneAudit(keep));
   }
 
   async listAudit(options: { beforeId?: number; limit: number }): Promise<AuditRecord[]> {

@@ -3,11 +3,13 @@ import type { NewMessage, StoredMessage } from '../contract.ts';
 import { type MessageRow, toMessage } from '../rows.ts';
 import {
   type AuditEntry,
+  type AuditKeep,
   type AuditRecord,
   type AuditRow,
   isInFlight,
   type ReplayRequest,
   type TriageOutcome,
+  toAuditColumns,
   toAuditRecord,
 } from '../triage.ts';
 
@@ -33,8 +35,13 @@ export class SqliteTriage {
       ),
       bySeq: db.prepare('SELECT * FROM messages WHERE seq = ? AND queue_id = ?'),
       appendAudit: db.prepare(
-        `INSERT INTO audit_log (at, actor, via, action, source, destination, count, skipped, detail)
-         VALUES (@at, @actor, @via, @action, @source, @destination, @count, @skipped, @detail) RETURNING *`,
+        `INSERT INTO audit_log (at, actor, via, action, source, destination, count, skipped, detail, edit, messages)
+         VALUES (@at, @actor, @via, @action, @source, @destination, @count, @skipped, @detail, @edit, @messages)
+         RETURNING *`,
+      ),
+      pruneAuditByTime: db.prepare('DELETE FROM audit_log WHERE at < ?'),
+      pruneAuditById: db.prepare(
+        'DELETE FROM audit_log WHERE id <= (SELECT max(id) FROM audit_log) - CAST(? AS INTEGER)',
       ),
       listAudit: db.prepare('SELECT * FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT CAST(? AS INTEGER)'),
     };
@@ -58,7 +65,13 @@ export class SqliteTriage {
       return { seq, outcome: 'refused', messageId: row.message_id, reason: copy.refused };
     this.host.removeRow(row);
     this.host.insertMessage(copy.queueId, copy.message);
-    return { seq, outcome: 'done', messageId: row.message_id, queueId: copy.queueId };
+    return {
+      seq,
+      outcome: 'done',
+      messageId: row.message_id,
+      queueId: copy.queueId,
+      newMessageId: copy.message.messageId,
+    };
   }
 
   delete(queueId: number, seq: number, now: number): TriageOutcome {
@@ -76,13 +89,17 @@ export class SqliteTriage {
     return row;
   }
 
-  appendAudit(entry: AuditEntry): AuditRecord {
-    const row = this.statements.appendAudit.get({
-      ...entry,
-      destination: entry.destination ?? null,
-      detail: entry.detail ?? null,
-    }) as AuditRow;
+  appendAudit(entry: AuditEntry, keep: AuditKeep): AuditRecord {
+    const row = this.statements.appendAudit.get(toAuditColumns(entry)) as AuditRow;
+    this.pruneAudit(keep);
     return toAuditRecord(row);
+  }
+
+  pruneAudit(keep: AuditKeep): number {
+    return (
+      this.statements.pruneAuditByTime.run(keep.since).changes +
+      this.statements.pruneAuditById.run(keep.newest).changes
+    );
   }
 
   listAudit(options: { beforeId?: number; limit: number }): AuditRecord[] {
