@@ -3,6 +3,8 @@ import type { AuditRecord } from '../store/triage.ts';
 import { DEFAULT_ENDPOINT, explainRefused } from './endpoint.ts';
 import { integerFlag, UsageError } from './flags.ts';
 import { getJson } from './sluice-api.ts';
+import { type TableColumn, textTable, utcTime } from './table.ts';
+import { safeJson } from './terminal-text.ts';
 
 export const AUDIT_HELP = `sluice audit — what operators did: replays, deletes, purges and move tasks (newest first)
 
@@ -25,36 +27,18 @@ signed with that key, as a server with credentials requires.
 
 Exit status: 0 on success, 1 when no server answers at the endpoint, 2 on a usage error.`;
 
-const COLUMNS: Array<{ title: string; value: (entry: AuditRecord) => string }> = [
-  { title: 'id', value: (e) => String(e.id) },
-  { title: 'time (UTC)', value: (e) => new Date(e.at).toISOString().slice(0, 19).replace('T', ' ') },
+const COLUMNS: Array<TableColumn<AuditRecord>> = [
+  { title: 'id', value: (e) => String(e.id), numeric: true },
+  { title: 'time (UTC)', value: (e) => utcTime(e.at) },
   { title: 'actor', value: (e) => e.actor },
   { title: 'via', value: (e) => e.via },
   { title: 'action', value: (e) => e.action },
   { title: 'from', value: (e) => e.source },
   { title: 'to', value: (e) => e.destination ?? '' },
-  { title: 'count', value: (e) => String(e.count) },
-  { title: 'skipped', value: (e) => String(e.skipped) },
+  { title: 'count', value: (e) => String(e.count), numeric: true },
+  { title: 'skipped', value: (e) => String(e.skipped), numeric: true },
   { title: 'detail', value: (e) => e.detail ?? '' },
 ];
-
-/** The entries as a table, numbers right-aligned, text left-aligned, the last column unpadded. */
-export function auditTable(entries: readonly AuditRecord[]): string {
-  const cells = [COLUMNS.map((c) => c.title), ...entries.map((e) => COLUMNS.map((c) => c.value(e)))];
-  const widths = COLUMNS.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
-  const numeric = new Set(['id', 'count', 'skipped']);
-  return cells
-    .map((row) =>
-      row
-        .map((cell, i) => {
-          if (i === COLUMNS.length - 1) return cell;
-          return numeric.has(COLUMNS[i]!.title) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!);
-        })
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
 
 /** Runs `sluice audit`; returns the exit status. */
 export async function audit(args: string[], out: (text: string) => void): Promise<number> {
@@ -82,9 +66,10 @@ export async function audit(args: string[], out: (text: string) => void): Promis
     const { entries } = await getJson<{ entries: AuditRecord[] }>(
       `${endpoint}/api/audit?limit=${limit}${before === undefined ? '' : `&before=${before}`}`,
     );
-    if (values.json) out(`${JSON.stringify(entries, null, 2)}\n`);
+    if (values.json) out(`${safeJson(entries)}\n`);
     else if (entries.length === 0) out('the audit trail is empty\n');
-    else out(`${auditTable(entries)}\n`);
+    // The selections people typed are printed escaped (see safeText).
+    else out(`${textTable(COLUMNS, entries)}\n`);
     return 0;
   } catch (error) {
     throw explainRefused(error, endpoint);
