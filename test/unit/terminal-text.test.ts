@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { messageTable } from '../../packages/server/src/cli/message-view.ts';
 import { safeJson, safeText } from '../../packages/server/src/cli/terminal-text.ts';
+import type { BrowsedMessage } from '../../packages/server/src/core/triage.ts';
 
 /** Whether `text` holds a character a terminal may act on or draw misleadingly: controls, bidi, invisibles. */
 function dangerous(text: string): boolean {
@@ -47,5 +49,26 @@ describe('what the CLI prints of a message', () => {
     assert.equal(dangerous(text.replaceAll('\n', '')), false);
     assert.match(text, /\\u009b\\u202e\\u2028\\r\\n\\u0000\\ud800\\"\\\\/);
     assert.deepEqual(JSON.parse(text), value);
+  });
+
+  it('cuts a long body to the terminal’s width, by characters, never in the middle of an emoji', () => {
+    const message: BrowsedMessage = {
+      messageId: 'm-1',
+      body: `${'🚀'.repeat(100)}`,
+      messageAttributes: undefined,
+      groupId: undefined,
+      sentAt: Date.UTC(2026, 11, 1),
+      receiveCount: 2,
+      firstReceivedAt: undefined,
+      state: 'inFlight',
+      origin: undefined,
+      failureReason: undefined,
+    };
+    const [header, row] = messageTable([message], 100).split('\n');
+    assert.equal(header, 'message id  state      receives  sent (UTC)           origin  body');
+    const body = row!.slice(header!.indexOf('body'));
+    assert.equal(Array.from(body).length, 100 - header!.indexOf('body'));
+    assert.ok(body.endsWith('🚀…'));
+    assert.match(row!, /^m-1 {9}in flight {9}2 {2}2026-12-01 00:00:00 {10}🚀/);
   });
 });
