@@ -389,6 +389,42 @@ describe('sluice dlq', { skip: NEEDS_OWN_SERVER }, () => {
     }
   });
 
+  it('signs its requests with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, as a server with credentials requires', async () => {
+    const guarded = await startServer({ args: ['--credentials', 'AKIDTRIAGE:triage-secret'] });
+    const signed = sqsClient(guarded.endpoint, {
+      credentials: { accessKeyId: 'AKIDTRIAGE', secretAccessKey: 'triage-secret' },
+    });
+    try {
+      await signed.send(new CreateQueueCommand({ QueueName: 'locked' }));
+      await signed.send(
+        new SendMessageCommand({ QueueUrl: `${guarded.endpoint}/000000000000/locked`, MessageBody: 'a' }),
+      );
+      const withKey = (...args: string[]) =>
+        runFile(process.execPath, [...SLUICE_CLI, 'dlq', ...args, '--endpoint', guarded.endpoint], {
+          env: { ...process.env, AWS_ACCESS_KEY_ID: 'AKIDTRIAGE', AWS_SECRET_ACCESS_KEY: 'triage-secret' },
+        });
+      const { stdout } = await withKey('list', 'locked', '--json');
+      const [message] = (JSON.parse(stdout) as { messages: ListedMessage[] }).messages;
+      assert.equal(message?.body, 'a');
+      const deleted = JSON.parse(
+        (await withKey('delete', 'locked', message!.messageId, '--json')).stdout,
+      ) as {
+        audit: Array<{ actor: string; via: string }>;
+      };
+      assert.deepEqual(
+        deleted.audit.map(({ actor, via }) => ({ actor, via })),
+        [{ actor: 'AKIDTRIAGE', via: 'cli' }],
+      );
+      const unsigned = await sluice('dlq', 'list', 'locked', '--endpoint', guarded.endpoint);
+      assert.equal(unsigned.code, 1);
+      assert.match(unsigned.stderr, /^sluice dlq: GET .* HTTP 401/);
+    } finally {
+      signed.destroy();
+      await guarded.stop();
+      removeDataDir(guarded.dataDir);
+    }
+  });
+
   describe('sluice redrive --id/--search', () => {
     const replayOrders = ['redrive', '--source', 'redrive-dlq', '--search', 'order'];
     before(() => scene('redrive', 3));
