@@ -148,7 +148,12 @@ export async function changeSelection(change: SelectionChange): Promise<number> 
     change.dryRun || searched || (given.length > 1 && !change.yes)
       ? await findMessages(change.endpoint, change.queue, criteria, change.stopping)
       : undefined;
+  if (change.stopping()) {
+    process.stderr.write('stopped: nothing changed\n');
+    return 130;
+  }
   const ids = searched ? shown!.map((message) => message.messageId) : given;
+  const absent = shown ? given.filter((id) => !shown.some((message) => message.messageId === id)) : [];
   if (change.body !== undefined && ids.length > 1)
     throw new UsageError(`a new body is for one message at a time, and ${ids.length} are selected`);
   const where =
@@ -159,11 +164,13 @@ export async function changeSelection(change: SelectionChange): Promise<number> 
         : ' back to their source queues';
   const what = safeText(`${countOf(ids.length, 'message')} of ${change.queue}${where}`);
   if (shown && change.dryRun) {
-    const absent = given.filter((id) => !shown.some((message) => message.messageId === id));
     process.stdout.write(
       change.json
         ? `${safeJson({ dryRun: true, action: change.action, queue: change.queue, destination: change.destination, messages: shown, absent })}\n`
-        : preview(`would ${change.action} ${what}`, shown, absent, searched, Number.POSITIVE_INFINITY),
+        : preview(`would ${change.action} ${what}`, shown, absent, searched, {
+            rows: Number.POSITIVE_INFINITY,
+            columns: process.stdout.columns,
+          }),
     );
     return 0;
   }
@@ -172,7 +179,12 @@ export async function changeSelection(change: SelectionChange): Promise<number> 
       throw new UsageError(
         `this would ${change.action} ${what}: with no terminal to ask on, confirm with --yes (--dry-run lists them)`,
       );
-    process.stderr.write(preview(`this would ${change.action} ${what}`, shown!, [], searched, PREVIEW_ROWS));
+    process.stderr.write(
+      preview(`this would ${change.action} ${what}`, shown!, absent, searched, {
+        rows: PREVIEW_ROWS,
+        columns: process.stderr.columns,
+      }),
+    );
     if (!(await confirmed(`${capitalized(change.action)} ${countOf(ids.length, 'message')}?`))) {
       process.stderr.write('nothing changed\n');
       return 1;
@@ -181,16 +193,19 @@ export async function changeSelection(change: SelectionChange): Promise<number> 
   return apply(change, ids, what);
 }
 
-/** The messages about to be touched, as a table, then the ids given that are not among them. */
+/**
+ * The messages about to be touched, the first `rows` of them as a table `columns` wide (a terminal's; undefined
+ * elsewhere), then the ids given that are not among them.
+ */
 function preview(
   title: string,
   messages: readonly BrowsedMessage[],
   absent: readonly string[],
   searched: boolean,
-  rows: number,
+  { rows, columns }: { rows: number; columns: number | undefined },
 ): string {
   const lines = [`${title}${messages.length > 0 ? ':' : ''}`];
-  if (messages.length > 0) lines.push(messageTable(messages.slice(0, rows), process.stdout.columns));
+  if (messages.length > 0) lines.push(messageTable(messages.slice(0, rows), columns));
   if (messages.length > rows) lines.push(`and ${messages.length - rows} more`);
   const held = messages.filter((message) => message.state === 'inFlight').length;
   if (held > 0)
