@@ -7,21 +7,22 @@ import {
 } from '@aws-sdk/client-sqs';
 
 /**
- * The scene of the triage tests: `orders` dead-letters into `orders-dlq` after one receive, and `messages` have
- * been sent to `orders` and received until every one of them moved to the DLQ.
+ * The scene of the triage tests: `orders` (or `source`) dead-letters into `orders-dlq` (`SOURCE-dlq`) after one
+ * receive, and `messages` have been sent to it and received until every one of them moved to the DLQ.
  */
 export async function deadLetteredOrders(
   sqs: SQSClient,
   messages: ReadonlyArray<Omit<SendMessageBatchRequestEntry, 'Id'>>,
+  source = 'orders',
 ): Promise<{ dlqUrl: string; sourceUrl: string }> {
-  const dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'orders-dlq' }))).QueueUrl!;
+  const dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `${source}-dlq` }))).QueueUrl!;
   const sourceUrl = (
     await sqs.send(
       new CreateQueueCommand({
-        QueueName: 'orders',
+        QueueName: source,
         Attributes: {
           RedrivePolicy: JSON.stringify({
-            deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:orders-dlq',
+            deadLetterTargetArn: `arn:aws:sqs:us-east-1:000000000000:${source}-dlq`,
             maxReceiveCount: 1,
           }),
         },

@@ -44,7 +44,7 @@ describe('sluice command line', () => {
 
   it('has every option of every command in the command-line guide', async () => {
     const guide = readFileSync(new URL('../../docs/guide/cli.md', import.meta.url), 'utf8');
-    for (const command of ['serve', 'redrive', 'stats', 'audit']) {
+    for (const command of ['serve', 'redrive', 'stats', 'audit', 'dlq']) {
       const { stdout } = await run(process.execPath, [...SLUICE_CLI, command, '--help']);
       const options = new Set(stdout.match(/--[a-z][a-z-]*/g));
       assert.ok(options.size > 3, stdout);

@@ -113,6 +113,8 @@ describe('sluice redrive --id/--search and sluice audit', { skip: NEEDS_OWN_SERV
         held!.MessageId!,
         '--id',
         freed!.MessageId!,
+        // Two messages: off a terminal, only with --yes (the question is tested in dlq-cli.test.ts).
+        '--yes',
         '--endpoint',
         server.endpoint,
       ),

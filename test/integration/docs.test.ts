@@ -120,12 +120,20 @@ const GUIDE_PAGES = [
     page: 'docs/guide/dead-letter-queues.md',
     title: 'Dead-letter queues',
     // Dead-lettered on the third receive, then redriven back; the filtered redrive moved the other one.
+    // The triage from the command line replayed every email, the mistyped address fixed.
     check: async (endpoint: string) => {
       assert.deepEqual(await bodiesIn(endpoint, 'jobs-dlq'), []);
       assert.deepEqual(await bodiesIn(endpoint, 'jobs'), [
         'resize image 17',
         '{"customer":{"id":"c-9"},"task":"resize"}',
       ]);
+      assert.deepEqual(await bodiesIn(endpoint, 'emails-dlq'), []);
+      assert.deepEqual(
+        await bodiesIn(endpoint, 'emails'),
+        ['ana@example.com', 'bo@example.com', 'cy@example.com'].map(
+          (to) => `{"to":"${to}","template":"welcome"}`,
+        ),
+      );
     },
   },
 ];

@@ -62,18 +62,57 @@ function signInAgain() {
   location.reload();
 }
 
-function say(message, isError = false) {
-  statusLine.textContent = message;
-  statusLine.className = isError ? 'error' : '';
+/** Counts what the status area said, so that an action can tell whether its work said something. */
+let statusSaid = 0;
+/** Whether the status area shows the failure of background work (a refresh), not an action's outcome. */
+let statusFromBackground = false;
+
+/**
+ * The status area under the header says what the last action did, as `kind`: success, info, warning (done
+ * in part) or error. It stays until the next action replaces or clears it, and a Dismiss button clears it.
+ */
+function say(message, kind = 'success') {
+  statusSaid += 1;
+  statusFromBackground = false;
+  if (message === '') {
+    statusLine.className = '';
+    statusLine.replaceChildren();
+    return;
+  }
+  statusLine.className = kind;
+  statusLine.replaceChildren(
+    h('span', { class: 'status-text' }, message),
+    h('button', { type: 'button', class: 'dismiss', 'aria-label': 'Dismiss', onclick: () => say('') }, '×'),
+  );
 }
 
-/** Runs an action of a button or form, reporting its failure in the status line. */
+/**
+ * Runs an action of a button or form. What it says (`done`, or what `work` said itself, or its failure)
+ * replaces what the status area said before; an action that says nothing clears it, so that an outcome
+ * never outlives the next action.
+ */
 async function attempt(work, done) {
+  const before = statusSaid;
   try {
     await work();
     if (done) say(done);
+    else if (statusSaid === before) say('');
   } catch (error) {
-    say(error.message, true);
+    say(error.message, 'error');
+  }
+}
+
+/**
+ * Runs background work (a page's refresh, the alarm count): a failure shows in the status area, and goes once
+ * the work succeeds again, but what an action said stays.
+ */
+async function quietly(work) {
+  try {
+    await work();
+    if (statusFromBackground) say('');
+  } catch (error) {
+    say(error.message, 'error');
+    statusFromBackground = true;
   }
 }
 
@@ -491,8 +530,6 @@ async function queuePage(name) {
         {},
         'URL ',
         h('code', { class: 'url' }, url),
-        ' · ',
-        h('a', { href: `#/messages/${encodeURIComponent(name)}`, id: 'browse-messages' }, 'Browse messages'),
         now.deadLetterQueue ? [' · Dead-letter queue: ', queueLink(now.deadLetterQueue)] : '',
         now.deadLetterSources.length > 0
           ? [
@@ -844,7 +881,24 @@ function messagesPanel(name, url, queue, refresh) {
       h('h2', {}, 'Poll for messages'),
       field('Visibility timeout (s)', visibility),
       field('Up to', max),
-      h('div', {}, h('button', { type: 'submit' }, 'Poll'), purgeButton, purgeBox),
+      h(
+        'div',
+        {},
+        h('button', { type: 'submit' }, 'Poll'),
+        // A link (it opens a page, in a new tab too) that looks like the buttons beside it.
+        h(
+          'a',
+          {
+            class: 'button secondary',
+            id: 'browse-messages',
+            href: `#/messages/${encodeURIComponent(name)}`,
+            title: 'Search, replay and delete messages without receiving them',
+          },
+          'Browse messages',
+        ),
+        purgeButton,
+        purgeBox,
+      ),
     ),
     results,
   };
@@ -898,7 +952,7 @@ function renderMessage(m, received) {
       await sqs('DeleteMessage', { QueueUrl: received.url, ReceiptHandle: m.ReceiptHandle });
     } catch (error) {
       if (!(error instanceof ServerError)) throw error;
-      say(error.message, true);
+      say(error.message, 'error');
       outcome.className = 'outcome error';
       outcome.replaceChildren(
         h('strong', {}, 'Not deleted. '),
@@ -1010,7 +1064,7 @@ function redriveForm(name, queue, names) {
     }, 'Move task started.');
   };
   every(1000, showTask);
-  queueMicrotask(() => attempt(showTask));
+  queueMicrotask(() => quietly(showTask));
   return h(
     'form',
     { id: 'redrive-form', onsubmit: start },
@@ -1058,7 +1112,7 @@ async function attributesSection(url, fifoQueue) {
         changed[key] =
           textual.has(key) && input.value.trim() ? JSON.stringify(JSON.parse(input.value)) : input.value;
     }
-    if (Object.keys(changed).length === 0) return say('No attribute changed.');
+    if (Object.keys(changed).length === 0) return say('No attribute changed.', 'info');
     await attempt(
       async () => {
         await sqs('SetQueueAttributes', { QueueUrl: url, Attributes: changed });
@@ -1356,7 +1410,7 @@ async function messagesPage(name) {
     const report = await apiPost(path, { queue: name, ids: selection(), ...extra });
     selected.clear();
     await load();
-    say(triageSummary(verb, report), report.skipped.length > 0);
+    say(triageSummary(verb, report), report.skipped.length > 0 ? 'warning' : 'success');
   };
   const replay = (extra = {}) =>
     attempt(() =>
@@ -1366,7 +1420,7 @@ async function messagesPage(name) {
       }),
     );
   const askDelete = () => {
-    if (selected.size === 0) return say('Select messages first.', true);
+    if (selected.size === 0) return say('Select messages first.', 'error');
     confirmBox.replaceChildren(
       confirmation(
         `Delete ${plural(selected.size, 'message')} from ${name}?`,
@@ -1442,7 +1496,7 @@ async function messagesPage(name) {
                   } catch {
                     return say(
                       'The message attributes must be JSON: {"name": {"DataType": "String", "StringValue": "…"}}.',
-                      true,
+                      'error',
                     );
                   }
                 }
@@ -1659,7 +1713,7 @@ async function auditPage() {
 // ---- Routing ---------------------------------------------------------------------------------------
 
 function every(ms, work) {
-  timers.push(setInterval(() => attempt(work), ms));
+  timers.push(setInterval(() => quietly(work), ms));
 }
 
 function pageOf(hash) {
@@ -1689,5 +1743,5 @@ async function route() {
 window.addEventListener('hashchange', route);
 route();
 // The header's alarm count, whatever page is on screen.
-attempt(countAlarms);
-setInterval(() => attempt(countAlarms), 5000);
+quietly(countAlarms);
+setInterval(() => quietly(countAlarms), 5000);

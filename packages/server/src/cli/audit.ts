@@ -3,7 +3,8 @@ import type { AuditRecord, ContentDigest } from '../store/triage.ts';
 import { DEFAULT_ENDPOINT, explainRefused } from './endpoint.ts';
 import { integerFlag, UsageError } from './flags.ts';
 import { getJson } from './sluice-api.ts';
-import { printable, printableJson } from './terminal-text.ts';
+import { type TableColumn, textTable, utcTime } from './table.ts';
+import { safeJson } from './terminal-text.ts';
 
 export const AUDIT_HELP = `sluice audit — what was done to queues' messages: replays, deletes, purges, queue deletions and move tasks (newest first)
 
@@ -28,16 +29,16 @@ signed with that key, as a server with credentials requires.
 
 Exit status: 0 on success, 1 when no server answers at the endpoint, 2 on a usage error.`;
 
-const COLUMNS: Array<{ title: string; value: (entry: AuditRecord) => string }> = [
-  { title: 'id', value: (e) => String(e.id) },
-  { title: 'time (UTC)', value: (e) => new Date(e.at).toISOString().slice(0, 19).replace('T', ' ') },
+const COLUMNS: Array<TableColumn<AuditRecord>> = [
+  { title: 'id', value: (e) => String(e.id), numeric: true },
+  { title: 'time (UTC)', value: (e) => utcTime(e.at) },
   { title: 'actor', value: (e) => e.actor },
   { title: 'via', value: (e) => e.via },
   { title: 'action', value: (e) => e.action },
   { title: 'from', value: (e) => e.source },
   { title: 'to', value: (e) => e.destination ?? '' },
-  { title: 'count', value: (e) => String(e.count) },
-  { title: 'skipped', value: (e) => String(e.skipped) },
+  { title: 'count', value: (e) => String(e.count), numeric: true },
+  { title: 'skipped', value: (e) => String(e.skipped), numeric: true },
   { title: 'detail', value: (e) => details(e) },
 ];
 
@@ -57,30 +58,6 @@ function details(entry: AuditRecord): string {
   ]
     .filter((part) => part !== undefined)
     .join('; ');
-}
-
-/**
- * The entries as a table, numbers right-aligned, text left-aligned, the last column unpadded; every field is
- * printable, so an entry is one line whatever its fields hold.
- */
-export function auditTable(entries: readonly AuditRecord[]): string {
-  const cells = [
-    COLUMNS.map((c) => c.title),
-    ...entries.map((e) => COLUMNS.map((c) => printable(c.value(e)))),
-  ];
-  const widths = COLUMNS.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
-  const numeric = new Set(['id', 'count', 'skipped']);
-  return cells
-    .map((row) =>
-      row
-        .map((cell, i) => {
-          if (i === COLUMNS.length - 1) return cell;
-          return numeric.has(COLUMNS[i]!.title) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!);
-        })
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
 }
 
 /** Runs `sluice audit`, writing the entries to `out` and the next page's command to `note`; returns the exit status. */
@@ -113,9 +90,9 @@ export async function audit(
     const { entries, next } = await getJson<{ entries: AuditRecord[]; next?: string }>(
       `${endpoint}/api/audit?limit=${limit}${before === undefined ? '' : `&before=${before}`}`,
     );
-    if (values.json) out(`${printableJson(entries)}\n`);
+    if (values.json) out(`${safeJson(entries)}\n`);
     else if (entries.length === 0) out('the audit trail is empty\n');
-    else out(`${auditTable(entries)}\n`);
+    else out(`${textTable(COLUMNS, entries)}\n`);
     if (next !== undefined && /^\d+$/.test(next))
       note(
         `older entries: sluice audit --before ${next}${values.limit === undefined ? '' : ` --limit ${limit}`}\n`,

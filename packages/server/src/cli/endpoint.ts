@@ -43,3 +43,13 @@ export function queueReference(text: string): QueueReference {
   }
   return { name: text };
 }
+
+/**
+ * The Sluice server a command talks to: `--endpoint` when given, else the server a queue URL names, else the
+ * default; without a trailing slash.
+ */
+export function serverOf(reference: QueueReference, endpoint: string | undefined): string {
+  return (
+    endpoint ?? (reference.url === undefined ? DEFAULT_ENDPOINT : new URL(reference.url).origin)
+  ).replace(/\/+$/, '');
+}

@@ -5,8 +5,10 @@ import { ACCESS_KEY_ID, isMetricsToken, METRICS_TOKEN_RULE } from '../server/con
 import { startSluice } from '../server/sluice-server.ts';
 import { isWebhookUrl } from '../server/webhooks.ts';
 import { audit } from './audit.ts';
+import { dlq } from './dlq.ts';
 import { integerFlag, usageMessage } from './flags.ts';
 import { stats } from './stats.ts';
+import { safeText } from './terminal-text.ts';
 
 const MAIN_HELP = `sluice — an Amazon SQS-compatible message queue server
 
@@ -15,6 +17,8 @@ Usage:
   sluice redrive [options]   move messages out of a dead-letter queue at a rate (see: sluice redrive --help)
   sluice stats QUEUE         a queue's recent history from a running server (see: sluice stats --help)
   sluice audit               what was done to messages: replays, deletes, purges, move tasks (see: sluice audit --help)
+  sluice dlq list|search|show|replay|delete QUEUE ...
+                             triage a DLQ message by message, without receiving (see: sluice dlq --help)
   sluice --help              this text
   sluice --version           print the version
 
@@ -114,7 +118,7 @@ function fail(message: string): never {
 }
 
 /** A command-line mistake: one line, and where to read the options, not the whole help. */
-function usage(command: 'serve' | 'redrive' | 'stats' | 'audit' | undefined, message: string): never {
+function usage(command: 'serve' | 'redrive' | 'stats' | 'audit' | 'dlq' | undefined, message: string): never {
   const help = command === undefined ? 'sluice --help' : `sluice ${command} --help`;
   fail(`${message}\nRun \`${help}\` to see the ${command === undefined ? 'commands' : 'options'}.`);
 }
@@ -384,6 +388,8 @@ async function main(argv: string[]): Promise<void> {
       return runStats(rest);
     case 'audit':
       return runAudit(rest);
+    case 'dlq':
+      return runDlq(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -437,6 +443,17 @@ async function runAudit(args: string[]): Promise<void> {
     const mistake = usageMessage(error);
     if (mistake !== undefined) usage('audit', mistake);
     process.stderr.write(`sluice audit: ${(error as Error).message}\n`);
+    process.exitCode = 1;
+  }
+}
+
+async function runDlq(args: string[]): Promise<void> {
+  try {
+    process.exitCode = await dlq(args);
+  } catch (error) {
+    const mistake = usageMessage(error);
+    if (mistake !== undefined) usage('dlq', safeText(mistake));
+    process.stderr.write(`sluice dlq: ${safeText((error as Error).message)}\n`);
     process.exitCode = 1;
   }
 }

@@ -18,9 +18,10 @@ import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
 import { countOf } from '../core/plural.ts';
 import { DEFAULT_ENDPOINT, explainRefused, queueReference } from './endpoint.ts';
 import { integerFlag, UsageError } from './flags.ts';
+import { onInterrupt } from './interrupt.ts';
 import { ProgressLine } from './progress.ts';
-import { redriveSelection } from './redrive-selection.ts';
 import { CLI_USER_AGENT } from './sluice-api.ts';
+import { changeSelection } from './triage-selection.ts';
 
 export const REDRIVE_HELP = `sluice redrive — move messages out of a dead-letter queue, at a rate, with a progress bar
 
@@ -43,6 +44,8 @@ Options:
                       and with ~ instead of =, VALUE is a regular expression the value must match
   --id ID             Sluice only: replay the message with this id; repeat for several
   --search TEXT       Sluice only: replay the messages whose body contains TEXT
+  --dry-run           with --id or --search: list the messages it would replay, and replay none
+  --yes, -y           with --id or --search: replay more than one message without asking first
   --hold SECONDS      with --filter: how long each non-matching message is hidden while the scan runs,
                       renewed while it runs (default 300); they are made visible again at the end
   --endpoint URL      the SQS endpoint (default http://127.0.0.1:9324; "aws" for the AWS regional endpoint)
@@ -55,10 +58,11 @@ received, matched here, sent to their destination and deleted from the DLQ, one 
 crash between the send and the delete can leave one message in both queues (at-least-once, as SQS).
 With --id or --search (and any --filter with them) the CLI uses a Sluice server's triage API instead: it
 finds the messages without receiving them and replays them at the rate, each moved atomically on the server;
-a message a consumer holds is skipped and listed. The server records the replays in its audit trail
-(sluice audit).
-Exit status: 0 when everything was moved, 1 on failure or when messages were skipped, 130 when stopped
-with Ctrl-C.`;
+a message a consumer holds is skipped and listed. Before replaying more than one message it lists them and
+asks; with no terminal to ask on, it refuses unless given --yes. The server records the replays in its
+audit trail (sluice audit).
+Exit status: 0 when everything was moved, 1 on failure, when messages were skipped or the replay was not
+confirmed, 130 when stopped with Ctrl-C.`;
 
 interface QueueRef {
   url: string;
@@ -80,6 +84,8 @@ export async function redrive(args: string[]): Promise<number> {
       filter: { type: 'string', multiple: true },
       id: { type: 'string', multiple: true },
       search: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      yes: { type: 'boolean', short: 'y' },
       hold: { type: 'string' },
       endpoint: { type: 'string' },
       region: { type: 'string' },
@@ -102,21 +108,30 @@ export async function redrive(args: string[]): Promise<number> {
   });
   const endpoint = values.endpoint ?? DEFAULT_ENDPOINT;
   const local = endpoint !== 'aws';
-  if (values.id !== undefined || values.search !== undefined) {
+  const selected = values.id !== undefined || values.search !== undefined;
+  if (!selected && (values['dry-run'] || values.yes))
+    throw new UsageError('--dry-run and --yes go with --id or --search');
+  if (selected) {
     if (!local) throw new UsageError('--id and --search need a Sluice server; against AWS, use --filter');
     let stopping = false;
     const release = onInterrupt(() => {
       stopping = true;
     });
     try {
-      return await redriveSelection({
+      return await changeSelection({
         endpoint: endpoint.replace(/\/+$/, ''),
-        source: queueReference(values.source).name,
+        queue: queueReference(values.source).name,
+        action: 'replay',
+        criteria: {
+          ids: values.id ?? [],
+          text: values.search,
+          filters: filters.map((filter) => filter.text),
+        },
         destination: values.destination && queueReference(values.destination).name,
-        ids: values.id ?? [],
-        search: values.search,
-        filters: filters.map((filter) => filter.text),
         rate: rate ?? MOVE_TASK_DEFAULTS.defaultRate,
+        dryRun: values['dry-run'] ?? false,
+        yes: values.yes ?? false,
+        json: false,
         stopping: () => stopping,
       });
     } catch (error) {
@@ -150,19 +165,6 @@ export async function redrive(args: string[]): Promise<number> {
   } catch (error) {
     throw local ? explainRefused(error, endpoint) : error;
   }
-}
-
-/** Ctrl-C once: stop gracefully; twice: leave at once. */
-function onInterrupt(stop: () => void): () => void {
-  let interrupted = false;
-  const handler = () => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
-    process.stderr.write('\nstopping (Ctrl-C again to leave at once)\n');
-    stop();
-  };
-  process.on('SIGINT', handler);
-  return () => process.off('SIGINT', handler);
 }
 
 async function runMoveTask(

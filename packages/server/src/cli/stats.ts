@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { HISTORY_RANGES, type HistoryRange } from '../core/queue-history.ts';
 import type { QueueSample } from '../store/contract.ts';
-import { DEFAULT_ENDPOINT, explainRefused, queueReference } from './endpoint.ts';
+import { explainRefused, queueReference, serverOf } from './endpoint.ts';
 import { integerFlag, UsageError } from './flags.ts';
 import { getJson } from './sluice-api.ts';
 
@@ -71,10 +71,7 @@ export async function stats(args: string[], out: (text: string) => void): Promis
   const range = values.range ?? '1h';
   if (!(range in HISTORY_RANGES)) throw new UsageError('--range must be 1h or 24h');
   const last = integerFlag('last', values.last, 1, 10_000) ?? 30;
-  // A queue URL names its server.
-  const endpoint = (
-    values.endpoint ?? (reference.url === undefined ? DEFAULT_ENDPOINT : new URL(reference.url).origin)
-  ).replace(/\/+$/, '');
+  const endpoint = serverOf(reference, values.endpoint);
   try {
     const { queues, accountId } = await getJson<{
       queues: Array<{ name: string; arn: string }>;
