@@ -329,19 +329,23 @@ describe('sluice dlq', { skip: NEEDS_OWN_SERVER }, () => {
     assert.equal(replayed.code, 0, replayed.stderr);
     const outcome = JSON.parse(replayed.stdout) as {
       action: string;
-      done: Array<{ messageId: string; destination: string }>;
+      done: Array<{ messageId: string; destination: string; newMessageId: string }>;
       skipped: unknown[];
       audit: Array<{ action: string; via: string; destination: string; count: number }>;
     };
-    assert.deepEqual(outcome.done, [{ messageId: first!.messageId, destination: 'edit-fixed' }]);
+    assert.deepEqual(
+      outcome.done.map(({ messageId, destination }) => ({ messageId, destination })),
+      [{ messageId: first!.messageId, destination: 'edit-fixed' }],
+    );
     assert.deepEqual(outcome.skipped, []);
     assert.deepEqual(
       outcome.audit.map(({ action, via, destination, count }) => ({ action, via, destination, count })),
-      [{ action: 'replay', via: 'cli', destination: 'edit-fixed', count: 1 }],
+      [{ action: 'replay', via: 'unauthenticated', destination: 'edit-fixed', count: 1 }],
     );
     const { Messages = [] } = await sqs.send(
       new ReceiveMessageCommand({ QueueUrl: url('edit-fixed'), MessageAttributeNames: ['All'] }),
     );
+    assert.equal(Messages[0]?.MessageId, outcome.done[0]?.newMessageId);
     assert.equal(Messages[0]?.Body, '{"order":"fixed"}\n');
     assert.equal(Messages[0]?.MessageAttributes?.kind?.StringValue, 'fixed');
     assert.equal(await visible('edit-dlq'), 1);
@@ -413,7 +417,7 @@ describe('sluice dlq', { skip: NEEDS_OWN_SERVER }, () => {
       };
       assert.deepEqual(
         deleted.audit.map(({ actor, via }) => ({ actor, via })),
-        [{ actor: 'AKIDTRIAGE', via: 'cli' }],
+        [{ actor: 'AKIDTRIAGE', via: 'signature' }],
       );
       const unsigned = await sluice('dlq', 'list', 'locked', '--endpoint', guarded.endpoint);
       assert.equal(unsigned.code, 1);
