@@ -17,7 +17,7 @@ import { createBrowserGuard, isLoopback } from './browser-guard.ts';
 import { ClusterLease } from './cluster-lease.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
 import type { ConnectionLimits } from './connections.ts';
-import { consoleApi, consoleChanges, consolePages } from './console-api.ts';
+import { type AlarmsAnswer, consoleApi, consoleChanges, consolePages } from './console-api.ts';
 import { createHttpServer } from './http-server.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import type { LongPollCaps } from './long-poll-gate.ts';
@@ -329,7 +329,10 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
         const readable: AlarmState[] = [];
         for (const state of await alarms.clusterStates())
           if (await viewer.mayRead(state.queue)) readable.push(state);
-        return { contentType: 'application/json', body: JSON.stringify({ alarms: readable }) };
+        return {
+          contentType: 'application/json',
+          body: JSON.stringify({ alarms: readable } satisfies AlarmsAnswer),
+        };
       },
       ...consoleApi(jobs, () => alarms.clusterStates()),
       ...(triage && triagePages(service, triage)),
