@@ -1,6 +1,36 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PostgresStore } from '../../packages/server/src/store/postgres/postgres-store.ts';
+import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
 import { freshDatabase } from '../../tools/postgres.ts';
 import type { StoreFactory } from '../contract/harness.ts';
+
+/**
+ * A real SQLite file in a fresh temp directory, durable as users run it, removed in destroy; opened again, a
+ * store sees the same data. `beforeRemove` may look at the database file the suite left first.
+ */
+export function sqliteFactory(beforeRemove?: (file: string) => void): StoreFactory {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-store-'));
+  return {
+    open: async () => new SqliteStore({ dataDir: dir, durability: 'durable' }),
+    async destroy() {
+      try {
+        beforeRemove?.(join(dir, 'sluice.db'));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/** SQLite in memory, as `sluice serve --in-memory` runs it: the same semantics, nothing kept once closed. */
+export function sqliteInMemoryFactory(): StoreFactory {
+  return {
+    open: async () => new SqliteStore({ dataDir: ':memory:' }),
+    destroy: async () => {},
+  };
+}
 
 /**
  * A fresh PostgreSQL database per suite, dropped in destroy; opened again, a store sees the same data.
