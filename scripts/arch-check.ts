@@ -1,7 +1,8 @@
 /**
  * The layering of the two packages and of the tests and bench around them, checked from their import
  * statements: fails on an import cycle between the packages' source files and on an import across layers that
- * must not know each other. Run by `npm run arch` (and so by `npm run lint`). `--report` prints the figures
+ * must not know each other; and, with scripts/architecture-doc.ts, fails where docs/architecture.md and the
+ * source tree disagree. Run by `npm run arch` (and so by `npm run lint`). `--report` prints the figures
  * (largest files, cycles, cross-layer imports) and exits 0.
  *
  * Layers, by folder under packages/server/src, and what each must not import:
@@ -20,6 +21,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { architectureDocProblems } from './architecture-doc.ts';
 
 const REPOSITORY = resolve(dirname(new URL(import.meta.url).pathname), '..');
 
@@ -156,9 +158,13 @@ function cyclesOf(graph: Map<string, string[]>): string[][] {
   return components;
 }
 
-/** Prints the figures with --report; else fails (exit 1) on any cycle or cross-layer import. */
+/**
+ * Prints the figures with --report; else fails (exit 1) on any cycle or cross-layer import, or where
+ * docs/architecture.md and the source tree disagree.
+ */
 function main(): void {
   const figures = measure();
+  const docProblems = architectureDocProblems(REPOSITORY);
   if (process.argv.includes('--report')) {
     console.log('Largest files:');
     for (const [file, count] of figures.largest) console.log(`  ${String(count).padStart(5)} ${file}`);
@@ -166,11 +172,16 @@ function main(): void {
     for (const cycle of figures.cycles) console.log(`  ${cycle.join(' <-> ')}`);
     console.log(`Cross-layer imports: ${figures.crossLayer.length}`);
     for (const line of figures.crossLayer) console.log(`  ${line}`);
+    console.log(`docs/architecture.md against the tree: ${docProblems.length}`);
+    for (const problem of docProblems) console.log(`  ${problem}`);
   } else {
     for (const cycle of figures.cycles) console.error(`import cycle: ${cycle.join(' <-> ')}`);
     for (const line of figures.crossLayer) console.error(`cross-layer import: ${line}`);
-    if (figures.cycles.length > 0 || figures.crossLayer.length > 0) process.exit(1);
-    console.log('arch: no import cycles, no cross-layer imports');
+    for (const problem of docProblems) console.error(problem);
+    if (figures.cycles.length > 0 || figures.crossLayer.length > 0 || docProblems.length > 0) process.exit(1);
+    console.log(
+      'arch: no import cycles, no cross-layer imports; docs/architecture.md names every source file',
+    );
   }
 }
 
