@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { listeningUrl } from '../../bench/listening.ts';
-import { alive } from './processes.ts';
+import { listeningUrl } from '../../tools/listening.ts';
+import { alive } from '../../tools/processes.ts';
 
 /** Node arguments that run the `sluice` command from the TypeScript sources, so tests check the working tree, never a stale build. */
 export const SLUICE_CLI: readonly string[] = [
