@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { errors, SqsError } from '../core/errors.ts';
-import { bodyContains, type MessageFilter, parseFilter } from '../core/message-filter.ts';
+import { bodyContains, type MessageFilter, parseFilters } from '../core/message-filter.ts';
 import type { SqsService } from '../core/sqs-service.ts';
 import { BROWSE_MAX, type MessageTriage, type Selection } from '../core/triage.ts';
 import { type JsonObject, readJsonObject } from '../shared/json-object.ts';
@@ -144,13 +144,12 @@ function parseBody(body: string): JsonObject {
 }
 
 function filtersOf(texts: readonly string[], text: string | undefined): MessageFilter[] {
-  const filters = texts.map((filter) => {
-    try {
-      return parseFilter(filter);
-    } catch (error) {
-      throw errors.invalidParameterValue((error as Error).message);
-    }
-  });
+  let filters: MessageFilter[];
+  try {
+    filters = parseFilters(texts);
+  } catch (error) {
+    throw errors.invalidParameterValue((error as Error).message);
+  }
   return text === undefined || text === '' ? filters : [...filters, bodyContains(text)];
 }
 
