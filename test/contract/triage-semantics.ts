@@ -13,7 +13,13 @@ import type { ReplayRequest, TriageStore } from '../../packages/server/src/store
 import { newMessage } from '../helpers/new-message.ts';
 import { context, type StoreFactory, useContractService } from './harness.ts';
 
-const console = { actor: 'AKIDOPS', via: 'console-session' } as const;
+/** The console's key, allowed to replay anywhere. */
+const console = {
+  actor: 'AKIDOPS',
+  via: 'console-session',
+  senderId: 'AKIDOPS',
+  authorizeDestination: async () => {},
+} as const;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** DLQ triage: browse and search without receiving, replay and delete each message atomically, the audit trail. */
@@ -261,6 +267,37 @@ export function triageSemanticsSuite(backend: string, factory: () => StoreFactor
       );
     });
 
+    it("sends a replay as the replaying key, once every destination, each message's origin included, allows it", async () => {
+      const { dlq, source } = await deadLettered(2);
+      const q = await queue(dlq);
+      const asked: string[] = [];
+      const refused = triage().replay(
+        q,
+        { filters: [parseFilter('body~order')] },
+        {
+          ...console,
+          authorizeDestination: async (destination) => {
+            asked.push(destination.name);
+            throw new Error(`may not send to ${destination.name}`);
+          },
+        },
+      );
+      await assert.rejects(refused, /may not send to/);
+      assert.deepEqual(asked, [source.split('/').at(-1)], 'the origin, asked once for both messages');
+      assert.equal((await h.counts(dlq)).visible, 2, 'nothing moved');
+      const done = await triage().replay(
+        q,
+        { filters: [parseFilter('body~order')] },
+        { ...console, senderId: 'AKIDTRIAGE' },
+      );
+      assert.equal(done.done.length, 2);
+      const back = await h.receive(source);
+      assert.deepEqual(
+        back.map((message) => message.Attributes!.SenderId),
+        ['AKIDTRIAGE', 'AKIDTRIAGE'],
+      );
+    });
+
     it('scans a big queue a page at a time, letting the event loop run between pages, and moves each message once', async () => {
       const dlq = await filled(await h.newQueue(), 1_200);
       const target = await queue(await h.newQueue());
@@ -274,16 +311,21 @@ export function triageSemanticsSuite(backend: string, factory: () => StoreFactor
       };
       setImmediate(turn);
       let pages: number[] = [];
-      const watched = new MessageTriage(h.service, {
-        browseMessages: (queueId, options) => {
-          pages.push(turns);
-          return store.browseMessages(queueId, options);
+      const watched = new MessageTriage(
+        h.service,
+        {
+          browseMessages: (queueId, options) => {
+            pages.push(turns);
+            return store.browseMessages(queueId, options);
+          },
+          replayMessages: (request) => store.replayMessages(request),
+          deleteMessagesBySeq: (queueId, seqs, now) => store.deleteMessagesBySeq(queueId, seqs, now),
+          appendAudit: (entry, keep) => store.appendAudit(entry, keep),
+          pruneAudit: (keep) => store.pruneAudit(keep),
+          listAudit: (options) => store.listAudit(options),
         },
-        replayMessages: (request) => store.replayMessages(request),
-        deleteMessagesBySeq: (queueId, seqs, now) => store.deleteMessagesBySeq(queueId, seqs, now),
-        appendAudit: (entry) => store.appendAudit(entry),
-        listAudit: (options) => store.listAudit(options),
-      });
+        trail(),
+      );
       const turnsBetweenPages = () => pages.slice(1).map((at, index) => at - pages[index]!);
       try {
         const none = await watched.browse(dlq, { limit: 100, filters: [parseFilter('body~^nothing')] });

@@ -251,7 +251,7 @@ describe('DLQ triage API', { skip: NEEDS_OWN_SERVER }, () => {
 
 /**
  * With credentials: a signed request's key is the actor, refused without SetQueueAttributes on the queue,
- * and an unsigned one needs to sign in.
+ * and an unsigned one needs to sign in. (Keys of limited scope: triage-security.test.ts.)
  */
 describe('DLQ triage API with credentials', { skip: NEEDS_OWN_SERVER }, () => {
   const ADMIN = { accessKeyId: 'AKIDOPS', secretAccessKey: 'ops-secret' };
@@ -259,7 +259,8 @@ describe('DLQ triage API with credentials', { skip: NEEDS_OWN_SERVER }, () => {
     accessKeyId: 'AKIDREADER',
     secretAccessKey: 'reader-secret',
     queues: ['jobs*'],
-    actions: ['GetQueueAttributes'],
+    // Reading a queue's messages: a browse shows their bodies.
+    actions: ['GetQueueAttributes', 'ReceiveMessage'],
   };
   let server: RunningServer;
   let sqs: SQSClient;

@@ -67,6 +67,13 @@ export interface Actor {
 export interface ReplayOptions extends Actor {
   /** Where to; absent: each message back to the queue it was dead-lettered from. */
   destination?: QueueRecord;
+  /**
+   * Throws unless the replay may send to `queue`: asked, before anything moves, of every queue the selection
+   * would go to, each message's origin included.
+   */
+  authorizeDestination: (queue: QueueRecord) => Promise<void>;
+  /** The replayed messages' SenderId: whoever replays them. */
+  senderId: string;
   /** A new body (one message only). */
   body?: string;
   /** New message attributes, replacing the message's own. */
@@ -143,6 +150,9 @@ export class MessageTriage {
       if (!options.destination && arn !== undefined && !origins.has(arn))
         origins.set(arn, await this.deps.queues.queueByArn(arn));
     }
+    const destinations = options.destination ? [options.destination] : [...origins.values()];
+    for (const destination of new Set(destinations))
+      if (destination) await options.authorizeDestination(destination);
     const now = this.deps.clock.now();
     const names = new Map<number, string>();
     const outcomes = await this.store.replayMessages({
@@ -183,7 +193,7 @@ export class MessageTriage {
           md5OfBody: md5Hex(body),
           md5OfMessageAttributes: md5OfAttributes(messageAttributes),
           md5OfSystemAttributes: original.md5OfSystemAttributes,
-          senderId: original.senderId,
+          senderId: options.senderId,
           sentAt: now,
           visibleAt: destination.visibleAt,
           expiresAt: destination.expiresAt,
