@@ -265,7 +265,7 @@ describe('DLQ triage against keys of limited scope', { skip: NEEDS_OWN_SERVER },
     // Compiling is bounded: `x{1000}` is 7 characters and 1,000 instructions.
     assert.match(
       (await refused([`body~${'x{1000}'.repeat(40)}`])).message,
-      /over the 256 one search may use/,
+      /over the 128 one search may use/,
     );
     assert.match((await refused(Array.from({ length: 21 }, () => 'body=x'))).message, /at most 20 filters/);
     // Matching is bounded per message: a pattern that defeats the DFA costs its program size per character.

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { matchesAll, parseFilter } from '../../packages/server/src/core/message-filter.ts';
+import {
+  FilterWorkError,
+  MESSAGE_WORK_MAX,
+  matchesAll,
+  parseFilter,
+  parseFilters,
+  type WorkMeter,
+} from '../../packages/server/src/core/message-filter.ts';
 
 describe('sluice redrive --filter', () => {
   const message = {
@@ -38,5 +45,32 @@ describe('sluice redrive --filter', () => {
     for (const bad of ['nonsense', 'attr.=x', 'body.=x', 'header.x=1', 'body~(']) {
       assert.throws(() => parseFilter(bad), /filter/, bad);
     }
+  });
+
+  it('reads patterns as RE2: linear in time, so no backreferences or lookarounds', () => {
+    const hostile = { Body: `${'a'.repeat(64)}!` };
+    assert.equal(matchesAll([parseFilter('body~^(a+)+$')], hostile), false);
+    assert.equal(matchesAll([parseFilter('body~^(a+)+!$')], hostile), true);
+    assert.equal(matchesAll([parseFilter('body~(?i)^A+!$')], hostile), true, 'inline flags');
+    for (const bad of ['body~(a)\\1', 'body~a(?=b)', 'body~(?<=a)b'])
+      assert.throws(() => parseFilter(bad), /RE2 syntax/, bad);
+  });
+
+  it('bounds a search: 20 filters, 128 pattern characters, and the work of matching one message', () => {
+    assert.throws(() => parseFilters(Array.from({ length: 21 }, () => 'id=x')), /at most 20 filters/);
+    assert.equal(parseFilters([`body~${'a'.repeat(64)}`, `attr.x~${'b'.repeat(64)}`, 'body=c']).length, 3);
+    assert.throws(
+      () => parseFilters([`body~${'a'.repeat(64)}`, `attr.x~${'b'.repeat(65)}`]),
+      /129 characters/,
+    );
+    const [filter] = parseFilters(['body~[ab]*a[ab]{20}$']);
+    const meter: WorkMeter = { work: 0 };
+    const fits = 'ab'.repeat(Math.floor(MESSAGE_WORK_MAX / filter!.workPerCharacter / 2));
+    assert.equal(matchesAll([filter!], { Body: fits }, meter), false);
+    assert.equal(meter.work, filter!.workPerCharacter * fits.length);
+    assert.throws(
+      () => matchesAll([filter!], { MessageId: 'm-1', Body: `${fits}ab` }, meter),
+      (error: unknown) => error instanceof FilterWorkError && /on message m-1/.test(error.message),
+    );
   });
 });
