@@ -15,7 +15,6 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { signRequest } from '../../packages/server/src/server/auth/sigv4.ts';
 import { deadLetteredOrders } from '../helpers/dead-lettered.ts';
 import {
   NEEDS_OWN_SERVER,
@@ -24,6 +23,7 @@ import {
   SLUICE_CLI,
   startServer,
 } from '../helpers/server.ts';
+import { signedFetch } from '../helpers/sigv4.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 
 interface Browsed {
@@ -271,12 +271,7 @@ describe('DLQ triage API with credentials', { skip: NEEDS_OWN_SERVER }, () => {
     method: 'GET' | 'POST',
     path: string,
     body = '',
-  ) => {
-    const url = new URL(`${server.endpoint}${path}`);
-    const { host: _host, ...headers } = signRequest({ method, url, body }, key, 'us-east-1', Date.now());
-    // Bytes: fetch adds no Content-Type to them, which the signature would have to cover.
-    return fetch(url, { method, headers, ...(method === 'POST' ? { body: Buffer.from(body) } : {}) });
-  };
+  ) => signedFetch(server.endpoint, key, method, path, body);
 
   before(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-triage-auth-'));

@@ -12,7 +12,6 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { signRequest } from '../../packages/server/src/server/auth/sigv4.ts';
 import {
   NEEDS_OWN_SERVER,
   type RunningServer,
@@ -20,6 +19,7 @@ import {
   SLUICE_CLI,
   startServer,
 } from '../helpers/server.ts';
+import { signedFetch } from '../helpers/sigv4.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 
 const DLQ_ARN = 'arn:aws:sqs:us-east-1:000000000000:orders-dlq';
@@ -81,11 +81,8 @@ describe('DLQ triage against keys of limited scope', { skip: NEEDS_OWN_SERVER },
   let ordersUrl: string;
   let dlqUrl: string;
 
-  const signed = (key: Key, method: 'GET' | 'POST', path: string, body = '', signal?: AbortSignal) => {
-    const url = new URL(`${server.endpoint}${path}`);
-    const { host: _host, ...headers } = signRequest({ method, url, body }, key, 'us-east-1', Date.now());
-    return fetch(url, { method, headers, signal, ...(method === 'POST' ? { body: Buffer.from(body) } : {}) });
-  };
+  const signed = (key: Key, method: 'GET' | 'POST', path: string, body = '', signal?: AbortSignal) =>
+    signedFetch(server.endpoint, key, method, path, body, signal);
   const browse = async (key: Key, query: string) => {
     const response = await signed(key, 'GET', `/api/messages?${query}`);
     assert.equal(response.status, 200, await response.clone().text());
