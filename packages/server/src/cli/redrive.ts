@@ -42,7 +42,7 @@ Options:
                         body=VALUE          the whole body equals VALUE
                         id=VALUE            the message id is VALUE
                       and with ~ instead of =, VALUE is a regular expression the value must match
-                      (RE2 syntax, linear time; at most 20 filters, 128 pattern characters)
+                      (RE2 syntax, linear time; at most 20 filters, 10,000 instructions)
   --id ID             Sluice only: replay the message with this id; repeat for several
   --search TEXT       Sluice only: replay the messages whose body contains TEXT
   --dry-run           with --id or --search: list the messages it would replay, and replay none

@@ -29,11 +29,12 @@ export interface FilterableMessage {
 }
 
 /**
- * A search's patterns together have at most this many characters: compiling takes time in the program's
- * size, which counted repeats multiply (`x{1000}` is 7 characters and 1,000 instructions; 128 characters of
- * them, 18,000 instructions, compile in about a tenth of a second).
+ * A search's patterns together compile to at most this many RE2 instructions: compiling takes time in the
+ * program's size (about 10 µs an instruction on a small machine), which counted repeats multiply (`x{1000}` is
+ * 7 characters and 1,000 instructions). Literal text costs one a character: fifty message ids in one
+ * alternation are 2,000.
  */
-export const PATTERN_CHARACTERS_MAX = 128;
+export const PATTERN_INSTRUCTIONS_MAX = 10_000;
 /** Most filters one search takes. */
 export const FILTERS_MAX = 20;
 /**
@@ -46,16 +47,78 @@ export const MESSAGE_WORK_MAX = 2 ** 24;
 /** Matching a message would take more than MESSAGE_WORK_MAX: the search is refused rather than run. */
 export class FilterWorkError extends Error {}
 
-/** Several filters, all of which must match: at most FILTERS_MAX, their patterns PATTERN_CHARACTERS_MAX together. */
+/**
+ * Several filters, all of which must match: at most FILTERS_MAX, their patterns PATTERN_INSTRUCTIONS_MAX
+ * instructions together, refused from an upper bound read off their text before any is compiled.
+ */
 export function parseFilters(texts: readonly string[]): MessageFilter[] {
   if (texts.length > FILTERS_MAX) throw new Error(`at most ${FILTERS_MAX} filters can be given at once`);
   const parts = texts.map(splitFilter);
-  const characters = parts.reduce((sum, part) => sum + (part.operator === '~' ? part.value.length : 0), 0);
-  if (characters > PATTERN_CHARACTERS_MAX)
-    throw new Error(
-      `the filters' patterns have ${characters} characters together, over the ${PATTERN_CHARACTERS_MAX} one search may use`,
-    );
-  return parts.map(toFilter);
+  const patterns = parts.filter((part) => part.operator === '~');
+  const bound = patterns.reduce((sum, part) => sum + instructionsBound(part.value), 0);
+  if (bound > PATTERN_INSTRUCTIONS_MAX) throw tooLarge(bound);
+  const filters = parts.map(toFilter);
+  const size = filters.reduce((sum, filter) => sum + filter.workPerCharacter, 0);
+  if (size > PATTERN_INSTRUCTIONS_MAX) throw tooLarge(size);
+  return filters;
+}
+
+function tooLarge(instructions: number): Error {
+  return new Error(
+    `the filters' patterns come to ${instructions} instructions together, over the ${PATTERN_INSTRUCTIONS_MAX} one search may use: fewer counted repeats ({n}), or shorter patterns`,
+  );
+}
+
+/**
+ * At least the instructions RE2 compiles `pattern` to, read off the text: each character, class or escape one,
+ * a group its content, and a counted repeat its operand that many times, nested repeats multiplying.
+ */
+export function instructionsBound(pattern: string): number {
+  /** The size of each open group's content so far, the outermost first. */
+  const open = [0];
+  /** The size of the last atom or group: what a repeat after it repeats. */
+  let last = 0;
+  const add = (size: number) => {
+    open[open.length - 1]! += size;
+    last = size;
+  };
+  for (let at = 0; at < pattern.length; at++) {
+    const char = pattern[at];
+    const repeat = char === '{' ? /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(at, at + 24)) : null;
+    if (repeat) {
+      const least = Number(repeat[1]);
+      const most = repeat[2] === undefined ? least : repeat[3] === '' ? least + 1 : Number(repeat[3]);
+      open[open.length - 1]! += last * Math.max(0, most - 1) + Math.max(0, most - least);
+      last *= Math.max(1, most);
+      at += repeat[0].length - 1;
+    } else if (char === '(') {
+      open.push(0);
+      last = 0;
+    } else if (char === ')' && open.length > 1) add(open.pop()! + 2);
+    else if (char === '\\') {
+      const next = pattern[at + 1];
+      if (next === 'Q') {
+        const end = pattern.indexOf('\\E', at + 2);
+        const stop = end < 0 ? pattern.length : end;
+        add(stop - at - 2);
+        at = end < 0 ? pattern.length : end + 1;
+      } else {
+        const braced = /^.[pPx]\{[^}]*\}/.exec(pattern.slice(at, at + 64));
+        at += braced ? braced[0].length - 1 : next === 'p' || next === 'P' ? 2 : 1;
+        add(1);
+      }
+    } else if (char === '[') {
+      // A class is one instruction; its end is the first ] after an opening ] or ^ (escapes skipped).
+      let end = at + 1;
+      if (pattern[end] === '^') end++;
+      if (pattern[end] === ']') end++;
+      while (end < pattern.length && pattern[end] !== ']') end += pattern[end] === '\\' ? 2 : 1;
+      at = end;
+      add(1);
+    } else add(1);
+  }
+  // Every program also has its match and fail instructions.
+  return 2 + open.reduce((sum, size) => sum + size, 0);
 }
 
 export function parseFilter(text: string): MessageFilter {
