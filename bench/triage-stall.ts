@@ -9,9 +9,9 @@
  *     [--messages 100000] [--body-length 32]
  */
 import { randomUUID } from 'node:crypto';
-import { freshDatabase } from '../test/helpers/postgres.ts';
-import { removeDataDir, startServer } from '../test/helpers/server.ts';
-import { commandFlags, modesOf, positive } from './args.ts';
+import { commandFlags, modesOf, positive } from '../tools/flags.ts';
+import { freshDatabase } from '../tools/postgres.ts';
+import { removeDataDir, startServer } from '../tools/sluice-process.ts';
 import { now, round } from './stats.ts';
 
 const USAGE = `usage: node --conditions=sluice-source --import tsx bench/triage-stall.ts [flags]
