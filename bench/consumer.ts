@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { FakeClock } from 'sluice';
 import { Consumer } from 'sluice-client';
-import { answeredRequests } from '../test/helpers/metrics.ts';
+import { answeredRequests } from '../tools/metrics.ts';
 import { now, round, sleep } from './stats.ts';
 
 /** Handlers (Consumer) or loops (baseline) at once, as the issue asks. */

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { flagsOf, positive } from './args.ts';
+import { flagsOf, positive } from '../tools/flags.ts';
 import { processCpuSeconds, threadCpuSeconds } from './cpu.ts';
 import { machineFacts } from './machine.ts';
 import { sluicePeer } from './peers/sqs.ts';

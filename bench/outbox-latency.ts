@@ -12,8 +12,8 @@ import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startSluice } from 'sluice';
 import { OutboxRelay, type OutboxRelayHooks, type OutboxRow } from 'sluice-client';
 import { migratePostgresOutbox, PostgresCdcRelay, PostgresOutbox } from 'sluice-client/postgres';
-import { logicalPostgres } from '../test/helpers/logical-postgres.ts';
-import { commandFlags, positive } from './args.ts';
+import { commandFlags, positive } from '../tools/flags.ts';
+import { logicalPostgres } from '../tools/logical-postgres.ts';
 import { now, round, sleep, summarize } from './stats.ts';
 
 const USAGE = `usage: npm run bench:outbox -- [flags]

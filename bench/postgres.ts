@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freshDatabase } from '../test/helpers/postgres.ts';
+import { freshDatabase } from '../tools/postgres.ts';
 import type { QueueClient } from './client.ts';
 import { makeRawClient } from './raw-client.ts';
 import { makeBody } from './scenarios.ts';

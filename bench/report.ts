@@ -1,7 +1,7 @@
+import type { RssReading } from '../tools/rss.ts';
 import type { Options } from './args.ts';
 import type { CpuUse } from './cpu.ts';
 import type { FairnessResult, FifoComparison, QueueRun } from './fifo-and-fair.ts';
-import type { RssReading } from './rss.ts';
 import type {
   ConsumeResult,
   LongPollResult,

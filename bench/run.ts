@@ -5,7 +5,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { flagsOf, type Options, parseArgs, USAGE } from './args.ts';
+import { flagsOf } from '../tools/flags.ts';
+import { RssSampler, readRss } from '../tools/rss.ts';
+import { type Options, parseArgs, USAGE } from './args.ts';
 import { makeClient } from './client.ts';
 import { type ConsumerBench, consumerBench, renderConsumerBench } from './consumer.ts';
 import { cpuMeter } from './cpu.ts';
@@ -24,7 +26,6 @@ import {
   renderTable,
   type TargetResult,
 } from './report.ts';
-import { RssSampler, readRss } from './rss.ts';
 import {
   consume,
   createQueue,

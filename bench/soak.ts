@@ -10,11 +10,11 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { flagsOf, positive } from './args.ts';
+import { flagsOf, positive } from '../tools/flags.ts';
+import { readRss } from '../tools/rss.ts';
 import { makeClient, type QueueClient, type SendEntry } from './client.ts';
 import { processCpuSeconds, processRunQueueWaitSeconds } from './cpu.ts';
 import { machineFacts } from './machine.ts';
-import { readRss } from './rss.ts';
 import { createQueue, deleteAll, Errors, makeBody, parseBody, receiveOrBackOff } from './scenarios.ts';
 import {
   flatness,

@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { listeningUrl } from './listening.ts';
+import { listeningUrl } from '../tools/listening.ts';
 
 export type TargetName = 'full' | 'durable' | 'normal' | 'moto' | 'null';
 

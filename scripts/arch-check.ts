@@ -1,7 +1,9 @@
 /**
- * The layering of the two packages, checked from their import statements: fails on an import cycle between
- * source files and on an import across layers that must not know each other. Run by `npm run arch` (and so
- * by `npm run lint`). `--report` prints the figures (largest files, cycles, cross-layer imports) and exits 0.
+ * The layering of the two packages and of the tests and bench around them, checked from their import
+ * statements: fails on an import cycle between the packages' source files and on an import across layers that
+ * must not know each other; and, with scripts/architecture-doc.ts, fails where docs/architecture.md and the
+ * source tree disagree. Run by `npm run arch` (and so by `npm run lint`). `--report` prints the figures
+ * (largest files, cycles, cross-layer imports) and exits 0.
  *
  * Layers, by folder under packages/server/src, and what each must not import:
  * - protocol: the wire formats; not the store.
@@ -13,9 +15,16 @@
  * - console (packages/server/console, browser modules): nothing outside its folder, which is all the browser
  *   gets (the server's types come in JSDoc `@import`s, which this check does not see and the browser never
  *   loads); its shared/ modules no page and not the router (console.js), its pages not the router.
+ *
+ * Around the packages (why: docs/decisions/tests-bench-apart.md):
+ * - packages: nothing of test/, bench/, tools/, scripts/ or examples/.
+ * - test: not bench/, except a test file (`*.test.ts`) importing the bench code it tests.
+ * - bench: not test/.
+ * - tools (what the tests and the bench share): neither test/ nor bench/.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { architectureDocProblems } from './architecture-doc.ts';
 
 const REPOSITORY = resolve(dirname(new URL(import.meta.url).pathname), '..');
 
@@ -44,12 +53,22 @@ const FORBIDDEN: Record<string, readonly string[]> = {
   'packages/server/console/': ['packages/server/src/', 'packages/server/bin/', 'packages/client/'],
   'packages/server/console/shared/': ['packages/server/console/pages/', 'packages/server/console/console.js'],
   'packages/server/console/pages/': ['packages/server/console/console.js'],
+  'packages/': ['test/', 'bench/', 'tools/', 'scripts/', 'examples/'],
+  'test/': ['bench/'],
+  'bench/': ['test/'],
+  'tools/': ['test/', 'bench/'],
 };
+
+/** A test file may import the bench code it tests (its helpers and runners may not). */
+function allowedAfterAll(from: string, target: string): boolean {
+  return from.startsWith('test/') && from.endsWith('.test.ts') && target.startsWith('bench/');
+}
 
 function sourceFiles(dir: string): string[] {
   const files: string[] = [];
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
+    if (name === 'node_modules') continue;
     if (statSync(path).isDirectory()) files.push(...sourceFiles(path));
     else if ((name.endsWith('.ts') && !name.endsWith('.d.ts')) || name.endsWith('.js')) files.push(path);
   }
@@ -82,26 +101,29 @@ interface Figures {
 
 /** The figures of the repository at `root` (this one by default). */
 export function measure(root = REPOSITORY): Figures {
-  const files = [
-    join(root, 'packages/server/src'),
-    join(root, 'packages/client/src'),
-    join(root, 'packages/server/console'),
-  ].flatMap((dir) => (existsSync(dir) ? sourceFiles(dir) : []));
+  const sourcesOf = (dir: string) => (existsSync(join(root, dir)) ? sourceFiles(join(root, dir)) : []);
+  const packageFiles = new Set(
+    ['packages/server/src', 'packages/client/src', 'packages/server/console'].flatMap(sourcesOf),
+  );
   const graph = new Map<string, string[]>();
   const lines: [string, number][] = [];
   const crossLayer: string[] = [];
-  for (const file of files) {
+  for (const file of [...packageFiles, ...['test', 'bench', 'tools'].flatMap(sourcesOf)]) {
     const from = relative(root, file);
     const targets = importsOf(root, file);
-    graph.set(
-      from,
-      targets.filter((target) => target.endsWith('.ts') || target.endsWith('.js')),
-    );
-    lines.push([from, readFileSync(file, 'utf8').split('\n').length - 1]);
+    // Cycles and sizes are the packages' figures.
+    if (packageFiles.has(file)) {
+      graph.set(
+        from,
+        targets.filter((target) => target.endsWith('.ts') || target.endsWith('.js')),
+      );
+      lines.push([from, readFileSync(file, 'utf8').split('\n').length - 1]);
+    }
     for (const [layer, forbidden] of Object.entries(FORBIDDEN)) {
       if (!from.startsWith(layer)) continue;
       for (const target of targets)
-        if (forbidden.some((prefix) => target.startsWith(prefix))) crossLayer.push(`${from} -> ${target}`);
+        if (forbidden.some((prefix) => target.startsWith(prefix)) && !allowedAfterAll(from, target))
+          crossLayer.push(`${from} -> ${target}`);
     }
   }
   lines.sort(([, a], [, b]) => b - a);
@@ -144,9 +166,13 @@ function cyclesOf(graph: Map<string, string[]>): string[][] {
   return components;
 }
 
-/** Prints the figures with --report; else fails (exit 1) on any cycle or cross-layer import. */
+/**
+ * Prints the figures with --report; else fails (exit 1) on any cycle or cross-layer import, or where
+ * docs/architecture.md and the source tree disagree.
+ */
 function main(): void {
   const figures = measure();
+  const docProblems = architectureDocProblems(REPOSITORY);
   if (process.argv.includes('--report')) {
     console.log('Largest files:');
     for (const [file, count] of figures.largest) console.log(`  ${String(count).padStart(5)} ${file}`);
@@ -154,11 +180,16 @@ function main(): void {
     for (const cycle of figures.cycles) console.log(`  ${cycle.join(' <-> ')}`);
     console.log(`Cross-layer imports: ${figures.crossLayer.length}`);
     for (const line of figures.crossLayer) console.log(`  ${line}`);
+    console.log(`docs/architecture.md against the tree: ${docProblems.length}`);
+    for (const problem of docProblems) console.log(`  ${problem}`);
   } else {
     for (const cycle of figures.cycles) console.error(`import cycle: ${cycle.join(' <-> ')}`);
     for (const line of figures.crossLayer) console.error(`cross-layer import: ${line}`);
-    if (figures.cycles.length > 0 || figures.crossLayer.length > 0) process.exit(1);
-    console.log('arch: no import cycles, no cross-layer imports');
+    for (const problem of docProblems) console.error(problem);
+    if (figures.cycles.length > 0 || figures.crossLayer.length > 0 || docProblems.length > 0) process.exit(1);
+    console.log(
+      'arch: no import cycles, no cross-layer imports; docs/architecture.md names every source file',
+    );
   }
 }
 

@@ -8,12 +8,13 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { commandFlags, type Options } from '../bench/args.ts';
+import type { Options } from '../bench/args.ts';
 import { type CpuStagesResult, STAGE_RULES, type Stage } from '../bench/cpu-stages.ts';
 import { type PeerResult, peerTable } from '../bench/peers/report.ts';
 import { type TargetResult, targetTable } from '../bench/report.ts';
 import type { SoakReport } from '../bench/soak.ts';
 import { flatness, TREND_COLUMNS, trendRows } from '../bench/soak-report.ts';
+import { commandFlags } from '../tools/flags.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 export const HISTORY_DIR = join(ROOT, 'bench/history');

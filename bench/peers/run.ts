@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { flagsOf, positive } from '../args.ts';
+import { flagsOf, positive } from '../../tools/flags.ts';
 import { cpuSince } from '../cpu.ts';
 import { machineFacts } from '../machine.ts';
 import { errorText, now, round } from '../stats.ts';

@@ -3,8 +3,8 @@
  * PostgreSQL backend (a fresh database on the local server, dropped after), with more kills than the CI
  * form. `--kills N` and `--modes full,durable,postgres` narrow it. Exits 1 on any violation.
  */
-import { commandFlags, modesOf, positive } from '../../bench/args.ts';
-import { freshDatabase } from '../helpers/postgres.ts';
+import { commandFlags, modesOf, positive } from '../../tools/flags.ts';
+import { freshDatabase } from '../../tools/postgres.ts';
 import { describeReport, runCrashAudit, type StoreUnderTest, sqliteStore } from './crash-audit.ts';
 
 const SQLITE_MODES = ['full', 'durable', 'normal', 'off'] as const;

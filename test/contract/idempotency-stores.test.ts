@@ -8,8 +8,8 @@ import { IdempotencyInProgressError, type IdempotencyStore, idempotent } from 's
 import { FakeClock } from 'sluice-client/clock';
 import { PostgresIdempotencyStore } from 'sluice-client/postgres';
 import { SqliteIdempotencyStore } from 'sluice-client/sqlite';
+import { createTestDatabase, type TestDatabase } from '../../tools/postgres.ts';
 import { gate } from '../helpers/client-toolkit.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 
 interface StoreBackend {
   /** A store over the shared database; two calls give two independent handles (connections) on it. */

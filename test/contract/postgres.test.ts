@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { postgresFactory } from '../helpers/postgres.ts';
+import { postgresFactory } from '../helpers/store-factories.ts';
 import { dlqSemanticsSuite } from './dlq-semantics.ts';
 import { fifoSemanticsSuite } from './fifo-semantics.ts';
 import { ROWS_BREAKING_TENANT_RULE } from './harness.ts';

@@ -1,23 +1,18 @@
-import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
+import { sqliteInMemoryFactory } from '../helpers/store-factories.ts';
 import { dlqSemanticsSuite } from './dlq-semantics.ts';
 import { fifoSemanticsSuite } from './fifo-semantics.ts';
-import type { StoreFactory } from './harness.ts';
 import { historySemanticsSuite } from './history-semantics.ts';
 import { limitsSuite } from './limits-semantics.ts';
 import { sqsSemanticsSuite } from './sqs-semantics.ts';
 import { strictReceiptSuite } from './strict-receipt-semantics.ts';
 import { triageSemanticsSuite } from './triage-semantics.ts';
 
-// SQLite in memory, as `sluice serve --in-memory` runs it: the same semantics, nothing kept once closed.
-const sqliteInMemory = (): StoreFactory => ({
-  open: async () => new SqliteStore({ dataDir: ':memory:' }),
-  destroy: async () => {},
-});
+// SQLite in memory, as `sluice serve --in-memory` runs it: its restart tests are skipped.
 const inMemory = { persistent: false };
-sqsSemanticsSuite('SQLite in memory', sqliteInMemory);
-fifoSemanticsSuite('SQLite in memory', sqliteInMemory);
-dlqSemanticsSuite('SQLite in memory', sqliteInMemory, inMemory);
-historySemanticsSuite('SQLite in memory', sqliteInMemory, inMemory);
-limitsSuite('SQLite in memory', sqliteInMemory);
-strictReceiptSuite('SQLite in memory', sqliteInMemory);
-triageSemanticsSuite('SQLite in memory', sqliteInMemory);
+sqsSemanticsSuite('SQLite in memory', sqliteInMemoryFactory);
+fifoSemanticsSuite('SQLite in memory', sqliteInMemoryFactory);
+dlqSemanticsSuite('SQLite in memory', sqliteInMemoryFactory, inMemory);
+historySemanticsSuite('SQLite in memory', sqliteInMemoryFactory, inMemory);
+limitsSuite('SQLite in memory', sqliteInMemoryFactory);
+strictReceiptSuite('SQLite in memory', sqliteInMemoryFactory);
+triageSemanticsSuite('SQLite in memory', sqliteInMemoryFactory);

@@ -9,10 +9,17 @@ import {
 import { bodyContains, parseFilter } from '../../packages/server/src/core/message-filter.ts';
 import { MessageTriage } from '../../packages/server/src/core/triage.ts';
 import type { QueueRecord, Store } from '../../packages/server/src/store/contract.ts';
-import type { TriageStore } from '../../packages/server/src/store/triage.ts';
-import { type StoreFactory, useContractService } from './harness.ts';
+import type { ReplayRequest, TriageStore } from '../../packages/server/src/store/triage.ts';
+import { newMessage } from '../helpers/new-message.ts';
+import { context, type StoreFactory, useContractService } from './harness.ts';
 
-const console = { actor: 'AKIDOPS', via: 'console-session' } as const;
+/** The console's key, allowed to replay anywhere. */
+const console = {
+  actor: 'AKIDOPS',
+  via: 'console-session',
+  senderId: 'AKIDOPS',
+  authorizeDestination: async () => {},
+} as const;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** DLQ triage: browse and search without receiving, replay and delete each message atomically, the audit trail. */
@@ -24,6 +31,22 @@ export function triageSemanticsSuite(backend: string, factory: () => StoreFactor
     const triage = () => new MessageTriage(h.service, h.store as Store & TriageStore, trail());
     const queue = async (url: string): Promise<QueueRecord> =>
       (await h.store.getQueue(url.split('/').at(-1)!))!;
+
+    /** `count` messages in the queue, bodies `order 0`, `order 1`… */
+    async function filled(url: string, count: number) {
+      for (let start = 0; start < count; start += 10)
+        await h.service.SendMessageBatch(
+          {
+            QueueUrl: url,
+            Entries: Array.from({ length: Math.min(10, count - start) }, (_, i) => ({
+              Id: String(i),
+              MessageBody: `order ${start + i}`,
+            })),
+          },
+          context,
+        );
+      return queue(url);
+    }
 
     /** A DLQ holding `count` messages dead-lettered from `source` after 2 receives each. */
     async function deadLettered(count: number, fifo = false) {
@@ -241,6 +264,138 @@ export function triageSemanticsSuite(backend: string, factory: () => StoreFactor
       await h.rejects(
         triage().replay(q, { messageIds: ids }, { ...console, body: '\u0000' }),
         'InvalidMessageContents',
+      );
+    });
+
+    it("sends a replay as the replaying key, once every destination, each message's origin included, allows it", async () => {
+      const { dlq, source } = await deadLettered(2);
+      const q = await queue(dlq);
+      const asked: string[] = [];
+      const refused = triage().replay(
+        q,
+        { filters: [parseFilter('body~order')] },
+        {
+          ...console,
+          authorizeDestination: async (destination) => {
+            asked.push(destination.name);
+            throw new Error(`may not send to ${destination.name}`);
+          },
+        },
+      );
+      await assert.rejects(refused, /may not send to/);
+      assert.deepEqual(asked, [source.split('/').at(-1)], 'the origin, asked once for both messages');
+      assert.equal((await h.counts(dlq)).visible, 2, 'nothing moved');
+      const done = await triage().replay(
+        q,
+        { filters: [parseFilter('body~order')] },
+        { ...console, senderId: 'AKIDTRIAGE' },
+      );
+      assert.equal(done.done.length, 2);
+      const back = await h.receive(source);
+      assert.deepEqual(
+        back.map((message) => message.Attributes!.SenderId),
+        ['AKIDTRIAGE', 'AKIDTRIAGE'],
+      );
+    });
+
+    it('scans a big queue a page at a time, letting the event loop run between pages, and moves each message once', async () => {
+      const dlq = await filled(await h.newQueue(), 1_200);
+      const target = await queue(await h.newQueue());
+      const store = h.store as Store & TriageStore;
+      // Counts the turns of the event loop; each page read notes how many had passed.
+      let turns = 0;
+      let counting = true;
+      const turn = () => {
+        turns++;
+        if (counting) setImmediate(turn);
+      };
+      setImmediate(turn);
+      let pages: number[] = [];
+      const watched = new MessageTriage(
+        h.service,
+        {
+          browseMessages: (queueId, options) => {
+            pages.push(turns);
+            return store.browseMessages(queueId, options);
+          },
+          replayMessages: (request) => store.replayMessages(request),
+          deleteMessagesBySeq: (queueId, seqs, now) => store.deleteMessagesBySeq(queueId, seqs, now),
+          appendAudit: (entry, keep) => store.appendAudit(entry, keep),
+          pruneAudit: (keep) => store.pruneAudit(keep),
+          listAudit: (options) => store.listAudit(options),
+        },
+        trail(),
+      );
+      const turnsBetweenPages = () => pages.slice(1).map((at, index) => at - pages[index]!);
+      try {
+        const none = await watched.browse(dlq, { limit: 100, filters: [parseFilter('body~^nothing')] });
+        assert.deepEqual(none, { messages: [], next: undefined });
+        assert.equal(pages.length, 3);
+        assert.ok(
+          turnsBetweenPages().every((between) => between > 0),
+          `turns ${turnsBetweenPages()}`,
+        );
+        pages = [];
+        const absent = await watched.delete(dlq, { messageIds: ['not-there'] }, console);
+        assert.deepEqual(absent.skipped, [{ messageId: 'not-there', reason: 'missing' }]);
+        assert.equal(pages.length, 3);
+        assert.ok(
+          turnsBetweenPages().every((between) => between > 0),
+          `turns ${turnsBetweenPages()}`,
+        );
+      } finally {
+        counting = false;
+      }
+      const report = await watched.replay(
+        dlq,
+        { filters: [parseFilter('body~^order')] },
+        { ...console, destination: target },
+      );
+      assert.equal(report.done.length, 1_000);
+      assert.equal(report.truncated, true);
+      const bodies = async (q: QueueRecord) => {
+        const found: string[] = [];
+        for (let after: string | undefined; ; ) {
+          const page = await triage().browse(q, { after, limit: 100, filters: [] });
+          found.push(...page.messages.map((message) => message.body));
+          after = page.next;
+          if (after === undefined) return found;
+        }
+      };
+      const orders = (from: number, count: number) =>
+        Array.from({ length: count }, (_, i) => `order ${from + i}`);
+      assert.deepEqual(await bodies(target), orders(0, 1_000));
+      assert.deepEqual(await bodies(dlq), orders(1_000, 200));
+    });
+
+    it('replays a big selection in several writes: a small replay started after it is done first', async () => {
+      const store = h.store as Store & TriageStore;
+      const big = await filled(await h.newQueue(), 300);
+      const small = await filled(await h.newQueue(), 1);
+      const target = await queue(await h.newQueue());
+      const now = h.clock.now();
+      const seqsOf = async (q: QueueRecord) =>
+        (await store.browseMessages(q.id, { afterSeq: 0, limit: 500, now })).map((row) => row.seq);
+      const replay = (q: QueueRecord, seqs: number[]): ReplayRequest => ({
+        queueId: q.id,
+        seqs,
+        now,
+        copy: (original) => ({
+          queueId: target.id,
+          message: { ...newMessage(`copy of ${original.messageId}`, original.body), expiresAt: now + 60_000 },
+        }),
+      });
+      const finished: string[] = [];
+      const bigSeqs = await seqsOf(big);
+      const smallSeqs = await seqsOf(small);
+      const outcomes = await Promise.all([
+        store.replayMessages(replay(big, bigSeqs)).finally(() => finished.push('big')),
+        store.replayMessages(replay(small, smallSeqs)).finally(() => finished.push('small')),
+      ]);
+      assert.deepEqual(finished, ['small', 'big']);
+      assert.deepEqual(
+        outcomes.map((list) => list.filter((outcome) => outcome.outcome === 'done').length),
+        [300, 1],
       );
     });
 

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { freePort } from './free-port.ts';
+import { freePort } from '../../tools/free-port.ts';
 
 /**
  * moto's S3 server (pyenv's `moto`, in the machine image) on a free loopback port, started by the test and

@@ -1,6 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { NodeSha256 } from '../../packages/client/src/node-sha256.ts';
+import { signRequest } from '../../packages/server/src/server/auth/sigv4.ts';
 
 export { NodeSha256 };
 
@@ -52,4 +53,21 @@ export function sdkSigner(
   service = 'sqs',
 ): SignatureV4 {
   return new SignatureV4({ credentials, region, service, sha256: NodeSha256 });
+}
+
+/**
+ * A request to one of a Sluice server's own pages (`/api/...`, `/alarms`) signed with `key`, as the CLI signs
+ * them: the body as bytes, to which fetch adds no Content-Type (the signature would have to cover it).
+ */
+export function signedFetch(
+  endpoint: string,
+  key: { accessKeyId: string; secretAccessKey: string },
+  method: 'GET' | 'POST',
+  path: string,
+  body = '',
+  signal?: AbortSignal,
+): Promise<Response> {
+  const url = new URL(`${endpoint}${path}`);
+  const { host: _host, ...headers } = signRequest({ method, url, body }, key, 'us-east-1', Date.now());
+  return fetch(url, { method, headers, signal, ...(method === 'POST' ? { body: Buffer.from(body) } : {}) });
 }

@@ -10,6 +10,7 @@ import {
   SendMessageBatchCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { freshDatabase } from '../../tools/postgres.ts';
 import {
   type CodeBlock,
   type DocSession,
@@ -17,7 +18,6 @@ import {
   readDoc,
   sectionBlocks,
 } from '../helpers/doc-blocks.ts';
-import { freshDatabase } from '../helpers/postgres.ts';
 import { type RunningServer, startServer } from '../helpers/server.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 

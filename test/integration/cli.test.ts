@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { CreateQueueCommand, GetQueueAttributesCommand, ListQueueTagsCommand } from '@aws-sdk/client-sqs';
-import { freePort } from '../helpers/free-port.ts';
+import { freePort } from '../../tools/free-port.ts';
 import { type RunningServer, removeDataDir, SLUICE_CLI, startServer } from '../helpers/server.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 

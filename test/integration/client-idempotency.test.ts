@@ -8,8 +8,8 @@ import Database from 'better-sqlite3';
 import { Consumer, IdempotencyInProgressError, type IdempotencyStore, idempotent } from 'sluice-client';
 import { PostgresIdempotencyStore } from 'sluice-client/postgres';
 import { SqliteIdempotencyStore } from 'sluice-client/sqlite';
+import { createTestDatabase } from '../../tools/postgres.ts';
 import { eventually, gate, startToolkitServer, type ToolkitServer } from '../helpers/client-toolkit.ts';
-import { createTestDatabase } from '../helpers/postgres.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 
 /** A real table of balances, and the idempotency store kept in the same database. */

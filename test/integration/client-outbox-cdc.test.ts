@@ -7,8 +7,8 @@ import {
   type PostgresCdcRelayOptions,
   PostgresOutbox,
 } from 'sluice-client/postgres';
+import { type LogicalPostgres, logicalPostgres } from '../../tools/logical-postgres.ts';
 import { eventually, startToolkitServer, type ToolkitServer } from '../helpers/client-toolkit.ts';
-import { type LogicalPostgres, logicalPostgres } from '../helpers/logical-postgres.ts';
 
 /**
  * The CDC relay on a PostgreSQL with wal_level=logical (a throwaway instance when the shared server is not

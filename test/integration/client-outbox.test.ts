@@ -9,8 +9,8 @@ import pg from 'pg';
 import { type OutboxMessage, OutboxRelay, type OutboxRelayOptions, type OutboxStore } from 'sluice-client';
 import { migratePostgresOutbox, PostgresOutbox } from 'sluice-client/postgres';
 import { migrateSqliteOutbox, SqliteOutbox } from 'sluice-client/sqlite';
+import { createTestDatabase } from '../../tools/postgres.ts';
 import { startToolkitServer, type ToolkitServer } from '../helpers/client-toolkit.ts';
-import { createTestDatabase } from '../helpers/postgres.ts';
 
 /** One outbox backend, driven the way an application would: business row and messages in one transaction. */
 interface Backend {

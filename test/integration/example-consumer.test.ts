@@ -10,8 +10,8 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { answeredRequests } from '../../tools/metrics.ts';
 import { eventually, startToolkitServer } from '../helpers/client-toolkit.ts';
-import { answeredRequests } from '../helpers/metrics.ts';
 import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 

@@ -7,7 +7,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { RssSampler } from '../../bench/rss.ts';
+import { RssSampler } from '../../tools/rss.ts';
 import { type AttackKind, runAttack } from '../helpers/abusive-client.ts';
 import { NEEDS_OWN_SERVER, removeDataDir, startServer } from '../helpers/server.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';

@@ -10,7 +10,7 @@ import {
 import { type RunningSluice, startSluice } from 'sluice';
 import { flushActivity } from '../../packages/server/src/core/queue-history.ts';
 import { serviceReads } from '../../packages/server/src/core/sqs-service.ts';
-import { freshDatabase } from '../helpers/postgres.ts';
+import { freshDatabase } from '../../tools/postgres.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { admin, freshDatabase } from '../helpers/postgres.ts';
+import { admin, freshDatabase } from '../../tools/postgres.ts';
 import { NEEDS_OWN_SERVER, type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 
 /**

@@ -10,7 +10,7 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import pg from 'pg';
-import { freshDatabase } from '../helpers/postgres.ts';
+import { freshDatabase } from '../../tools/postgres.ts';
 import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 

@@ -10,7 +10,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { freshDatabase } from '../helpers/postgres.ts';
+import { freshDatabase } from '../../tools/postgres.ts';
 import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 

@@ -6,7 +6,7 @@ import {
   type SQSClient,
   SQSServiceException,
 } from '@aws-sdk/client-sqs';
-import { admin, freshDatabase } from '../helpers/postgres.ts';
+import { admin, freshDatabase } from '../../tools/postgres.ts';
 import { NEEDS_OWN_SERVER, type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 

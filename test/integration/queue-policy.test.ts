@@ -150,4 +150,21 @@ describe('queue policies for another account', { skip: NEEDS_OWN_SERVER }, () =>
     );
     await partner.send(withSourceAccount);
   });
+
+  it('matches a policy of many wildcards at once: as a regular expression it held the server for minutes', async () => {
+    const queueUrl = await createQueue('a'.repeat(80));
+    const Statement = { Effect: 'Allow', Principal: '*', Action: 'sqs:*', Resource: `*${'a*'.repeat(12)}b` };
+    await owner.send(
+      new SetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        Attributes: { Policy: JSON.stringify({ Version: '2012-10-17', Statement }) },
+      }),
+    );
+    // The ARN does not end in b: no match, so no access. A backtracking matcher would not answer at all.
+    await denied(
+      partner.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'x' }), {
+        abortSignal: AbortSignal.timeout(60_000),
+      }),
+    );
+  });
 });

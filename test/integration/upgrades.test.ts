@@ -8,9 +8,9 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../packages/server/src/store/postgres/schema.ts';
 import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../packages/server/src/store/sqlite/schema.ts';
+import { freshDatabase } from '../../tools/postgres.ts';
 import { docSession, readDoc, sectionBlocks } from '../helpers/doc-blocks.ts';
 import { postgresAtVersion, sqliteAtVersion } from '../helpers/earlier-schema.ts';
-import { freshDatabase } from '../helpers/postgres.ts';
 import { startServer } from '../helpers/server.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 

@@ -21,7 +21,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { freePort } from '../helpers/free-port.ts';
+import { freePort } from '../../tools/free-port.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 import { fetchedNode, REPOSITORY } from './nodes.ts';
 

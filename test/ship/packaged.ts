@@ -32,7 +32,7 @@ import {
   ListQueuesCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
-import { freshDatabase } from '../helpers/postgres.ts';
+import { freshDatabase } from '../../tools/postgres.ts';
 import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 import { fetchedNode, machineNode, type NodeRuntime, REPOSITORY } from './nodes.ts';

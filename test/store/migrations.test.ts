@@ -9,8 +9,8 @@ import type { ReceiveRequest, Store } from '../../packages/server/src/store/cont
 import { PostgresStore } from '../../packages/server/src/store/postgres/postgres-store.ts';
 import { MIGRATIONS } from '../../packages/server/src/store/sqlite/schema.ts';
 import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
+import { freshDatabase } from '../../tools/postgres.ts';
 import { postgresAtVersion, sqliteAtVersion } from '../helpers/earlier-schema.ts';
-import { freshDatabase } from '../helpers/postgres.ts';
 
 /** Migrations that move data: a database an earlier version left, with messages or audit entries in it, is served after. */
 

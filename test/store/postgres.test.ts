@@ -6,7 +6,7 @@ import type { TriageStore } from '../../packages/server/src/store/triage.ts';
 import type { StoreFactory } from '../contract/harness.ts';
 import { auditEntry } from '../helpers/audit-entry.ts';
 import { newMessage } from '../helpers/new-message.ts';
-import { postgresFactory } from '../helpers/postgres.ts';
+import { postgresFactory } from '../helpers/store-factories.ts';
 import { storeContractSuite } from './store-contract.ts';
 
 // A real PostgreSQL (127.0.0.1:5432), on a fresh database dropped afterwards.

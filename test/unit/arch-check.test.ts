@@ -78,6 +78,43 @@ describe('npm run arch', () => {
     ]);
   });
 
+  it('keeps the tests and the bench apart, tools/ out of both, and the packages out of all of them', () => {
+    const figures = made({
+      // The test helpers and runners use tools/, never the bench; a test file may import the bench code it tests.
+      'test/helpers/server.ts': "import { listeningUrl } from '../../bench/listening.ts';\n",
+      'test/chaos/run.ts': "import { commandFlags } from '../../bench/args.ts';\n",
+      'test/helpers/moto.ts': "import { freePort } from '../../tools/free-port.ts';\n",
+      'test/unit/cpu-stages.test.ts': "import { stageOf } from '../../bench/cpu-stages.ts';\n",
+      'test/integration/cli.test.ts':
+        "import { startSluice } from 'sluice';\nimport { alive } from '../../tools/processes.ts';\n",
+      // The bench uses tools/ and the packages, never test/ (its installed peers are not read).
+      'bench/consumer.ts': "import { answeredRequests } from '../test/helpers/metrics.ts';\n",
+      'bench/peers/run.ts': "import type { Options } from '../../test/helpers/server.ts';\n",
+      'bench/postgres.ts': "import { freshDatabase } from '../tools/postgres.ts';\n",
+      'bench/node_modules/peer/index.ts': "import '../../../test/helpers/server.ts';\n",
+      'tools/postgres.ts': "import type { StoreFactory } from '../test/contract/harness.ts';\n",
+      'tools/listening.ts': "export { USAGE } from '../bench/args.ts';\n",
+      'packages/server/src/server/test-mode.ts':
+        "import { freePort } from '../../../../tools/free-port.ts';\n",
+      'packages/server/src/cli/main.ts': "import { USAGE } from '../../../../bench/args.ts';\n",
+      'packages/client/src/testing.ts': "import { startServer } from '../../../test/helpers/server.ts';\n",
+      'packages/client/src/producer.ts': "import { judge } from '../../../scripts/bench-docs.ts';\n",
+    });
+    assert.deepEqual(figures.crossLayer.sort(), [
+      'bench/consumer.ts -> test/helpers/metrics.ts',
+      'bench/peers/run.ts -> test/helpers/server.ts',
+      'packages/client/src/producer.ts -> scripts/bench-docs.ts',
+      'packages/client/src/testing.ts -> test/helpers/server.ts',
+      'packages/server/src/cli/main.ts -> bench/args.ts',
+      'packages/server/src/server/test-mode.ts -> tools/free-port.ts',
+      'test/chaos/run.ts -> bench/args.ts',
+      'test/helpers/server.ts -> bench/listening.ts',
+      'tools/listening.ts -> bench/args.ts',
+      'tools/postgres.ts -> test/contract/harness.ts',
+    ]);
+    assert.deepEqual(figures.cycles, []);
+  });
+
   it('passes this repository', () => {
     const figures = measure();
     assert.deepEqual(figures.cycles, []);

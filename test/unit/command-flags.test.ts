@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 
 /**
- * The commands run by hand read their flags the same way (bench/args.ts, flagsOf): --help prints the usage,
+ * The commands run by hand read their flags the same way (tools/flags.ts, flagsOf): --help prints the usage,
  * and a flag that is unknown or has a bad value stops the command before any work, with exit 2. A number
  * that is not one used to become NaN: `--kills abc` ran no kill at all and passed; `npm run bench` named a
  * bad flag without its usage.

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { matchesAll, parseFilter } from '../../packages/server/src/core/message-filter.ts';
+import {
+  FilterWorkError,
+  instructionsBound,
+  MESSAGE_WORK_MAX,
+  matchesAll,
+  parseFilter,
+  parseFilters,
+  type WorkMeter,
+} from '../../packages/server/src/core/message-filter.ts';
 
 describe('sluice redrive --filter', () => {
   const message = {
@@ -38,5 +47,54 @@ describe('sluice redrive --filter', () => {
     for (const bad of ['nonsense', 'attr.=x', 'body.=x', 'header.x=1', 'body~(']) {
       assert.throws(() => parseFilter(bad), /filter/, bad);
     }
+  });
+
+  it('reads patterns as RE2: linear in time, so no backreferences or lookarounds', () => {
+    const hostile = { Body: `${'a'.repeat(64)}!` };
+    assert.equal(matchesAll([parseFilter('body~^(a+)+$')], hostile), false);
+    assert.equal(matchesAll([parseFilter('body~^(a+)+!$')], hostile), true);
+    assert.equal(matchesAll([parseFilter('body~(?i)^A+!$')], hostile), true, 'inline flags');
+    for (const bad of ['body~(a)\\1', 'body~a(?=b)', 'body~(?<=a)b'])
+      assert.throws(() => parseFilter(bad), /RE2 syntax/, bad);
+  });
+
+  it('bounds a search: 20 filters, 10,000 instructions of patterns, and the work of matching one message', () => {
+    assert.throws(() => parseFilters(Array.from({ length: 21 }, () => 'id=x')), /at most 20 filters/);
+    // Literal text is one instruction a character: fifty message ids in one alternation are about 2,000.
+    const ids = Array.from({ length: 50 }, () => randomUUID().replaceAll('-', '\\-'));
+    assert.equal(parseFilters([`id~^(?:${ids.join('|')})$`]).length, 1);
+    assert.equal(parseFilters([`body~${'x{1000}'.repeat(5)}`, `attr.x~${'y{1000}'.repeat(4)}`]).length, 2);
+    assert.throws(
+      () => parseFilters([`body~${'x{1000}'.repeat(5)}`, `attr.x~${'y{1000}'.repeat(5)}`]),
+      /come to 10004 instructions together/,
+    );
+    // Nested repeats multiply, read off the text before anything is compiled.
+    assert.throws(() => parseFilter('body~(?:(?:(?:a{10}){10}){10}){10}'), /instructions together/);
+    const [filter] = parseFilters(['body~[ab]*a[ab]{20}$']);
+    const meter: WorkMeter = { work: 0 };
+    const fits = 'ab'.repeat(Math.floor(MESSAGE_WORK_MAX / filter!.workPerCharacter / 2));
+    assert.equal(matchesAll([filter!], { Body: fits }, meter), false);
+    assert.equal(meter.work, filter!.workPerCharacter * fits.length);
+    assert.throws(
+      () => matchesAll([filter!], { MessageId: 'm-1', Body: `${fits}ab` }, meter),
+      (error: unknown) => error instanceof FilterWorkError && /on message m-1/.test(error.message),
+    );
+  });
+
+  it("reads an upper bound of a pattern's RE2 program off its text", () => {
+    for (const [pattern, actual] of [
+      ['x{1000}', 1002],
+      ['(?:(?:a{30}){30})', 902],
+      ['a{2,5}', 10],
+      ['a{3,}', 6],
+      ['[]a]{10}', 12],
+      ['\\p{Greek}{10}', 12],
+      ['^(refund|charge|void)$', 24],
+      ['(?:ab|cd){400}', 2002],
+    ] as const)
+      assert.ok(
+        instructionsBound(pattern) >= actual,
+        `${pattern}: ${instructionsBound(pattern)} < ${actual}`,
+      );
   });
 });

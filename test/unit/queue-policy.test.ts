@@ -3,8 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import {
   evaluateQueuePolicy,
+  globMatches,
   type PolicyRequest,
 } from '../../packages/server/src/server/auth/queue-policy.ts';
 import { readConfigFile } from '../../packages/server/src/server/config-file.ts';
@@ -29,6 +31,33 @@ const allow = (extra: Record<string, unknown> = {}) => ({
 });
 
 describe('queue policy evaluation', () => {
+  it('matches IAM globs as a regular expression of them would, * any run and ? one character', () => {
+    const asRegExp = (glob: string, ignoreCase: boolean) =>
+      new RegExp(
+        `^${glob
+          .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+          .replace(/\*/g, '.*')
+          .replace(/\?/g, '.')}$`,
+        ignoreCase ? 'is' : 's',
+      );
+    const text = (characters: string[]) =>
+      fc.array(fc.constantFrom(...characters), { maxLength: 12 }).map((a) => a.join(''));
+    fc.assert(
+      fc.property(
+        text(['a', 'B', '*', '?', '.', '\n']),
+        text(['a', 'b', 'B', '.', '\n']),
+        fc.boolean(),
+        (glob, value, ignoreCase) =>
+          assert.equal(
+            globMatches(glob, value, ignoreCase),
+            asRegExp(glob, ignoreCase).test(value),
+            `${glob} ${value}`,
+          ),
+      ),
+      { numRuns: 2_000 },
+    );
+  });
+
   it('matches nothing without a policy, or with one that is not JSON', () => {
     assert.equal(evaluateQueuePolicy(undefined, request()), 'no-match');
     assert.equal(evaluateQueuePolicy('{not json', request()), 'no-match');

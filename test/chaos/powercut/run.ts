@@ -6,7 +6,7 @@
  * reported. `--kills N`, `--modes full,durable,normal,off`, and `--keep P` (the chance that a write not
  * fsynced survives anyway, in any order) narrow or vary it. Exits 1 on any violation; 2 when it cannot run.
  */
-import { commandFlags, modesOf, positive } from '../../../bench/args.ts';
+import { commandFlags, modesOf, positive } from '../../../tools/flags.ts';
 import { describeReport, runCrashAudit, sqliteStore } from '../crash-audit.ts';
 import { PowerCut, powerCutUnavailable } from './power-cut.ts';
 

@@ -231,19 +231,18 @@ export class DlqAlarms {
           silence?.at,
         );
       }
-      const from = sourceQueues.join(', ');
       if (visible > threshold) {
         if (watch.state === 'OK') {
           Object.assign(watch, { state: 'ALARM', since: now, notifiedCount: visible, expiryNotified: false });
           say(
             'raised',
-            `dead-letter queue ${queue.name} holds ${countOf(visible, 'message')} (threshold ${threshold}), from ${from}`,
+            `dead-letter queue ${queue.name} holds ${countOf(visible, 'message')} (threshold ${threshold})${fromSources(sourceQueues)}`,
           );
         } else if (visible >= 2 * watch.notifiedCount) {
           watch.notifiedCount = visible;
           say(
             'growing',
-            `dead-letter queue ${queue.name} keeps growing: ${countOf(visible, 'message')}, from ${from}`,
+            `dead-letter queue ${queue.name} keeps growing: ${countOf(visible, 'message')}${fromSources(sourceQueues)}`,
           );
         }
         if (!watch.expiryNotified && nextExpiryAt !== undefined && nextExpiryAt - now <= EXPIRY_WARNING_MS) {
@@ -266,6 +265,44 @@ export class DlqAlarms {
     for (const name of this.watches.keys()) if (!watched.has(name)) this.watches.delete(name);
     await this.deps.store.saveClusterState(ALARM_STATE_DOCUMENT, JSON.stringify([...this.watches.values()]));
   }
+}
+
+/** The end of a raised or growing alarm's message: where the messages came from. */
+function fromSources(sourceQueues: readonly string[]): string {
+  return sourceQueues.length === 0 ? '' : `, from ${sourceQueues.join(', ')}`;
+}
+
+/**
+ * The alarms a reader who may see only some queues is shown: those of the DLQs it may read, and in their
+ * history only the source queues it may read, in `sourceQueues` and in the messages that name them.
+ */
+export async function readableStates(
+  states: readonly AlarmState[],
+  mayRead: (queue: string) => Promise<boolean>,
+): Promise<AlarmState[]> {
+  const readable: AlarmState[] = [];
+  for (const state of states) {
+    if (!(await mayRead(state.queue))) continue;
+    const history: AlarmNotification[] = [];
+    for (const notification of state.history) {
+      const shown: string[] = [];
+      for (const source of notification.sourceQueues) if (await mayRead(source)) shown.push(source);
+      const named = fromSources(notification.sourceQueues);
+      history.push(
+        shown.length === notification.sourceQueues.length
+          ? notification
+          : {
+              ...notification,
+              sourceQueues: shown,
+              message: notification.message.endsWith(named)
+                ? `${notification.message.slice(0, -named.length)}${fromSources(shown)}`
+                : notification.message,
+            },
+      );
+    }
+    readable.push({ ...state, history });
+  }
+  return readable;
 }
 
 function publicStates(watches: readonly Watch[]): AlarmState[] {

@@ -9,7 +9,13 @@ import { errors } from './errors.ts';
 import { hasOnlyAllowedCharacters } from './limits.ts';
 import type { LongPoll } from './long-poll.ts';
 import { attributesSize, checkMessageAttributes, md5Hex, md5OfAttributes } from './message-attributes.ts';
-import { type MessageFilter, matchesAll } from './message-filter.ts';
+import {
+  FilterWorkError,
+  MESSAGE_WORK_MAX,
+  type MessageFilter,
+  matchesAll,
+  type WorkMeter,
+} from './message-filter.ts';
 import { moveDestination } from './move-tasks.ts';
 import { integerAttribute } from './queue-attributes.ts';
 import type { QueueDirectory } from './queue-directory.ts';
@@ -19,7 +25,7 @@ import { parseRedrivePolicy } from './redrive-policy.ts';
 export const BROWSE_MAX = 100;
 /** Rows one browse reads at most looking for matches; a search of a bigger queue goes on from its cursor. */
 const BROWSE_SCAN_ROWS = 5_000;
-/** Rows read from the store at a time. */
+/** Rows read from the store at a time; the scan lets the event loop run between pages. */
 const SCAN_PAGE = 500;
 /** Most messages one replay or delete acts on; a bigger selection is done in several. */
 export const SELECTION_MAX = 1_000;
@@ -61,6 +67,13 @@ export interface Actor {
 export interface ReplayOptions extends Actor {
   /** Where to; absent: each message back to the queue it was dead-lettered from. */
   destination?: QueueRecord;
+  /**
+   * Throws unless the replay may send to `queue`: asked, before anything moves, of every queue the selection
+   * would go to, each message's origin included.
+   */
+  authorizeDestination: (queue: QueueRecord) => Promise<void>;
+  /** The replayed messages' SenderId: whoever replays them. */
+  senderId: string;
   /** A new body (one message only). */
   body?: string;
   /** New message attributes, replacing the message's own. */
@@ -102,6 +115,7 @@ export class MessageTriage {
     const now = this.deps.clock.now();
     let afterSeq = parseCursor(options.after);
     const found: StoredMessage[] = [];
+    const meter: WorkMeter = { work: 0 };
     let scanned = 0;
     for (;;) {
       const rows = await this.store.browseMessages(queue.id, { afterSeq, limit: SCAN_PAGE, now });
@@ -109,7 +123,7 @@ export class MessageTriage {
       for (const row of rows) {
         afterSeq = row.seq;
         scanned++;
-        if (matchesAll(options.filters, filterable(row))) found.push(row);
+        if (await matches(options.filters, row, meter)) found.push(row);
         full = found.length === options.limit;
         if (full) break;
       }
@@ -118,6 +132,7 @@ export class MessageTriage {
         const messages = await Promise.all(found.map((row) => this.describe(row, now)));
         return { messages, next: atEnd ? undefined : String(afterSeq) };
       }
+      await nextTurn();
     }
   }
 
@@ -135,6 +150,9 @@ export class MessageTriage {
       if (!options.destination && arn !== undefined && !origins.has(arn))
         origins.set(arn, await this.deps.queues.queueByArn(arn));
     }
+    const destinations = options.destination ? [options.destination] : [...origins.values()];
+    for (const destination of new Set(destinations))
+      if (destination) await options.authorizeDestination(destination);
     const now = this.deps.clock.now();
     const names = new Map<number, string>();
     const outcomes = await this.store.replayMessages({
@@ -175,7 +193,7 @@ export class MessageTriage {
           md5OfBody: md5Hex(body),
           md5OfMessageAttributes: md5OfAttributes(messageAttributes),
           md5OfSystemAttributes: original.md5OfSystemAttributes,
-          senderId: original.senderId,
+          senderId: options.senderId,
           sentAt: now,
           visibleAt: destination.visibleAt,
           expiresAt: destination.expiresAt,
@@ -220,6 +238,7 @@ export class MessageTriage {
     const now = this.deps.clock.now();
     const rows: StoredMessage[] = [];
     const seen = new Set<string>();
+    const meter: WorkMeter = { work: 0 };
     let truncated = false;
     let afterSeq = 0;
     scan: for (;;) {
@@ -227,7 +246,7 @@ export class MessageTriage {
       for (const row of page) {
         afterSeq = row.seq;
         if (ids && !ids.has(row.messageId)) continue;
-        if (!matchesAll(filters, filterable(row))) continue;
+        if (!(await matches(filters, row, meter))) continue;
         if (rows.length === SELECTION_MAX) {
           truncated = true;
           break scan;
@@ -237,6 +256,7 @@ export class MessageTriage {
         if (ids && seen.size === ids.size) break scan;
       }
       if (page.length < SCAN_PAGE) break;
+      await nextTurn();
     }
     const missing = ids ? [...ids].filter((id) => !seen.has(id)) : [];
     return { seqs: rows.map((row) => row.seq), rows, missing, truncated };
@@ -324,8 +344,30 @@ function failureReason(row: StoredMessage, origin: QueueRecord | undefined): str
     : `${receives} without being deleted (maxReceiveCount ${limit}), then dead-lettered`;
 }
 
-function filterable(row: StoredMessage) {
-  return { MessageId: row.messageId, Body: row.body, MessageAttributes: row.messageAttributes };
+/**
+ * Whether every filter matches the row. A scan pauses for the event loop whenever its matching work since
+ * the last pause reaches what one message may take, so a costly search never holds the server for long.
+ */
+async function matches(filters: readonly MessageFilter[], row: StoredMessage, meter: WorkMeter) {
+  if (meter.work >= MESSAGE_WORK_MAX) {
+    await nextTurn();
+    meter.work = 0;
+  }
+  try {
+    return matchesAll(
+      filters,
+      { MessageId: row.messageId, Body: row.body, MessageAttributes: row.messageAttributes },
+      meter,
+    );
+  } catch (error) {
+    if (error instanceof FilterWorkError) throw errors.invalidParameterValue(error.message);
+    throw error;
+  }
+}
+
+/** Lets the event loop run what waits (other requests, /health) before the next page of work. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function parseCursor(after: string | undefined): number {

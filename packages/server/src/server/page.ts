@@ -33,10 +33,19 @@ export interface PageViewer {
   mayRead(queue: string): Promise<boolean>;
   /** Whether the viewer may change the queue's settings, its alarm's silence too (SetQueueAttributes). */
   mayConfigure(queue: string): Promise<boolean>;
+  /** Whether the viewer may read the queue's messages (ReceiveMessage): triage's browse and search. */
+  mayReceive(queue: string): Promise<boolean>;
+  /** Whether the viewer may put messages in the queue (SendMessage): where a replay sends them. */
+  maySend(queue: string): Promise<boolean>;
 }
 
 /** Pages without credentials configured: everyone sees and changes every queue. */
-export const ANYONE: PageViewer = { mayRead: async () => true, mayConfigure: async () => true };
+export const ANYONE: PageViewer = {
+  mayRead: async () => true,
+  mayConfigure: async () => true,
+  mayReceive: async () => true,
+  maySend: async () => true,
+};
 
 /** An SQS-shaped JSON error as a page's answer (with the error's own status unless told another). */
 export function errorPage(error: SqsError, status = error.spec.status): Page {

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { type Clock, systemClock } from 'sluice-client/clock';
 import { AUDIT_RETENTION_DEFAULTS, type AuditRetention, AuditTrail } from '../core/audit-trail.ts';
-import { ALARM_DEFAULTS, type AlarmSettings, type AlarmState, DlqAlarms } from '../core/dlq-alarms.ts';
+import { ALARM_DEFAULTS, type AlarmSettings, DlqAlarms, readableStates } from '../core/dlq-alarms.ts';
 import type { CapacityLimits } from '../core/limits.ts';
 import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts';
 import { ActivityFlusher, QueueSampler } from '../core/queue-history.ts';
@@ -326,9 +326,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       }),
       // Any node answers with the cluster's states, as the lease holder last checked them.
       '/alarms': async (_url, viewer) => {
-        const readable: AlarmState[] = [];
-        for (const state of await alarms.clusterStates())
-          if (await viewer.mayRead(state.queue)) readable.push(state);
+        const readable = await readableStates(await alarms.clusterStates(), (queue) => viewer.mayRead(queue));
         return {
           contentType: 'application/json',
           body: JSON.stringify({ alarms: readable } satisfies AlarmsAnswer),

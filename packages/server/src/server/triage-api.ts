@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { errors, SqsError } from '../core/errors.ts';
-import { bodyContains, type MessageFilter, parseFilter } from '../core/message-filter.ts';
+import { bodyContains, type MessageFilter, parseFilters } from '../core/message-filter.ts';
 import type { SqsService } from '../core/sqs-service.ts';
 import { BROWSE_MAX, type MessageTriage, type Selection } from '../core/triage.ts';
 import { type JsonObject, readJsonObject } from '../shared/json-object.ts';
@@ -27,8 +27,8 @@ function viaOf(viewer: PageViewer): AuditVia {
 
 /**
  * GET /api/messages?queue=NAME[&after=CURSOR][&limit=N][&text=TEXT][&filter=EXPR...]: a page of the queue's
- * messages, found without receiving them. GET /api/audit[?before=ID][&limit=N]: the audit trail, newest first,
- * of the queues the viewer may read.
+ * messages, found without receiving them; it shows their bodies, so it needs ReceiveMessage on the queue.
+ * GET /api/audit[?before=ID][&limit=N]: the audit trail, newest first, of the queues the viewer may read.
  */
 export function triagePages(
   service: SqsService,
@@ -38,7 +38,7 @@ export function triagePages(
     '/api/messages': (url, viewer) =>
       answer(async () => {
         const params = url.searchParams;
-        const queue = await readableQueue(service, viewer, params.get('queue'));
+        const queue = await permittedQueue(service, viewer, params.get('queue'), 'ReceiveMessage');
         const limit = integerParam(params.get('limit'), 'limit', 1, BROWSE_MAX) ?? BROWSE_DEFAULT;
         const filters = filtersOf(params.getAll('filter'), params.get('text') ?? undefined);
         const page = await triage.browse(queue, { after: params.get('after') ?? undefined, limit, filters });
@@ -63,12 +63,15 @@ export type TriageChange = (body: string, viewer: PageViewer, request: IncomingM
  * POST /api/messages/replay and /api/messages/delete, with a JSON body naming the queue and the selection:
  * `{"queue": NAME, "ids": [MESSAGE_ID...], "filters": [EXPR...], "text": TEXT}` (ids, filters or text), and
  * for a replay `"destination": NAME` (default: each message's origin), `"body"` (one message) and
- * `"messageAttributes"`. Both need SetQueueAttributes on every queue they touch.
+ * `"messageAttributes"`. Both change the queue and read its messages to select them: SetQueueAttributes and
+ * ReceiveMessage on it. A replay sends: SendMessage on every queue it sends to, each message's origin
+ * included, as StartMessageMoveTask's destinations; the replayed messages' SenderId is the replaying key.
  */
 export function triageChanges(service: SqsService, triage: MessageTriage): Record<string, TriageChange> {
   const start = async (body: string, viewer: PageViewer) => {
     const input = parseBody(body);
-    const queue = await changeableQueue(service, viewer, input.queue);
+    const queue = await permittedQueue(service, viewer, input.queue, 'SetQueueAttributes');
+    if (!(await viewer.mayReceive(queue.name))) throw denied(service, viewer, 'ReceiveMessage', queue.name);
     const selection: Selection = {
       messageIds: optionalStrings(input.ids, 'ids'),
       filters: filtersOf(optionalStrings(input.filters, 'filters') ?? [], optionalText(input.text, 'text')),
@@ -83,10 +86,17 @@ export function triageChanges(service: SqsService, triage: MessageTriage): Recor
         const { input, queue, selection, actor } = await start(body, viewer);
         const destinationName = optionalText(input.destination, 'destination');
         const destination =
-          destinationName === undefined ? undefined : await changeableQueue(service, viewer, destinationName);
+          destinationName === undefined
+            ? undefined
+            : await permittedQueue(service, viewer, destinationName, 'SendMessage');
         return triage.replay(queue, selection, {
           ...actor,
           destination,
+          authorizeDestination: async (target) => {
+            if (!(await viewer.maySend(target.name)))
+              throw denied(service, viewer, 'SendMessage', target.name);
+          },
+          senderId: viewer.accessKeyId ?? service.accountId,
           body: optionalText(input.body, 'body'),
           messageAttributes: optionalAttributes(input.messageAttributes),
         });
@@ -108,16 +118,22 @@ async function answer(work: () => Promise<unknown>): Promise<Page> {
   }
 }
 
-async function readableQueue(service: SqsService, viewer: PageViewer, name: unknown): Promise<QueueRecord> {
+/**
+ * The queue a request names, once the viewer's right on it is checked, before whether it exists (a refused key
+ * learns nothing of other queues). Replays and deletes change a queue's contents: they need the right to
+ * change its settings (SetQueueAttributes; the console's viewer knows no finer one).
+ */
+async function permittedQueue(
+  service: SqsService,
+  viewer: PageViewer,
+  name: unknown,
+  action: 'ReceiveMessage' | 'SetQueueAttributes' | 'SendMessage',
+): Promise<QueueRecord> {
   if (typeof name !== 'string' || name === '') throw errors.missingParameter('queue');
-  if (!(await viewer.mayRead(name))) throw denied(service, viewer, 'GetQueueAttributes', name);
-  return existing(service, name);
-}
-
-/** Replays and deletes change a queue's contents: the same right as its settings (the console's viewer knows no finer one). */
-async function changeableQueue(service: SqsService, viewer: PageViewer, name: unknown): Promise<QueueRecord> {
-  if (typeof name !== 'string' || name === '') throw errors.missingParameter('queue');
-  if (!(await viewer.mayConfigure(name))) throw denied(service, viewer, 'SetQueueAttributes', name);
+  const right = (
+    { ReceiveMessage: 'mayReceive', SetQueueAttributes: 'mayConfigure', SendMessage: 'maySend' } as const
+  )[action];
+  if (!(await viewer[right](name))) throw denied(service, viewer, action, name);
   return existing(service, name);
 }
 
@@ -144,13 +160,12 @@ function parseBody(body: string): JsonObject {
 }
 
 function filtersOf(texts: readonly string[], text: string | undefined): MessageFilter[] {
-  const filters = texts.map((filter) => {
-    try {
-      return parseFilter(filter);
-    } catch (error) {
-      throw errors.invalidParameterValue((error as Error).message);
-    }
-  });
+  let filters: MessageFilter[];
+  try {
+    filters = parseFilters(texts);
+  } catch (error) {
+    throw errors.invalidParameterValue((error as Error).message);
+  }
   return text === undefined || text === '' ? filters : [...filters, bodyContains(text)];
 }
 

@@ -4,7 +4,7 @@ import type { Clock } from 'sluice-client/clock';
 import { errors } from '../../core/errors.ts';
 import { OWNER_ONLY_ACTIONS } from '../../core/permissions.ts';
 import type { AccessedQueue, QueueAccess } from '../../core/queue-reference.ts';
-import { evaluateQueuePolicy, globRegExp } from './queue-policy.ts';
+import { evaluateQueuePolicy, globMatches } from './queue-policy.ts';
 import {
   checkSignatureScope,
   type RequestHeadersToVerify,
@@ -52,19 +52,13 @@ export function createAuthenticator(options: {
   clock: Clock;
 }): Authenticator {
   const byId = new Map(options.keys.map((key) => [key.accessKeyId, key]));
-  const queuePatterns = new Map(
-    options.keys.map((key) => [key, key.queues?.map((queue) => globRegExp(queue, true))]),
-  );
   const actionPatterns = new Map(
-    options.keys.map((key) => [
-      key,
-      key.actions?.map((action) => globRegExp(action.replace(/^sqs:/i, ''), true)),
-    ]),
+    options.keys.map((key) => [key, key.actions?.map((action) => action.replace(/^sqs:/i, ''))]),
   );
   const mayCall = (key: AccessKey, action: string) =>
-    actionPatterns.get(key)?.some((pattern) => pattern.test(action)) ?? true;
+    actionPatterns.get(key)?.some((pattern) => globMatches(pattern, action, true)) ?? true;
   const mayUse = (key: AccessKey, queue: string) =>
-    queuePatterns.get(key)?.some((pattern) => pattern.test(queue)) ?? true;
+    key.queues?.some((pattern) => globMatches(pattern, queue, true)) ?? true;
   const denied = (key: AccessKey, action: string, resource: string) =>
     errors.accessDenied(
       `User: ${key.accessKeyId} is not authorized to perform: sqs:${action} on resource: ${resource}`,

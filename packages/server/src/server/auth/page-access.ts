@@ -76,6 +76,8 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
       authenticatedBy: by,
       mayRead: (queue) => may('GetQueueAttributes', queue),
       mayConfigure: (queue) => may('SetQueueAttributes', queue),
+      mayReceive: (queue) => may('ReceiveMessage', queue),
+      maySend: (queue) => may('SendMessage', queue),
     };
   };
   /** The key a signature or session cookie names (undefined: neither), or the answer refusing a bad one. */

@@ -64,7 +64,7 @@ import { DiskReserve, fileBytes } from './disk-reserve.ts';
 import { openDatabase } from './native-binding.ts';
 import { MIGRATIONS } from './schema.ts';
 import { prepareStatements, type Statements } from './statements.ts';
-import { SqliteTriage } from './triage.ts';
+import { inWrites, SqliteTriage } from './triage.ts';
 
 /**
  * How much a write may risk for speed (docs/guide/durability.md has the table, as measured):
@@ -381,11 +381,15 @@ export class SqliteStore implements Store, TriageStore {
 
   async replayMessages(request: ReplayRequest): Promise<TriageOutcome[]> {
     // A replayed message is a new one in its queue: as durable as a send.
-    return this.write('adds', () => request.seqs.map((seq) => this.triage.replay(request, seq)));
+    return inWrites(request.seqs, (seqs) =>
+      this.write('adds', () => seqs.map((seq) => this.triage.replay(request, seq))),
+    );
   }
 
   async deleteMessagesBySeq(queueId: number, seqs: readonly number[], now: number): Promise<TriageOutcome[]> {
-    return this.write('redeliverable', () => seqs.map((seq) => this.triage.delete(queueId, seq, now)));
+    return inWrites(seqs, (page) =>
+      this.write('redeliverable', () => page.map((seq) => this.triage.delete(queueId, seq, now))),
+    );
   }
 
   async appendAudit(entry: AuditEntry, keep: AuditKeep): Promise<AuditRecord> {

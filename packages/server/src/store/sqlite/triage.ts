@@ -110,3 +110,17 @@ export class SqliteTriage {
     return rows.map(toAuditRecord);
   }
 }
+
+/** Messages one write replays or deletes: a selection of 1,000 is ten writes, other work running between them. */
+const WRITE_PAGE = 100;
+
+/** `write` over the seqs a page at a time, each page committed before the next starts; the outcomes in order. */
+export async function inWrites(
+  seqs: readonly number[],
+  write: (page: readonly number[]) => Promise<TriageOutcome[]>,
+): Promise<TriageOutcome[]> {
+  const outcomes: TriageOutcome[] = [];
+  for (let start = 0; start < seqs.length; start += WRITE_PAGE)
+    outcomes.push(...(await write(seqs.slice(start, start + WRITE_PAGE))));
+  return outcomes;
+}

@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { PostgresStore } from '../../packages/server/src/store/postgres/postgres-store.ts';
-import type { StoreFactory } from '../contract/harness.ts';
 
-/** The local PostgreSQL every test uses (trust auth); `SLUICE_TEST_PG` points elsewhere. */
+/** The local PostgreSQL every test and bench uses (trust auth); `SLUICE_TEST_PG` points elsewhere. */
 export const TEST_PG_SERVER = process.env.SLUICE_TEST_PG ?? 'postgres://postgres@127.0.0.1:5432';
 
 /** A fresh database with a unique name, its URL, and a drop that ends its connections first. */
@@ -54,30 +52,4 @@ export async function admin(statement: string): Promise<void> {
   } finally {
     await client.end();
   }
-}
-
-/** A contract factory on its own database, dropped in destroy; opened again, a store sees the same data. */
-/** A fresh database per suite; `beforeDrop` may look at what the suite left in it (by URL) first. */
-export function postgresFactory(beforeDrop?: (url: string) => Promise<void>): StoreFactory {
-  let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
-  return {
-    async open() {
-      database ??= await freshDatabase();
-      // Semantics tests do not need commits to survive an OS crash: skipping the WAL flush per commit
-      // (a per-session setting, not the server's) keeps the suites fast; nodes and benches keep the default.
-      return PostgresStore.open({
-        connectionString: `${database.url}?options=-c%20synchronous_commit%3Doff`,
-      });
-    },
-    async idle(store) {
-      return (store as PostgresStore).idle();
-    },
-    async destroy() {
-      try {
-        if (database) await beforeDrop?.(database.url);
-      } finally {
-        await database?.drop();
-      }
-    },
-  };
 }
