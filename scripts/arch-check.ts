@@ -12,6 +12,9 @@
  * - shared: leaf modules (JSON objects, SQS values) every layer may use; nothing of the other layers.
  * - client (packages/client/src): the toolkit; nothing of the server package (the server uses its leaf
  *   modules, `sluice-client/clock` and `sluice-client/arn`).
+ * - console (packages/server/console, browser modules): nothing outside its folder, which is all the browser
+ *   gets (the server's types come in JSDoc `@import`s, which this check does not see and the browser never
+ *   loads); its shared/ modules no page and not the router (console.js), its pages not the router.
  *
  * Around the packages (why: docs/decisions/tests-bench-apart.md):
  * - packages: nothing of test/, bench/, tools/, scripts/ or examples/.
@@ -47,6 +50,9 @@ const FORBIDDEN: Record<string, readonly string[]> = {
     'packages/server/src/cli/',
   ],
   'packages/client/src/': ['packages/server/'],
+  'packages/server/console/': ['packages/server/src/', 'packages/server/bin/', 'packages/client/'],
+  'packages/server/console/shared/': ['packages/server/console/pages/', 'packages/server/console/console.js'],
+  'packages/server/console/pages/': ['packages/server/console/console.js'],
   'packages/': ['test/', 'bench/', 'tools/', 'scripts/', 'examples/'],
   'test/': ['bench/'],
   'bench/': ['test/'],
@@ -64,7 +70,7 @@ function sourceFiles(dir: string): string[] {
     const path = join(dir, name);
     if (name === 'node_modules') continue;
     if (statSync(path).isDirectory()) files.push(...sourceFiles(path));
-    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) files.push(path);
+    else if ((name.endsWith('.ts') && !name.endsWith('.d.ts')) || name.endsWith('.js')) files.push(path);
   }
   return files;
 }
@@ -96,7 +102,9 @@ interface Figures {
 /** The figures of the repository at `root` (this one by default). */
 export function measure(root = REPOSITORY): Figures {
   const sourcesOf = (dir: string) => (existsSync(join(root, dir)) ? sourceFiles(join(root, dir)) : []);
-  const packageFiles = new Set(['packages/server/src', 'packages/client/src'].flatMap(sourcesOf));
+  const packageFiles = new Set(
+    ['packages/server/src', 'packages/client/src', 'packages/server/console'].flatMap(sourcesOf),
+  );
   const graph = new Map<string, string[]>();
   const lines: [string, number][] = [];
   const crossLayer: string[] = [];
@@ -107,7 +115,7 @@ export function measure(root = REPOSITORY): Figures {
     if (packageFiles.has(file)) {
       graph.set(
         from,
-        targets.filter((target) => target.endsWith('.ts')),
+        targets.filter((target) => target.endsWith('.ts') || target.endsWith('.js')),
       );
       lines.push([from, readFileSync(file, 'utf8').split('\n').length - 1]);
     }

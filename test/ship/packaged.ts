@@ -16,13 +16,14 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
 import {
@@ -169,6 +170,32 @@ async function installToolkit(t: TestContext, node: NodeRuntime, name: string): 
   return installed;
 }
 
+/** The console's modules in the repository, at the paths the server serves them (/console/pages/queue.js…). */
+const CONSOLE_MODULES = readdirSync(join(REPOSITORY, 'packages', 'server', 'console'), {
+  recursive: true,
+  encoding: 'utf8',
+})
+  .filter((file) => file.endsWith('.js'))
+  .map((file) => `/console/${file.split(sep).join('/')}`)
+  .sort();
+
+/** The modules the served console loads, from its router through their imports, each served as JavaScript. */
+async function servedConsoleModules(endpoint: string): Promise<string[]> {
+  const found = new Set<string>();
+  const visit = async (path: string): Promise<void> => {
+    if (found.has(path)) return;
+    found.add(path);
+    const response = await fetch(`${endpoint}${path}`);
+    assert.equal(response.status, 200, path);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/javascript/, path);
+    // Static imports only (JSDoc `@import`s of the server's types are comments).
+    for (const [, specifier] of (await response.text()).matchAll(/^import\b[^;]*?\bfrom '(\.[^']+)';/gm))
+      await visit(new URL(specifier!, `${endpoint}${path}`).pathname);
+  };
+  await visit('/console/console.js');
+  return [...found].sort();
+}
+
 function serve(node: NodeRuntime, folder: string, args: string[] = []): Promise<RunningServer> {
   return startServer({ command: ['npx', 'sluice'], cwd: folder, env: nodeVariables(node), args });
 }
@@ -247,6 +274,12 @@ async function checkInstalled(node: NodeRuntime, serverFolder: string, toolkitFo
       server.endpoint,
     ]);
     assert.doesNotMatch(stats.stderr, SDK_NODE_NOTICE);
+
+    assert.deepEqual(
+      await servedConsoleModules(server.endpoint),
+      CONSOLE_MODULES,
+      'the installed server serves every module of the console, each imported from its router',
+    );
   } finally {
     sqs.destroy();
     await stopAndCheckGone(server);
@@ -297,7 +330,7 @@ describe('the packed packages, installed outside the repository', () => {
     assert.deepEqual(
       unexpected(
         server,
-        /^package\/(package\.json|README\.md|bin\/sluice\.js|console\/[\w.]+|dist\/.+\.(js|d\.ts|js\.map))$/,
+        /^package\/(package\.json|README\.md|bin\/sluice\.js|console\/(pages\/|shared\/)?[\w.-]+|dist\/.+\.(js|d\.ts|js\.map))$/,
       ),
       [],
     );

@@ -52,6 +52,32 @@ describe('npm run arch', () => {
     ]);
   });
 
+  it('keeps the console in its folder, its shared modules apart from the pages, and finds its cycles', () => {
+    const figures = made({
+      'packages/server/console/console.js': "import { queuePage } from './pages/queue.js';\n",
+      'packages/server/console/pages/queue.js':
+        "import { api } from '../shared/api.js';\nimport { route } from '../console.js';\n",
+      'packages/server/console/shared/api.js':
+        "import { SqsError } from '../../src/core/errors.ts';\nimport { queuePage } from '../pages/queue.js';\n",
+      'packages/server/console/shared/dom.js': "import { say } from './status.js';\n",
+      'packages/server/console/shared/status.js':
+        "/** @import { Page } from '../../src/server/page.ts' */\nimport { h } from './dom.js';\n",
+    });
+    assert.deepEqual(figures.crossLayer.sort(), [
+      'packages/server/console/pages/queue.js -> packages/server/console/console.js',
+      'packages/server/console/shared/api.js -> packages/server/console/pages/queue.js',
+      'packages/server/console/shared/api.js -> packages/server/src/core/errors.ts',
+    ]);
+    assert.deepEqual(figures.cycles.map((cycle) => cycle.sort()).sort(), [
+      [
+        'packages/server/console/console.js',
+        'packages/server/console/pages/queue.js',
+        'packages/server/console/shared/api.js',
+      ],
+      ['packages/server/console/shared/dom.js', 'packages/server/console/shared/status.js'],
+    ]);
+  });
+
   it('keeps the tests and the bench apart, tools/ out of both, and the packages out of all of them', () => {
     const figures = made({
       // The test helpers and runners use tools/, never the bench; a test file may import the bench code it tests.

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { extname, sep } from 'node:path';
 import { parseQueueArn } from 'sluice-client/arn';
 import type { AlarmState, DlqAlarms } from '../core/dlq-alarms.ts';
 import { errors } from '../core/errors.ts';
@@ -83,6 +84,33 @@ export interface Overview {
   /** How many queues matched the query; more than `queues.length` when the answer was cut at the limit. */
   matching: number;
 }
+
+/** GET /api/overview's answer: the overview, with the server's time, account and ARN prefix, and the viewer's key. */
+export interface OverviewAnswer extends Overview {
+  now: number;
+  accountId: string;
+  /** Every queue's ARN is this prefix and its name. */
+  queueArnPrefix: string;
+  limit: number;
+  signedInAs: string | undefined;
+}
+
+/** GET /api/history's answer: a queue's samples over the range, and its rates over the last minute. */
+export interface HistoryAnswer {
+  queue: string;
+  range: HistoryRange;
+  now: number;
+  samples: QueueSample[];
+  rates: RecentRates | undefined;
+}
+
+/** GET /alarms's answer: the alarm of every watched dead-letter queue the viewer may read. */
+export interface AlarmsAnswer {
+  alarms: AlarmState[];
+}
+
+/** GET /api/attributes's answer: which queue attributes exist and how they may be set. */
+export type AttributesAnswer = ReturnType<typeof attributeCatalog>;
 
 /** What the console's read-only pages read: time, the queues, their history, and the account. */
 export interface ConsoleReads extends HistoryDependencies {
@@ -169,6 +197,8 @@ function ratesOf(samples: readonly QueueSample[]): RecentRates | undefined {
   };
 }
 
+const isHistoryRange = (range: string): range is HistoryRange => range in HISTORY_RANGES;
+
 export function json(value: unknown, status = 200): Page {
   return { status, contentType: 'application/json', body: JSON.stringify(value) };
 }
@@ -194,7 +224,7 @@ export function consoleApi(
           nameContains: url.searchParams.get('filter') ?? undefined,
           name: url.searchParams.get('queue') ?? undefined,
         })),
-      }),
+      } satisfies OverviewAnswer),
     '/api/attributes': async () => json(attributeCatalog()),
     '/api/history': async (url, viewer) => {
       const queue = url.searchParams.get('queue');
@@ -202,12 +232,12 @@ export function consoleApi(
       if (!queue) return json({ error: 'queue is required' }, 400);
       if (!(await viewer.mayRead(queue)))
         return json({ error: `${viewer.accessKeyId} may not read ${queue}` }, 403);
-      if (!(range in HISTORY_RANGES)) return json({ error: 'range must be 1h or 24h' }, 400);
-      const samples = await queueHistory(reads, queue, range as HistoryRange);
+      if (!isHistoryRange(range)) return json({ error: 'range must be 1h or 24h' }, 400);
+      const samples = await queueHistory(reads, queue, range);
       const now = reads.clock.now();
       // Samples taken within the last minute, each covering the period before it.
       const recent = await samplesSince(reads, queue, now - RATE_WINDOW_MS + 1);
-      return json({ queue, range, now, samples, rates: ratesOf(recent) });
+      return json({ queue, range, now, samples, rates: ratesOf(recent) } satisfies HistoryAnswer);
     },
   };
 }
@@ -242,17 +272,23 @@ export function consoleChanges(service: SqsService, alarms: DlqAlarms): Record<s
   };
 }
 
+const CONSOLE_FOLDER = new URL('../../console/', import.meta.url);
+const INDEX = { file: 'index.html', contentType: 'text/html; charset=utf-8' };
 const FAVICON = { file: 'favicon.svg', contentType: 'image/svg+xml' };
-const CONSOLE_FILES: Record<string, { file: string; contentType: string }> = {
-  '/console': { file: 'index.html', contentType: 'text/html; charset=utf-8' },
-  '/console/': { file: 'index.html', contentType: 'text/html; charset=utf-8' },
+/** The console's page, at its addresses; its other files are served by their path in its folder. */
+const CONSOLE_ROUTES: Record<string, { file: string; contentType: string }> = {
+  '/console': INDEX,
+  '/console/': INDEX,
   // Where a refused sign-in leaves the browser: reloading it shows the console, or the form again.
-  '/console/login': { file: 'index.html', contentType: 'text/html; charset=utf-8' },
-  '/console/console.js': { file: 'console.js', contentType: 'text/javascript; charset=utf-8' },
-  '/console/console.css': { file: 'console.css', contentType: 'text/css; charset=utf-8' },
-  '/console/favicon.svg': FAVICON,
+  '/console/login': INDEX,
   // Browsers ask for it on any page they show, /metrics too.
   '/favicon.ico': FAVICON,
+};
+/** The types of the files served by their path: the console's modules, stylesheet and icon. */
+const CONTENT_TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
 };
 
 /**
@@ -269,17 +305,27 @@ const consoleHeaders = (styleSource: string) => ({
 });
 const CONSOLE_HEADERS = consoleHeaders("'self'");
 
-/** The console's committed static files (src/console), read once at start: there is no build step. */
+/**
+ * The console's committed static files (packages/server/console), read once at start: there is no build
+ * step. Its modules, stylesheet and icon are served under /console/ by their path in the folder
+ * (/console/pages/queue.js), its page only at its routes.
+ */
 export function consolePages(): Record<string, () => Page> {
+  const files = { ...CONSOLE_ROUTES };
+  for (const found of readdirSync(CONSOLE_FOLDER, { recursive: true, encoding: 'utf8' })) {
+    const contentType = CONTENT_TYPES[extname(found)];
+    const file = found.split(sep).join('/');
+    if (contentType) files[`/console/${file}`] = { file, contentType };
+  }
   const pages: Record<string, () => Page> = {};
-  for (const [path, { file, contentType }] of Object.entries(CONSOLE_FILES)) {
-    const body = readFileSync(new URL(`../../console/${file}`, import.meta.url));
+  for (const [path, { file, contentType }] of Object.entries(files)) {
+    const body = readFileSync(new URL(file, CONSOLE_FOLDER));
     pages[path] = () => ({ contentType, body, headers: CONSOLE_HEADERS });
   }
   return pages;
 }
 
-const LOGIN_PAGE = readFileSync(new URL('../../console/login.html', import.meta.url), 'utf8');
+const LOGIN_PAGE = readFileSync(new URL('login.html', CONSOLE_FOLDER), 'utf8');
 /**
  * The sign-in form carries its style inline (the console's stylesheet is a page behind the sign-in); the
  * policy allows that one style by its hash, nothing else inline.

@@ -17,7 +17,7 @@ import { createBrowserGuard, isLoopback } from './browser-guard.ts';
 import { ClusterLease } from './cluster-lease.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
 import type { ConnectionLimits } from './connections.ts';
-import { consoleApi, consoleChanges, consolePages } from './console-api.ts';
+import { type AlarmsAnswer, consoleApi, consoleChanges, consolePages } from './console-api.ts';
 import { createHttpServer } from './http-server.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import type { LongPollCaps } from './long-poll-gate.ts';
@@ -327,7 +327,10 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       // Any node answers with the cluster's states, as the lease holder last checked them.
       '/alarms': async (_url, viewer) => {
         const readable = await readableStates(await alarms.clusterStates(), (queue) => viewer.mayRead(queue));
-        return { contentType: 'application/json', body: JSON.stringify({ alarms: readable }) };
+        return {
+          contentType: 'application/json',
+          body: JSON.stringify({ alarms: readable } satisfies AlarmsAnswer),
+        };
       },
       ...consoleApi(jobs, () => alarms.clusterStates()),
       ...(triage && triagePages(service, triage)),
