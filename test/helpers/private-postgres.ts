@@ -131,14 +131,15 @@ export class PrivatePostgres {
     }
   }
 
-  /** Ends every other session on `database` (pg_terminate_backend); returns how many. */
+  /** Ends every session on `database` (pg_terminate_backend), waiting for each to exit; returns how many. */
   async terminateBackends(database: string): Promise<number> {
-    const [row] = await this.query<{ ended: number }>(
+    // In the select list, so that it runs on the rows the WHERE kept, never on another database's sessions.
+    const ended = await this.query(
       'postgres',
-      'SELECT count(*)::int AS ended FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND pg_terminate_backend(pid)',
+      'SELECT pg_terminate_backend(pid, 30000) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
       [database],
     );
-    return row?.ended ?? 0;
+    return ended.length;
   }
 
   /** Stops the instance (immediate: its data is thrown away) and removes its directory. */
