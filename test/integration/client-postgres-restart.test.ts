@@ -60,7 +60,12 @@ describe('the toolkit on a PostgreSQL that restarts', { concurrency: false }, ()
         new URL('../helpers/postgres-toolkit-child.ts', import.meta.url).pathname,
       ],
       {
-        env: { ...process.env, TOOLKIT_PG: postgres.url(DATABASE), TOOLKIT_SQS: sqsServer.endpoint },
+        env: {
+          ...process.env,
+          TOOLKIT_PG: postgres.url(DATABASE),
+          TOOLKIT_SQS: sqsServer.endpoint,
+          TOOLKIT_QUEUE: queueUrl,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
@@ -161,6 +166,11 @@ describe('the toolkit on a PostgreSQL that restarts', { concurrency: false }, ()
         await reported(from, 'the polled relay to report an error', (e) => e.component === 'polled relay');
         await reported(from, 'the CDC relay to report an error', (e) => e.component === 'cdc relay');
         await reported(from, 'an idempotent call to fail', (e) => e.component === 'idempotent' && !e.ok);
+        await reported(
+          from,
+          "the application's transaction to fail",
+          (e) => e.component === 'application' && !e.ok,
+        );
         await postgres.startServer();
       },
     ],
@@ -176,6 +186,11 @@ describe('the toolkit on a PostgreSQL that restarts', { concurrency: false }, ()
       await published([`polled after ${name}`, `cdc after ${name}`]);
       const back = events.length;
       await reported(back, 'an idempotent call to succeed', (e) => e.component === 'idempotent' && e.ok);
+      await reported(
+        back,
+        "the application's transaction to commit",
+        (e) => e.component === 'application' && e.ok,
+      );
       assertRunning();
     });
   }

@@ -16,7 +16,8 @@ export interface PostgresIdempotencyStoreOptions {
 
 /**
  * Idempotency records in PostgreSQL through a `pg` Pool; each claim is one conditional upsert. The store
- * listens for the pool's 'error' event, so that a connection the database ends does not end the process.
+ * listens for 'error' on the pool and on the clients it opens, so that a connection the database ends fails
+ * its statement instead of ending the process.
  */
 export class PostgresIdempotencyStore implements IdempotencyStore {
   private readonly table: string;

@@ -45,7 +45,8 @@ export async function migratePostgresOutbox(db: Queryable, table = DEFAULT_OUTBO
 export interface PostgresOutboxOptions {
   /**
    * The pool relays use for claiming and marking rows (never for `add`, which uses the caller's client). The
-   * outbox listens for its 'error' event, so that a connection the database ends does not end the process.
+   * outbox listens for 'error' on it and on the clients it opens, so that a connection the database ends fails
+   * its statement instead of ending the process.
    */
   pool: Pool;
   /** Default `sluice_outbox`. */
