@@ -38,6 +38,11 @@ let server: RunningServer;
 let sqs: SQSClient;
 /** The test's own session, which takes the locks and ends the server's sessions. */
 let db: pg.Client;
+/**
+ * A second session that watches the server's: pg_stat_activity is read once per transaction, so the session
+ * holding the lock in a transaction would see the same rows at every look.
+ */
+let watcher: pg.Client;
 
 const ACCOUNT = '000000000000';
 const arn = (name: string) => `arn:aws:sqs:us-east-1:${ACCOUNT}:${name}`;
@@ -52,11 +57,14 @@ before(async () => {
   sqs = sqsClient(server.endpoint);
   db = new pg.Client({ connectionString: database.url });
   await db.connect();
+  watcher = new pg.Client({ connectionString: database.url });
+  await watcher.connect();
 });
 
 after(async () => {
   sqs?.destroy();
   await db?.end();
+  await watcher?.end();
   if (server) {
     await server.stop();
     removeDataDir(server.dataDir);
@@ -78,7 +86,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>): Prom
 
 /** The server's sessions on the test database that wait for a lock. */
 async function waitingForLock(): Promise<number[] | undefined> {
-  const { rows } = await db.query<{ pid: number }>(
+  const { rows } = await watcher.query<{ pid: number }>(
     `SELECT pid FROM pg_stat_activity
      WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
   );
@@ -93,13 +101,24 @@ async function terminate(pids: readonly number[]): Promise<void> {
 type Moment = 'in a statement' | 'between statements';
 
 /**
- * Takes `locks` in a transaction of the test's, waits for a statement of the server to wait for them, and
- * ends that statement's session at `moment`; releases the locks.
+ * Takes `locks` in a transaction of the test's, then calls `trigger` (a request; a background job needs
+ * none), waits for a statement of the server to wait for the locks, and ends that statement's session at
+ * `moment`; releases the locks.
  */
-async function endSessionWhileHeld(locks: readonly string[], moment: Moment): Promise<void> {
+async function endSessionWhileHeld(
+  locks: readonly string[],
+  moment: Moment,
+  trigger = () => {},
+): Promise<void> {
   await db.query('BEGIN');
+  let held = true;
+  const release = async () => {
+    if (held) await db.query('COMMIT');
+    held = false;
+  };
   try {
     for (const lock of locks) await db.query(lock);
+    trigger();
     const pids = await until('a statement of the server waiting for the lock', waitingForLock);
     if (moment === 'in a statement') {
       await terminate(pids);
@@ -109,9 +128,9 @@ async function endSessionWhileHeld(locks: readonly string[], moment: Moment): Pr
     process.kill(serverPid, 'SIGSTOP');
     try {
       // The statement takes the lock and finishes; its answer waits in the stopped server's socket.
-      await db.query('COMMIT');
+      await release();
       await until('the statement to finish', async () => {
-        const { rows } = await db.query<{ state: string }>(
+        const { rows } = await watcher.query<{ state: string }>(
           'SELECT state FROM pg_stat_activity WHERE pid = ANY($1)',
           [pids],
         );
@@ -122,7 +141,7 @@ async function endSessionWhileHeld(locks: readonly string[], moment: Moment): Pr
       process.kill(serverPid, 'SIGCONT');
     }
   } finally {
-    await db.query('COMMIT');
+    await release();
   }
 }
 
@@ -159,8 +178,10 @@ for (const moment of ['in a statement', 'between statements'] as const) {
     await sqs.send(new CreateQueueCommand({ QueueName: 'held.fifo', Attributes: { FifoQueue: 'true' } }));
     await fifoSend(`first ${moment}`);
     // A FIFO send locks its group's row inside its transaction, after its deduplication statements.
-    const sending = outcome(fifoSend(`held ${moment}`));
-    await endSessionWhileHeld(["SELECT 1 FROM fifo_groups WHERE group_id = 'g' FOR UPDATE"], moment);
+    let sending: Promise<string> | undefined;
+    await endSessionWhileHeld(["SELECT 1 FROM fifo_groups WHERE group_id = 'g' FOR UPDATE"], moment, () => {
+      sending = outcome(fifoSend(`held ${moment}`));
+    });
     assert.equal(await sending, `503 ${UNREACHABLE}`);
     assertRunning();
     assert.equal(await outcome(fifoSend(`after ${moment}`)), 'ok');
