@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {
   CreateQueueCommand,
+  PurgeQueueCommand,
   SendMessageCommand,
   type SQSClient,
   SQSServiceException,
@@ -83,6 +84,18 @@ test('an unreachable PostgreSQL database answers 503, and sends resume once it i
   await admin(`ALTER DATABASE ${database.name} ALLOW_CONNECTIONS false`);
   await reconnectAll();
   await assertRefused(/reach/);
+  // The console's API says the same, not 500.
+  const page = await fetch(`${server.endpoint}/api/overview`);
+  assert.equal(page.status, 503);
+  assert.match(((await page.json()) as { message: string }).message, /cannot reach its database/);
+  // And so does a purge from the CLI, whose audit entry reads the queue's counts before the purge.
+  const cli = sqsClient(server.endpoint, { customUserAgent: 'sluice-cli' });
+  const purge = await cli
+    .send(new PurgeQueueCommand({ QueueUrl: queueUrl }))
+    .catch((error: unknown) => error);
+  cli.destroy();
+  assert.ok(purge instanceof SQSServiceException, String(purge));
+  assert.equal(purge.$metadata.httpStatusCode, 503, purge.message);
 
   await admin(`ALTER DATABASE ${database.name} ALLOW_CONNECTIONS true`);
   let error = await send();

@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { listenForDroppedConnections } from '../pool-errors.ts';
 import {
   checkTableName,
   claimOrRead,
@@ -13,7 +14,11 @@ export interface PostgresIdempotencyStoreOptions {
   table?: string;
 }
 
-/** Idempotency records in PostgreSQL through a `pg` Pool; each claim is one conditional upsert. */
+/**
+ * Idempotency records in PostgreSQL through a `pg` Pool; each claim is one conditional upsert. The store
+ * listens for 'error' on the pool and on the clients it opens, so that a connection the database ends fails
+ * its statement instead of ending the process.
+ */
 export class PostgresIdempotencyStore implements IdempotencyStore {
   private readonly table: string;
   private ready: Promise<unknown> | undefined;
@@ -23,6 +28,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     options: PostgresIdempotencyStoreOptions = {},
   ) {
     this.table = checkTableName(options.table ?? 'sluice_idempotency');
+    listenForDroppedConnections(pool);
   }
 
   /** Creates the table if missing; every other call runs it first, so calling it is optional. */

@@ -137,6 +137,8 @@ export class PostgresCdcRelay {
    */
   async dropSlot(): Promise<void> {
     const client = await this.newClient();
+    // Ended by the database meanwhile, the statement fails on its own; the event must not end the process.
+    client.on('error', () => {});
     await client.connect();
     try {
       await client.query(

@@ -1,4 +1,5 @@
 import type { ClientBase, Pool } from 'pg';
+import { listenForDroppedConnections } from '../pool-errors.ts';
 import {
   byId,
   checkTableName,
@@ -42,7 +43,11 @@ export async function migratePostgresOutbox(db: Queryable, table = DEFAULT_OUTBO
 }
 
 export interface PostgresOutboxOptions {
-  /** The pool relays use for claiming and marking rows (never for `add`, which uses the caller's client). */
+  /**
+   * The pool relays use for claiming and marking rows (never for `add`, which uses the caller's client). The
+   * outbox listens for 'error' on it and on the clients it opens, so that a connection the database ends fails
+   * its statement instead of ending the process.
+   */
   pool: Pool;
   /** Default `sluice_outbox`. */
   table?: string;
@@ -58,6 +63,7 @@ export class PostgresOutbox implements OutboxStore {
 
   constructor(options: PostgresOutboxOptions) {
     this.pool = options.pool;
+    listenForDroppedConnections(this.pool);
     this.table = checkTableName(options.table ?? DEFAULT_OUTBOX_TABLE);
   }
 

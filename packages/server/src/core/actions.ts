@@ -32,8 +32,13 @@ export async function dispatch(
   try {
     return await handler(input as ActionInputs[typeof action], context);
   } catch (error) {
-    if (error instanceof StoreUnavailableError)
-      throw new UnavailableError(error.message, error.reason, { cause: error.cause });
-    throw error;
+    throw asSqsError(error);
   }
+}
+
+/** A store that cannot work now as the SQS error it is answered with (503 ServiceUnavailable); others as they are. */
+export function asSqsError(error: unknown): unknown {
+  return error instanceof StoreUnavailableError
+    ? new UnavailableError(error.message, error.reason, { cause: error.cause })
+    : error;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { type Clock, systemClock } from 'sluice-client/clock';
-import { dispatch } from '../core/actions.ts';
+import { asSqsError, dispatch } from '../core/actions.ts';
 import { errors, SqsError, UnavailableError } from '../core/errors.ts';
 import type { AnswerRoom, RequestContext } from '../core/request-context.ts';
 import type { SqsService } from '../core/sqs-service.ts';
@@ -187,7 +187,7 @@ async function handle(
   const page = request.method === 'GET' ? options.pages?.[url().pathname] : undefined;
   if (page) {
     const viewer = options.pageAccess?.admit(url().pathname, request) ?? ANYONE;
-    answer('contentType' in viewer ? viewer : await page(url(), viewer));
+    answer('contentType' in viewer ? viewer : await refusedAsPage(() => page(url(), viewer)));
     return;
   }
   let body: string;
@@ -222,7 +222,7 @@ async function handle(
     const viewer = crossOrigin
       ? errorPage(crossOrigin)
       : (options.pageAccess?.admitChange(request, body, baseUrlOf(request)) ?? ANYONE);
-    answer('contentType' in viewer ? viewer : await change(body, viewer, request));
+    answer('contentType' in viewer ? viewer : await refusedAsPage(() => change(body, viewer, request)));
     return;
   }
   try {
@@ -291,8 +291,10 @@ async function handle(
     );
     if (response.destroyed) return;
     send(protocol.render(action, output, requestId));
-  } catch (error) {
+  } catch (thrown) {
     if (response.destroyed) return;
+    // The audit's own reads come before dispatch, which makes the store's conditions SQS errors.
+    const error = asSqsError(thrown);
     if (error instanceof UnavailableError)
       options.logger.warn(
         { requestId, action, reason: error.reason, cause: String(error.cause) },
@@ -304,6 +306,17 @@ async function handle(
     }
     options.logger.error({ err: error, requestId, action }, 'unexpected error');
     fail(errors.internal());
+  }
+}
+
+/** A page's answer; a store that cannot work now answers 503 with its reason, as the SQS API does. */
+async function refusedAsPage(produce: () => Page | Promise<Page>): Promise<Page> {
+  try {
+    return await produce();
+  } catch (error) {
+    const refusal = asSqsError(error);
+    if (refusal instanceof UnavailableError) return errorPage(refusal);
+    throw error;
   }
 }
 

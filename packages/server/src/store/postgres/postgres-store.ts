@@ -82,7 +82,7 @@ const HEALTH_TIMEOUT_MS = 3000;
 const WAKE_CHANNEL = 'sluice_wake';
 
 /** pg_advisory_xact_lock key under which nodes starting together take turns to migrate. */
-const MIGRATION_LOCK = 7_405_931_001;
+export const MIGRATION_LOCK = 7_405_931_001;
 /** Deadlocks (two transactions locking groups in opposite orders) and serialization failures: run again. */
 const RETRYABLE = new Set(['40P01', '40001']);
 const MAX_ATTEMPTS = 5;
@@ -159,8 +159,13 @@ export class PostgresStore implements Store, TriageStore {
       max: options.maxConnections ?? 10,
       types,
     });
-    // An idle connection that the server drops (restart, failover) must not crash the process.
+    // A connection the database ends (a restart, a failover, pg_terminate_backend) makes its client emit
+    // 'error', and an 'error' event nobody listens to ends the process. The pool listens only while a client
+    // is idle (this handler); from checkout to release, inside a transaction or between two of its statements,
+    // nobody does. So every client listens for its whole life: the statement in flight, or the next one, fails
+    // on its own (as StoreUnavailableError), and a client that failed is released broken, never reused.
     this.pool.on('error', () => {});
+    this.pool.on('connect', (client) => client.on('error', () => {}));
     this.connectionString = options.connectionString;
     this.fallbackWakeMs = options.fallbackWakeMs ?? 5000;
     this.ready = this.migrate();
@@ -1066,8 +1071,11 @@ function unavailableOrSelf(error: unknown): unknown {
     if (state) return new StoreUnavailableError(state[1], { cause: error });
     if (UNREACHABLE_SOCKET_CODES.has(code)) return new StoreUnavailableError('unreachable', { cause: error });
   }
-  // node-postgres's own errors for a connection that ended under a query carry no code.
-  if (/^Connection terminated/.test(error.message))
+  // node-postgres's own errors carry no code: a connection that ended under a statement, or before one
+  // (the client's connection failed or ended between two statements of a transaction).
+  if (
+    /^Connection terminated|^Client has encountered a connection error|^Client was closed/.test(error.message)
+  )
     return new StoreUnavailableError('unreachable', { cause: error });
   return error;
 }
