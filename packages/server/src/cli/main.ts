@@ -96,8 +96,8 @@ Options:
                       in /metrics; by default they honour it, as AWS does (also per queue in --config)
   --test-clock        test mode: tests read the server's time (GET /_sluice/clock) and move it forward
                       (POST /_sluice/clock/advance {"seconds": N}), and POST /_sluice/reset (or moto's
-                      /moto-api/reset) forgets every queue; loopback --host and SQLite only; with
-                      credentials these need a signature of a key without queue or action limits
+                      /moto-api/reset) forgets every queue; SQLite only; with credentials
+                      these need a signature of a key without queue or action limits
   -h, --help          this text
 
 Environment (a flag given wins; the container image sets all three):
