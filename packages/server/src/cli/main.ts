@@ -199,7 +199,8 @@ async function serve(args: string[]): Promise<void> {
   }
   const account = values.account;
   if (account !== undefined && !/^\d{12}$/.test(account)) usage('serve', '--account must be 12 digits');
-  const dataFlag = values.data ?? environment('SLUICE_DATA');
+  // A flag wins over a variable: --in-memory over the SLUICE_DATA the container image sets.
+  const dataFlag = values.data ?? (values['in-memory'] ? undefined : environment('SLUICE_DATA'));
   const inMemory = values['in-memory'] === true || dataFlag === IN_MEMORY;
   if (inMemory && dataFlag !== undefined && dataFlag !== IN_MEMORY)
     usage('serve', '--in-memory keeps no data directory: leave out --data');
