@@ -196,7 +196,7 @@ describe('the Testcontainers module, on podman', { skip: cannotRun }, () => {
     assert.equal(await exists('volume', volume), false, 'its data volume is removed');
   });
 
-  it('takes a config file and access keys: signed requests are served, unsigned and wrongly signed ones refused', async () => {
+  it('takes a config file and access keys: signed requests are served, unsigned and wrongly signed ones refused', async (t) => {
     const config = join(scratch, 'sluice.json');
     writeFileSync(
       config,
@@ -204,9 +204,16 @@ describe('the Testcontainers module, on podman', { skip: cannotRun }, () => {
         queues: [{ name: 'invoices' }],
         credentials: [{ accessKeyId: 'AKIDCONFIG', secretAccessKey: 'config-secret' }],
       }),
+      // Readable by its owner only, as a file of secrets often is: the server in the container runs as
+      // another user (node), who must still read the copy.
+      { mode: 0o600 },
     );
+    const begun = process.hrtime.bigint();
     const sluice = await start(
       new SluiceContainer(image).withConfigFile(config).withCredentials('AKIDFLAG', 'flag-secret'),
+    );
+    t.diagnostic(
+      `start() of a second container, on its data volume: ${(Number(process.hrtime.bigint() - begun) / 1e9).toFixed(2)} s`,
     );
     const inspected = await inspect(sluice);
     assert.deepEqual(inspected.Config.Cmd, [

@@ -3,7 +3,6 @@
  * until it answers /health, and gives the test its endpoint, an SDK client configuration, and the test mode's
  * clock and reset.
  */
-import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { advanceClock, reset, type ServerTime, serverTime } from 'sluice-client/testing';
 import {
@@ -28,8 +27,6 @@ const DEFAULT_REGION = 'us-east-1';
 const ANY_KEY: AccessKey = { accessKeyId: 'test', secretAccessKey: 'test' };
 /** Testcontainers' own default. */
 const DEFAULT_STARTUP_TIMEOUT_MS = 60_000;
-/** The end of the container's output kept for the error when it does not start. */
-const OUTPUT_KEPT = 16_384;
 
 export interface AccessKey {
   readonly accessKeyId: string;
@@ -117,7 +114,8 @@ export class SluiceContainer extends GenericContainer {
     if (this.testClock) serve.push('--test-clock');
     if (this.inMemory) serve.push('--in-memory');
     if (this.configFile !== undefined) {
-      this.withCopyFilesToContainer([{ source: this.configFile, target: CONFIG_PATH }]);
+      // Readable by the image's user (node) whatever the file's owner and mode here.
+      this.withCopyFilesToContainer([{ source: this.configFile, target: CONFIG_PATH, mode: 0o644 }]);
       serve.push('--config', CONFIG_PATH);
     }
     for (const key of this.keys) serve.push('--credentials', `${key.accessKeyId}:${key.secretAccessKey}`);
@@ -127,7 +125,6 @@ export class SluiceContainer extends GenericContainer {
     else serve.push('--allow-host', runtimeHost);
     this.withCommand([...serve, ...this.extraArguments]);
 
-    const output = this.keepOutput();
     try {
       return new StartedSluiceContainer(await super.start(), {
         testClock: this.testClock,
@@ -136,11 +133,11 @@ export class SluiceContainer extends GenericContainer {
       });
     } catch (error) {
       throw new Error(
-        `Sluice did not start in a container of ${this.imageName.string}: ${(error as Error).message}\n${output.text()}`,
-        { cause: error },
+        `Sluice did not start in a container of ${this.imageName.string}: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
       );
-    } finally {
-      output.restore();
     }
   }
 
@@ -160,24 +157,6 @@ export class SluiceContainer extends GenericContainer {
     this.hostConfig.PortBindings = {
       ...this.hostConfig.PortBindings,
       [port]: bindings.map((binding) => ({ ...binding, HostIp: '127.0.0.1' })),
-    };
-  }
-
-  /** Collects what the server prints, besides any log consumer the test gave, for a failed start's error. */
-  private keepOutput(): { text(): string; restore(): void } {
-    const consumer = this.logConsumer;
-    let text = '';
-    this.logConsumer = (stream: Readable) => {
-      stream.on('data', (chunk: Buffer | string) => {
-        text = (text + chunk.toString()).slice(-OUTPUT_KEPT);
-      });
-      consumer?.(stream);
-    };
-    return {
-      text: () => (text ? `The container printed:\n${text}` : 'The container printed nothing.'),
-      restore: () => {
-        this.logConsumer = consumer;
-      },
     };
   }
 }
@@ -245,16 +224,13 @@ export class StartedSluiceContainer extends AbstractStartedContainer {
 /**
  * Ready when /health answers 200. A server that refuses its flags exits at once: that fails the start then,
  * not at the timeout (Testcontainers' HTTP wait cannot tell on every runtime: it waits for a log stream
- * that podman does not end).
+ * that podman does not end), with what the server printed, read before Testcontainers removes the container.
  */
 class HealthWaitStrategy implements WaitStrategy {
   private startupTimeoutMs = DEFAULT_STARTUP_TIMEOUT_MS;
   private startupTimeoutSet = false;
 
-  async waitUntilReady(
-    container: Parameters<WaitStrategy['waitUntilReady']>[0],
-    ports: BoundPorts,
-  ): Promise<void> {
+  async waitUntilReady(container: Container, ports: BoundPorts): Promise<void> {
     const { host } = (await getContainerRuntimeClient()).info.containerRuntime;
     const health = `${endpointOf(host, ports.getBinding(SLUICE_PORT))}/health`;
     const deadline = Date.now() + this.startupTimeoutMs;
@@ -265,10 +241,11 @@ class HealthWaitStrategy implements WaitStrategy {
       );
       if (status === 200) return;
       const { State } = await container.inspect();
-      if (!State.Running) throw new Error(`the server exited (status ${State.ExitCode})`);
+      if (!State.Running)
+        throw new Error(`the server exited (status ${State.ExitCode}). ${await printed(container)}`);
       if (Date.now() >= deadline)
         throw new Error(
-          `${health} did not answer 200 within ${this.startupTimeoutMs} ms (last: ${status ?? 'no answer'})`,
+          `${health} did not answer 200 within ${this.startupTimeoutMs} ms (last: ${status ?? 'no answer'}). ${await printed(container)}`,
         );
       await sleep(50);
     }
@@ -287,6 +264,17 @@ class HealthWaitStrategy implements WaitStrategy {
   getStartupTimeout(): number {
     return this.startupTimeoutMs;
   }
+}
+
+type Container = Parameters<WaitStrategy['waitUntilReady']>[0];
+
+/** The container's output so far, from Docker's log format (frames of an 8-byte header and the bytes). */
+async function printed(container: Container): Promise<string> {
+  const log = await container.logs({ stdout: true, stderr: true, follow: false });
+  let text = '';
+  for (let at = 0; at + 8 <= log.length; at += 8 + log.readUInt32BE(at + 4))
+    text += log.toString('utf8', at + 8, at + 8 + log.readUInt32BE(at + 4));
+  return text ? `It printed:\n${text}` : 'It printed nothing.';
 }
 
 /**
