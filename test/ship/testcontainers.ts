@@ -10,7 +10,7 @@
  *     --test test/ship/testcontainers.ts
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -26,43 +26,28 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { SluiceContainer, type StartedSluiceContainer } from 'sluice-testcontainers';
+import type { StartedSluiceContainer } from 'sluice-testcontainers';
 import { readDoc, sectionBlocks } from '../helpers/doc-blocks.ts';
 import { REPOSITORY } from './nodes.ts';
 
 const execFileAsync = promisify(execFile);
 
-function installed(command: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const image = process.env.SLUICE_TEST_IMAGE;
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-const missing = ['podman', 'runc'].filter((command) => !installed(command));
 const cannotRun =
   process.getuid?.() !== 0
     ? 'needs root, as CI runs it (rootful podman)'
-    : missing.length > 0
-      ? `${missing.join(', ')} not installed: apt-get install podman runc`
-      : major < 22 || (major === 22 && minor < 22)
-        ? `testcontainers 12.2 needs Node 22.22 or later, not ${process.versions.node}: run it with .tmp/nodes/22/bin/node`
-        : image === undefined &&
-          'SLUICE_TEST_IMAGE is not set: npm run test:container builds the image and runs this file on it';
+    : major < 22 || (major === 22 && minor < 22)
+      ? `testcontainers 12.2 needs Node 22.22 or later, not ${process.versions.node}: run it with .tmp/nodes/22/bin/node`
+      : image === undefined &&
+        'SLUICE_TEST_IMAGE is not set: npm run test:container builds the image and runs this file on it';
 
-const scratch = mkdtempSync(join(tmpdir(), `sluice-testcontainers-${process.pid}-`));
-// What podman needs on these machines (/work/shared/containers.md), runc included for the API service.
-const containersConf = join(scratch, 'containers.conf');
-writeFileSync(
-  containersConf,
-  '[containers]\ndefault_ulimits = []\n[engine]\ncgroup_manager = "cgroupfs"\nruntime = "runc"\n',
-);
-const socket = join(scratch, 'podman.sock');
+// Made in before(): a config file, podman's settings and socket, the examples' project.
+let scratch = '';
+let containersConf = '';
 let service: ChildProcess | undefined;
+// Imported in before(): testcontainers 12.2 does not load on Node 20 (its undici needs zstd), where this skips.
+let SluiceContainer: typeof import('sluice-testcontainers')['SluiceContainer'];
 const started: StartedSluiceContainer[] = [];
 
 async function podman(...args: string[]): Promise<string> {
@@ -81,7 +66,7 @@ async function exists(kind: 'container' | 'volume', name: string): Promise<boole
 }
 
 /** The socket answers the Docker API's ping. */
-function pinged(): Promise<boolean> {
+function pinged(socket: string): Promise<boolean> {
   return new Promise((resolve) => {
     const ping = request({ socketPath: socket, path: '/_ping' }, (response) => {
       response.resume();
@@ -92,7 +77,7 @@ function pinged(): Promise<boolean> {
   });
 }
 
-async function start(container: SluiceContainer): Promise<StartedSluiceContainer> {
+async function start(container: InstanceType<typeof SluiceContainer>): Promise<StartedSluiceContainer> {
   const sluice = await container.start();
   started.push(sluice);
   return sluice;
@@ -119,12 +104,21 @@ function dataVolume(inspected: Inspected): string {
 
 describe('the Testcontainers module, on podman', { skip: cannotRun }, () => {
   before(async () => {
+    ({ SluiceContainer } = await import('sluice-testcontainers'));
+    scratch = mkdtempSync(join(tmpdir(), `sluice-testcontainers-${process.pid}-`));
+    // What podman needs on these machines (/work/shared/containers.md), runc included for the API service.
+    containersConf = join(scratch, 'containers.conf');
+    writeFileSync(
+      containersConf,
+      '[containers]\ndefault_ulimits = []\n[engine]\ncgroup_manager = "cgroupfs"\nruntime = "runc"\n',
+    );
+    const socket = join(scratch, 'podman.sock');
     // The test's own podman API service, ended by its PID in after().
     service = spawn('podman', ['--runtime', 'runc', 'system', 'service', '--time=0', `unix://${socket}`], {
       env: { ...process.env, CONTAINERS_CONF: containersConf },
       stdio: 'ignore',
     });
-    for (let waited = 0; !(await pinged()); waited += 50) {
+    for (let waited = 0; !(await pinged(socket)); waited += 50) {
       assert.ok(waited < 30_000 && service.exitCode === null, 'podman system service did not answer in 30 s');
       await sleep(50);
     }
@@ -142,7 +136,7 @@ describe('the Testcontainers module, on podman', { skip: cannotRun }, () => {
       process.kill(service.pid, 'SIGTERM');
       await exited;
     }
-    rmSync(scratch, { recursive: true, force: true });
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
   it('starts in test mode and in memory, published on 127.0.0.1; the SDK sends and receives; an advance lapses a visibility timeout; reset forgets; stop removes it', async (t) => {
