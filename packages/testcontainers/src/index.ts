@@ -132,12 +132,10 @@ export class SluiceContainer extends GenericContainer {
         key: this.keys[0],
       });
     } catch (error) {
-      throw new Error(
-        `Sluice did not start in a container of ${this.imageName.string}: ${(error as Error).message}`,
-        {
-          cause: error,
-        },
-      );
+      const reason = (error as Error).message;
+      throw new Error(`Sluice did not start in a container of ${this.imageName.string}: ${reason}`, {
+        cause: error,
+      });
     }
   }
 
