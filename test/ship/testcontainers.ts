@@ -190,7 +190,7 @@ describe('the Testcontainers module, on podman', { skip: cannotRun }, () => {
     assert.equal(await exists('volume', volume), false, 'its data volume is removed');
   });
 
-  it('takes a config file and access keys: signed requests are served, unsigned and wrongly signed ones refused', async (t) => {
+  it('takes a config file and access keys: signed requests are served, unsigned and wrongly signed ones refused, the test mode signed too', async (t) => {
     const config = join(scratch, 'sluice.json');
     writeFileSync(
       config,
@@ -204,7 +204,10 @@ describe('the Testcontainers module, on podman', { skip: cannotRun }, () => {
     );
     const begun = process.hrtime.bigint();
     const sluice = await start(
-      new SluiceContainer(image).withConfigFile(config).withCredentials('AKIDFLAG', 'flag-secret'),
+      new SluiceContainer(image)
+        .withConfigFile(config)
+        .withCredentials('AKIDFLAG', 'flag-secret')
+        .withTestClock(),
     );
     t.diagnostic(
       `start() of a second container, on its data volume: ${(Number(process.hrtime.bigint() - begun) / 1e9).toFixed(2)} s`,
@@ -212,6 +215,7 @@ describe('the Testcontainers module, on podman', { skip: cannotRun }, () => {
     const inspected = await inspect(sluice);
     assert.deepEqual(inspected.Config.Cmd, [
       'serve',
+      '--test-clock',
       '--config',
       '/etc/sluice/sluice.json',
       '--credentials',
@@ -232,8 +236,19 @@ describe('the Testcontainers module, on podman', { skip: cannotRun }, () => {
       await assert.rejects(wrong.send(new ListQueuesCommand({})), { name: 'SignatureDoesNotMatch' });
       const unsigned = await fetch(`${sluice.getEndpoint()}/?Action=ListQueues`);
       assert.equal(unsigned.status, 403);
+      await unsigned.arrayBuffer();
+
+      // The test mode takes signatures too: the flag's key by default, or the config file's.
+      const unsignedReset = await fetch(`${sluice.getEndpoint()}/_sluice/reset`, { method: 'POST' });
+      assert.equal(unsignedReset.status, 401);
+      await unsignedReset.arrayBuffer();
+      assert.equal((await sluice.advanceClock(60)).advancedSeconds, 60);
+      const configKey = { accessKeyId: 'AKIDCONFIG', secretAccessKey: 'config-secret' };
+      assert.equal((await sluice.serverTime(configKey)).advancedSeconds, 60);
       // On the data volume: the store the config file's queue was created in.
       assert.match((await sluice.exec(['ls', '/data'])).output, /sluice\.db/);
+      await sluice.reset();
+      assert.equal((await byFlag.send(new ListQueuesCommand({}))).QueueUrls, undefined);
     } finally {
       for (const sqs of [byFlag, byConfig, wrong]) sqs.destroy();
     }
@@ -243,12 +258,8 @@ describe('the Testcontainers module, on podman', { skip: cannotRun }, () => {
     assert.equal(await exists('volume', volume), false, 'its data volume is removed');
   });
 
-  it('refuses the test clock with access keys before starting anything; a server that refuses its flags fails start() with what it printed', async () => {
+  it('a server that refuses its flags fails start() with what it printed, and no container is left; test mode calls need withTestClock()', async () => {
     const containersBefore = await podman('ps', '--all', '--quiet', '--filter', `ancestor=${image}`);
-    await assert.rejects(
-      new SluiceContainer(image).withTestClock().withCredentials('AKIDX', 'secret').start(),
-      /withTestClock\(\) cannot go with withCredentials\(\)/,
-    );
     await assert.rejects(
       new SluiceContainer(image).withServeArguments('--no-such-flag').start(),
       (error: Error) => {

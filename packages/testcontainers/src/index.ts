@@ -4,7 +4,13 @@
  * clock and reset.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { advanceClock, reset, type ServerTime, serverTime } from 'sluice-client/testing';
+import {
+  advanceClock,
+  reset,
+  type ServerTime,
+  serverTime,
+  type TestModeOptions,
+} from 'sluice-client/testing';
 import {
   AbstractStartedContainer,
   type BoundPorts,
@@ -60,8 +66,7 @@ export class SluiceContainer extends GenericContainer {
 
   /**
    * `--test-clock`: the server's clock moves when the test says so (advanceClock), and reset() forgets
-   * every queue. Not with access keys: the test endpoints take no signature, so Sluice keeps test mode with
-   * keys to loopback, which a container is not.
+   * every queue. With access keys, those calls are signed, as the server then requires.
    */
   withTestClock(): this {
     this.testClock = true;
@@ -106,10 +111,6 @@ export class SluiceContainer extends GenericContainer {
   }
 
   override async start(): Promise<StartedSluiceContainer> {
-    if (this.testClock && this.keys.length > 0)
-      throw new Error(
-        'withTestClock() cannot go with withCredentials(): the test endpoints take no signature, so Sluice keeps test mode with keys to loopback, which a container is not',
-      );
     const serve = ['serve'];
     if (this.testClock) serve.push('--test-clock');
     if (this.inMemory) serve.push('--in-memory');
@@ -194,20 +195,22 @@ export class StartedSluiceContainer extends AbstractStartedContainer {
 
   /**
    * Moves the server's clock `seconds` forward (fractions allowed); resolves once the work the advance woke
-   * has run (visibility timeouts and delays lapsed, long polls answered, move tasks stepped).
+   * has run (visibility timeouts and delays lapsed, long polls answered, move tasks stepped). With access
+   * keys the call is signed with `key`, by default the first of withCredentials(): a key without queue or
+   * action limits, as the server requires for test mode.
    */
-  async advanceClock(seconds: number): Promise<ServerTime> {
-    return advanceClock(this.testModeEndpoint('advanceClock'), seconds);
+  async advanceClock(seconds: number, key?: AccessKey): Promise<ServerTime> {
+    return advanceClock(this.testModeEndpoint('advanceClock'), seconds, this.signedWith(key));
   }
 
   /** The server's time, how far advances have moved it, and the long polls waiting. */
-  async serverTime(): Promise<ServerTime> {
-    return serverTime(this.testModeEndpoint('serverTime'));
+  async serverTime(key?: AccessKey): Promise<ServerTime> {
+    return serverTime(this.testModeEndpoint('serverTime'), this.signedWith(key));
   }
 
   /** Forgets every queue and all state, as a fresh start would; the clock stays where it is. */
-  async reset(): Promise<void> {
-    await reset(this.testModeEndpoint('reset'));
+  async reset(key?: AccessKey): Promise<void> {
+    await reset(this.testModeEndpoint('reset'), this.signedWith(key));
   }
 
   private testModeEndpoint(helper: string): string {
@@ -216,6 +219,12 @@ export class StartedSluiceContainer extends AbstractStartedContainer {
         `${helper}() needs test mode: start the container with new SluiceContainer().withTestClock()`,
       );
     return this.getEndpoint();
+  }
+
+  /** Unsigned on an open server, which checks no signature. */
+  private signedWith(key: AccessKey | undefined): TestModeOptions {
+    const credentials = key ?? this.options.key;
+    return credentials ? { credentials, region: this.options.region } : {};
   }
 }
 
