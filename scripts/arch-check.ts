@@ -15,6 +15,8 @@
  * - console (packages/server/console, browser modules): nothing outside its folder, which is all the browser
  *   gets (the server's types come in JSDoc `@import`s, which this check does not see and the browser never
  *   loads); its shared/ modules no page and not the router (console.js), its pages not the router.
+ * - testcontainers (packages/testcontainers/src): the Testcontainers module; nothing of the server package,
+ *   which it only reaches over HTTP, in its image.
  *
  * Around the packages (why: docs/decisions/tests-bench-apart.md):
  * - packages: nothing of test/, bench/, tools/, scripts/ or examples/.
@@ -53,6 +55,7 @@ const FORBIDDEN: Record<string, readonly string[]> = {
   'packages/server/console/': ['packages/server/src/', 'packages/server/bin/', 'packages/client/'],
   'packages/server/console/shared/': ['packages/server/console/pages/', 'packages/server/console/console.js'],
   'packages/server/console/pages/': ['packages/server/console/console.js'],
+  'packages/testcontainers/src/': ['packages/server/'],
   'packages/': ['test/', 'bench/', 'tools/', 'scripts/', 'examples/'],
   'test/': ['bench/'],
   'bench/': ['test/'],
@@ -103,7 +106,12 @@ interface Figures {
 export function measure(root = REPOSITORY): Figures {
   const sourcesOf = (dir: string) => (existsSync(join(root, dir)) ? sourceFiles(join(root, dir)) : []);
   const packageFiles = new Set(
-    ['packages/server/src', 'packages/client/src', 'packages/server/console'].flatMap(sourcesOf),
+    [
+      'packages/server/src',
+      'packages/client/src',
+      'packages/server/console',
+      'packages/testcontainers/src',
+    ].flatMap(sourcesOf),
   );
   const graph = new Map<string, string[]>();
   const lines: [string, number][] = [];

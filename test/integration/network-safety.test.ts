@@ -97,6 +97,19 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
     removeDataDir(dir);
   });
 
+  it('--in-memory wins over SLUICE_DATA, as any flag over its variable (the image sets SLUICE_DATA=/data)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-env-'));
+    const server = await startServer({ inMemory: true, env: { SLUICE_DATA: dir } });
+    try {
+      assert.match(server.output(), /in memory: nothing is kept when it stops/);
+      assert.equal((await fetch(`${server.endpoint}/health`)).status, 200);
+      assert.ok(!existsSync(join(dir, 'sluice.db')), 'nothing is written to SLUICE_DATA');
+    } finally {
+      await server.stop();
+      removeDataDir(dir);
+    }
+  });
+
   it('serves HTTPS with a given certificate; the SDK trusts it and queue URLs say https', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-tls-'));
     const { cert, key } = await selfSignedCertificate(dir);

@@ -424,6 +424,55 @@ describe('test endpoints without --test-clock', () => {
   });
 });
 
+describe('sluice serve --test-clock on a non-loopback address (as in a container)', () => {
+  it('starts open with --insecure, and its clock and reset answer as on loopback', async () => {
+    // The image binds 0.0.0.0 with SLUICE_INSECURE=1: whoever reaches an open server can delete every queue,
+    // so the reset gives nobody more than they had.
+    const server = await startServer({
+      args: ['--test-clock', '--host', '0.0.0.0'],
+      env: { SLUICE_INSECURE: '1' },
+    });
+    const endpoint = server.endpoint.replace('0.0.0.0', '127.0.0.1');
+    const sqs = sqsClient(endpoint);
+    try {
+      const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'open' }));
+      const before = await serverTime(endpoint);
+      const after = await advanceClock(endpoint, 60);
+      assert.ok(after.now - before.now >= 60_000, `the clock moved ${after.now - before.now} ms`);
+      await reset(endpoint);
+      assert.equal((await sqs.send(new ListQueuesCommand({}))).QueueUrls, undefined, `${QueueUrl} is gone`);
+    } finally {
+      sqs.destroy();
+      await server.stop();
+      removeDataDir(server.dataDir);
+    }
+  });
+
+  it('starts with access keys, and its endpoints take their signature', async () => {
+    const key = { accessKeyId: 'AKIDCONTAINER', secretAccessKey: 'secret' };
+    const server = await startServer({
+      args: [
+        '--test-clock',
+        '--host',
+        '0.0.0.0',
+        '--credentials',
+        `${key.accessKeyId}:${key.secretAccessKey}`,
+      ],
+    });
+    const endpoint = server.endpoint.replace('0.0.0.0', '127.0.0.1');
+    try {
+      const unsigned = await fetch(`${endpoint}/_sluice/reset`, { method: 'POST' });
+      assert.equal(unsigned.status, 401);
+      await unsigned.arrayBuffer();
+      assert.equal((await advanceClock(endpoint, 60, { credentials: key })).advancedSeconds, 60);
+      await reset(endpoint, { credentials: key });
+    } finally {
+      await server.stop();
+      removeDataDir(server.dataDir);
+    }
+  });
+});
+
 describe('sluice serve --test-clock refuses to start', () => {
   const refusal = async (args: string[]) => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-refusal-'));
@@ -438,12 +487,10 @@ describe('sluice serve --test-clock refuses to start', () => {
     assert.fail(`sluice serve ${args.join(' ')} started`);
   };
 
-  it('on a non-loopback address, even with --insecure or credentials', async () => {
-    for (const extra of [['--insecure'], ['--credentials', 'AKIDX:secret']]) {
-      const { code, stderr } = await refusal(['--test-clock', '--host', '0.0.0.0', ...extra]);
-      assert.equal(code, 2);
-      assert.match(stderr, /--test-clock serves loopback addresses only .*not --host 0\.0\.0\.0/);
-    }
+  it('on a non-loopback address without keys or --insecure, as any open server', async () => {
+    const { code, stderr } = await refusal(['--test-clock', '--host', '0.0.0.0']);
+    assert.equal(code, 2);
+    assert.match(stderr, /refusing to listen on 0\.0\.0\.0 without credentials/);
   });
 
   it('with PostgreSQL, before connecting to it', async () => {

@@ -3,7 +3,8 @@
  * an SDK client from the host and from another container, stopped, and run again on the same volume. No image
  * registry is reachable here, so the base image is made locally (test/ship/base-image.sh) from Node 22 of
  * `.ci/fetch-node 22`. The build compiles better-sqlite3, so this is not part of `npm test`:
- * `npm run test:container`.
+ * `npm run test:container`. The Testcontainers module's test (test/ship/testcontainers.ts) runs last, on the
+ * same image.
  */
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
@@ -276,5 +277,35 @@ describe('the container image', { skip: cannotRun }, () => {
       second.sqs.destroy();
     }
     await podman('stop', '--time', '30', `${name}-second`);
+  });
+
+  it('drives the Testcontainers module: test/ship/testcontainers.ts on this image, on Node 22', async (t) => {
+    // testcontainers 12.2 needs Node 22.22 or later; the base image's Node 22 is that.
+    const node22 = await fetchedNode('22');
+    assert.ok(typeof node22 === 'object', String(node22));
+    // A test runner of its own, not one reporting to this one (NODE_TEST_CONTEXT).
+    const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+    const { stdout } = await execFileAsync(
+      node22.binary,
+      [
+        '--conditions=sluice-source',
+        '--import',
+        'tsx',
+        '--test',
+        join(REPOSITORY, 'test', 'ship', 'testcontainers.ts'),
+      ],
+      {
+        cwd: REPOSITORY,
+        env: { ...env, SLUICE_TEST_IMAGE: image },
+        maxBuffer: 64 << 20,
+        timeout: 20 * 60_000,
+      },
+    ).catch((error: { stdout?: string; stderr?: string }) =>
+      assert.fail(`test/ship/testcontainers.ts failed:\n${error.stdout}\n${error.stderr}`),
+    );
+    for (const line of stdout.split('\n').filter((line) => /^\s*# /.test(line)))
+      t.diagnostic(line.trim().slice(2));
+    assert.match(stdout, /^# skipped 0$/m);
+    assert.match(stdout, /^# fail 0$/m);
   });
 });

@@ -36,19 +36,21 @@ describe('npm run arch', () => {
     assert.deepEqual(figures.crossLayer, []);
   });
 
-  it('finds imports across layers, and the toolkit importing the server by name', () => {
+  it('finds imports across layers, and the toolkit or the Testcontainers module importing the server by name', () => {
     const figures = made({
       'packages/server/src/core/rule.ts': "import { render } from '../protocol/json.ts';\n",
       'packages/server/src/protocol/json.ts': "import type { Store } from '../store/contract.ts';\n",
       'packages/server/src/store/contract.ts': "import { errors } from '../core/errors.ts';\n",
       'packages/server/src/server/front.ts': "import { rule } from '../core/rule.ts';\n",
       'packages/client/src/consumer.ts': "import { SqsService } from 'sluice';\n",
+      'packages/testcontainers/src/index.ts': "import { startSluice } from 'sluice';\n",
     });
     assert.deepEqual(figures.crossLayer.sort(), [
       'packages/client/src/consumer.ts -> packages/server/',
       'packages/server/src/core/rule.ts -> packages/server/src/protocol/json.ts',
       'packages/server/src/protocol/json.ts -> packages/server/src/store/contract.ts',
       'packages/server/src/store/contract.ts -> packages/server/src/core/errors.ts',
+      'packages/testcontainers/src/index.ts -> packages/server/',
     ]);
   });
 

@@ -96,8 +96,8 @@ Options:
                       in /metrics; by default they honour it, as AWS does (also per queue in --config)
   --test-clock        test mode: tests read the server's time (GET /_sluice/clock) and move it forward
                       (POST /_sluice/clock/advance {"seconds": N}), and POST /_sluice/reset (or moto's
-                      /moto-api/reset) forgets every queue; loopback --host and SQLite only; with
-                      credentials these need a signature of a key without queue or action limits
+                      /moto-api/reset) forgets every queue; SQLite only; with credentials
+                      these need a signature of a key without queue or action limits
   -h, --help          this text
 
 Environment (a flag given wins; the container image sets all three):
@@ -199,7 +199,8 @@ async function serve(args: string[]): Promise<void> {
   }
   const account = values.account;
   if (account !== undefined && !/^\d{12}$/.test(account)) usage('serve', '--account must be 12 digits');
-  const dataFlag = values.data ?? environment('SLUICE_DATA');
+  // A flag wins over a variable: --in-memory over the SLUICE_DATA the container image sets.
+  const dataFlag = values.data ?? (values['in-memory'] ? undefined : environment('SLUICE_DATA'));
   const inMemory = values['in-memory'] === true || dataFlag === IN_MEMORY;
   if (inMemory && dataFlag !== undefined && dataFlag !== IN_MEMORY)
     usage('serve', '--in-memory keeps no data directory: leave out --data');
