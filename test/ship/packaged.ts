@@ -82,6 +82,13 @@ const [packBlock, serverBlock, toolkitBlock] = (
   assert.equal(blocks.length, 1, `one sh block under "${heading}" of install.md`);
   return blocks[0]!;
 }) as [CodeBlock, CodeBlock, CodeBlock];
+// Every command block of the page is one of those three: the registry's commands, which cannot run before
+// the packages are published, are `text` blocks under "Once published".
+assert.equal(
+  INSTALL_PAGE.match(/^```sh$/gm)?.length,
+  3,
+  'install.md has no sh block besides the three this test runs',
+);
 /** The blocks' HOME: `~/sluice-packs` is there. */
 const docsHome = join(scratch, 'home');
 mkdirSync(docsHome);
