@@ -10,8 +10,11 @@
  * - store: persistence; not core, server, protocol or cli.
  * - core: the SQS rules; not server, protocol or cli.
  * - shared: leaf modules (JSON objects, SQS values) every layer may use; nothing of the other layers.
- * - client (packages/client/src): the toolkit; nothing of the server package (the server uses its leaf
- *   modules, `sluice-client/clock` and `sluice-client/arn`).
+ * - client (packages/client/src): the toolkit; nothing of the server package.
+ * - server (packages/server/src): not the toolkit by name (`sluice-client`), and no `sluice-client` in the
+ *   server's package.json dependencies, so that the server installs and runs on its own. The toolkit's leaf
+ *   modules it runs (the clock, queue ARNs) come through its package.json `imports` (`#toolkit/clock`,
+ *   `#toolkit/arn`), built into its own dist/toolkit: docs/decisions/server-standalone.md.
  * - console (packages/server/console, browser modules): nothing outside its folder, which is all the browser
  *   gets (the server's types come in JSDoc `@import`s, which this check does not see and the browser never
  *   loads); its shared/ modules no page and not the router (console.js), its pages not the router.
@@ -52,6 +55,7 @@ const FORBIDDEN: Record<string, readonly string[]> = {
     'packages/server/src/cli/',
   ],
   'packages/client/src/': ['packages/server/'],
+  'packages/server/src/': ['packages/client/'],
   'packages/server/console/': ['packages/server/src/', 'packages/server/bin/', 'packages/client/'],
   'packages/server/console/shared/': ['packages/server/console/pages/', 'packages/server/console/console.js'],
   'packages/server/console/pages/': ['packages/server/console/console.js'],
@@ -82,7 +86,10 @@ function sourceFiles(dir: string): string[] {
 const IMPORT = /^\s*(?:import|export)\s[^'";]*?from\s+'([^']+)'/gm;
 const SIDE_EFFECT_IMPORT = /^\s*import\s+'([^']+)'/gm;
 
-/** The files a file imports, relative to the repository; the server package by name resolves to its sources. */
+/**
+ * The files a file imports, relative to the repository; a package by name (the server `sluice`, the toolkit
+ * `sluice-client`) resolves to its folder.
+ */
 function importsOf(root: string, file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const targets: string[] = [];
@@ -91,6 +98,8 @@ function importsOf(root: string, file: string): string[] {
       const specifier = match[1]!;
       if (specifier.startsWith('.')) targets.push(relative(root, resolve(dirname(file), specifier)));
       else if (specifier === 'sluice' || specifier.startsWith('sluice/')) targets.push('packages/server/');
+      else if (specifier === 'sluice-client' || specifier.startsWith('sluice-client/'))
+        targets.push('packages/client/');
     }
   }
   return targets;
@@ -134,8 +143,24 @@ export function measure(root = REPOSITORY): Figures {
           crossLayer.push(`${from} -> ${target}`);
     }
   }
+  crossLayer.push(...serverManifestProblems(root));
   lines.sort(([, a], [, b]) => b - a);
   return { largest: lines.slice(0, 10), cycles: cyclesOf(graph), crossLayer };
+}
+
+/** The server's package.json naming the toolkit as a dependency of any kind: its install would need it. */
+function serverManifestProblems(root: string): string[] {
+  const path = join(root, 'packages', 'server', 'package.json');
+  if (!existsSync(path)) return [];
+  const manifest = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  return ['dependencies', 'peerDependencies', 'optionalDependencies', 'bundleDependencies']
+    .filter((field) => {
+      const value = manifest[field];
+      return Array.isArray(value)
+        ? value.includes('sluice-client')
+        : typeof value === 'object' && value !== null && 'sluice-client' in value;
+    })
+    .map((field) => `packages/server/package.json ${field} -> packages/client/`);
 }
 
 /** Every strongly connected component of more than one file (Tarjan), each a set of files importing in a ring. */

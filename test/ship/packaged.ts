@@ -6,6 +6,10 @@
  * consumers of the toolkit run against it, a TypeScript consumer type-checks against the declarations, and
  * `sluice` commands print no AWS SDK Node version notice.
  *
+ * The tarballs are made, and the server's tarball (alone: it needs no other) and the toolkit's are installed,
+ * by the commands of docs/guide/install.md's "Today: from the tarballs", run as written in bash, with only
+ * their environment set: HOME (where they put the tarballs), the Node on PATH, npm's cache.
+ *
  * better-sqlite3 is compiled for each NODE_MODULE_VERSION, so this is not part of `npm test`:
  * `npm run test:package`.
  */
@@ -23,7 +27,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, sep } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
 import {
@@ -33,6 +37,7 @@ import {
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { freshDatabase } from '../../tools/postgres.ts';
+import { type CodeBlock, readDoc, sectionBlocks } from '../helpers/doc-blocks.ts';
 import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 import { fetchedNode, machineNode, type NodeRuntime, REPOSITORY } from './nodes.ts';
@@ -65,6 +70,31 @@ const fetchedNodes = (
 const scratch = mkdtempSync(join(tmpdir(), 'sluice-packaged-'));
 let tarballs: { client: string; server: string };
 
+/**
+ * The install page's commands for today, by section: each a single `sh` block. The server's ends with
+ * `npx sluice serve`, which the test runs as `serve` (a server it can stop), after the lines before it.
+ */
+const INSTALL_PAGE = readDoc('docs/guide/install.md');
+const [packBlock, serverBlock, toolkitBlock] = (
+  ['Make the tarballs', 'The server', 'The toolkit'] as const
+).map((heading) => {
+  const blocks = sectionBlocks(INSTALL_PAGE, heading).filter((block) => block.lang === 'sh');
+  assert.equal(blocks.length, 1, `one sh block under "${heading}" of install.md`);
+  return blocks[0]!;
+}) as [CodeBlock, CodeBlock, CodeBlock];
+// Every command block of the page is one of those three: the registry's commands, which cannot run before
+// the packages are published, are `text` blocks under "Once published".
+assert.equal(
+  INSTALL_PAGE.match(/^```sh$/gm)?.length,
+  3,
+  'install.md has no sh block besides the three this test runs',
+);
+/** The blocks' HOME: `~/sluice-packs` is there. */
+const docsHome = join(scratch, 'home');
+mkdirSync(docsHome);
+// npm's cache stays this machine's, as a reader's would: a HOME of its own would download every package again.
+const npmCache = (await execFileAsync('npm', ['config', 'get', 'cache'])).stdout.trim();
+
 /** What a program run with this Node gets besides this process's environment: it first on PATH, as nvm puts it. */
 function nodeVariables(node: NodeRuntime): Record<string, string> {
   return {
@@ -72,6 +102,35 @@ function nodeVariables(node: NodeRuntime): Record<string, string> {
     ...(node.nodedir === undefined ? {} : { npm_config_nodedir: node.nodedir }),
     JOBS: 'max', // node-gyp's make on every core
   };
+}
+
+/**
+ * Runs an install page block with bash in `folder`, as a reader would in a terminal there with this Node;
+ * resolves with the folder the block ended in (its last `cd`) and how long it took.
+ */
+async function runPageBlock(
+  node: NodeRuntime,
+  folder: string,
+  code: string,
+): Promise<{ folder: string; seconds: number; output: string }> {
+  const endedIn = join(folder, '.block-ended-in');
+  const started = process.hrtime.bigint();
+  const { stdout, stderr } = await execFileAsync(
+    'bash',
+    ['-c', `set -euo pipefail\n${code}\npwd > ${endedIn}`],
+    {
+      cwd: folder,
+      env: { ...process.env, ...nodeVariables(node), HOME: docsHome, npm_config_cache: npmCache },
+      maxBuffer: 64 << 20,
+      timeout: 30 * 60_000,
+    },
+  ).catch((error: { stdout?: string; stderr?: string }) =>
+    assert.fail(`the install page's block failed in ${folder}:\n${code}\n${error.stdout}\n${error.stderr}`),
+  );
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const ended = readFileSync(endedIn, 'utf8').trim();
+  rmSync(endedIn);
+  return { folder: ended, seconds, output: stdout + stderr };
 }
 
 async function run(
@@ -131,14 +190,7 @@ async function install(
     ...(options.installArgs ?? []),
     ...specs,
   ]);
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const packages = Object.keys(lockedPackages(folder)).length;
-  const kib = Number(
-    (await execFileAsync('du', ['-sk', join(folder, 'node_modules')])).stdout.split('\t')[0],
-  );
-  t.diagnostic(
-    `${name}: npm install ${seconds.toFixed(1)} s, ${packages} packages, ${(kib / 1024).toFixed(1)} MiB installed`,
-  );
+  await measured(t, name, folder, Number(process.hrtime.bigint() - started) / 1e9);
   return { folder, output: stdout + stderr };
 }
 
@@ -150,24 +202,48 @@ function lockedPackages(folder: string): Record<string, { hasInstallScript?: boo
   return lock.packages;
 }
 
-/** The documented install of the server: approve better-sqlite3's install script, then install. */
-function installServer(t: TestContext, node: NodeRuntime, name: string): Promise<Installed> {
-  return install(t, node, name, [tarballs.client, tarballs.server], {
-    setup: [['pkg', 'set', 'allowScripts.better-sqlite3=true', '--json']],
-  });
+/** What npm installed in `folder`, in the test's output: time, packages, size. */
+async function measured(t: TestContext, name: string, folder: string, seconds: number): Promise<void> {
+  const packages = Object.keys(lockedPackages(folder)).length;
+  const kib = Number(
+    (await execFileAsync('du', ['-sk', join(folder, 'node_modules')])).stdout.split('\t')[0],
+  );
+  t.diagnostic(
+    `${name}: npm install ${seconds.toFixed(1)} s, ${packages} packages, ${(kib / 1024).toFixed(1)} MiB installed`,
+  );
 }
 
-/** An application of the toolkit: the toolkit and the SDK client it is given. */
+/**
+ * The install page's server install, in a folder of its own: its commands up to `npx sluice serve`, which
+ * `serve` runs later. The server's tarball alone: nothing of the toolkit is installed.
+ */
+async function installServer(t: TestContext, node: NodeRuntime, name: string): Promise<Installed> {
+  const lines = serverBlock.code.trimEnd().split('\n');
+  assert.equal(lines.at(-1), 'npx sluice serve', "the install page's server block ends by starting it");
+  const parent = join(scratch, name);
+  mkdirSync(parent);
+  const { folder, seconds, output } = await runPageBlock(node, parent, lines.slice(0, -1).join('\n'));
+  await measured(t, name, folder, seconds);
+  const packages = lockedPackages(folder);
+  assert.ok(packages['node_modules/sluice'], 'the server is installed');
+  assert.equal(packages['node_modules/sluice-client'], undefined, 'the server installs without the toolkit');
+  return { folder, output };
+}
+
+/** An application of the toolkit, by the install page's commands: the toolkit and the SDK client it is given. */
 async function installToolkit(t: TestContext, node: NodeRuntime, name: string): Promise<Installed> {
-  const installed = await install(t, node, name, [tarballs.client, '@aws-sdk/client-sqs']);
-  const packages = lockedPackages(installed.folder);
+  const parent = join(scratch, name);
+  mkdirSync(parent);
+  const { folder, seconds, output } = await runPageBlock(node, parent, toolkitBlock.code);
+  await measured(t, name, folder, seconds);
+  const packages = lockedPackages(folder);
   const scripted = Object.entries(packages).filter(([, entry]) => entry.hasInstallScript);
   assert.deepEqual(scripted, [], 'the toolkit installs nothing with an install script');
   for (const peer of ['better-sqlite3', 'pg', '@aws-sdk/client-s3', '@aws-sdk/lib-storage'])
     assert.equal(packages[`node_modules/${peer}`], undefined, `${peer} is an optional peer, not installed`);
   for (const file of ['consume-three.cjs', 'consumer.mjs', 'consumer.cjs'])
-    copyFileSync(join(FIXTURES, file), join(installed.folder, file));
-  return installed;
+    copyFileSync(join(FIXTURES, file), join(folder, file));
+  return { folder, output };
 }
 
 /** The console's modules in the repository, at the paths the server serves them (/console/pages/queue.js…). */
@@ -297,22 +373,18 @@ async function checkInstalled(node: NodeRuntime, serverFolder: string, toolkitFo
 
 describe('the packed packages, installed outside the repository', () => {
   before(async () => {
-    const packs = join(scratch, 'packs');
-    mkdirSync(packs);
-    // prepack builds each package first, so the tarballs hold the current sources.
-    const { stdout } = await run(machineNode, REPOSITORY, 'npm', [
-      'pack',
-      '--json',
-      '--workspace',
-      'sluice-client',
-      '--workspace',
-      'sluice',
-      '--pack-destination',
-      packs,
-    ]);
-    const packed = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ name: string; filename: string }>;
-    const file = (name: string) => join(packs, packed.find((entry) => entry.name === name)?.filename ?? name);
-    tarballs = { client: file('sluice-client'), server: file('sluice') };
+    // In the checkout, as the page says; prepack builds each package first, so the tarballs hold the
+    // current sources.
+    await runPageBlock(machineNode, REPOSITORY, packBlock.code);
+    const packs = join(docsHome, 'sluice-packs');
+    const file = (pattern: RegExp) => {
+      const found = readdirSync(packs).filter((name) => pattern.test(name));
+      assert.equal(found.length, 1, `one ${pattern} in ${packs}: ${readdirSync(packs)}`);
+      return join(packs, found[0]!);
+    };
+    tarballs = { client: file(/^sluice-client-\d.*\.tgz$/), server: file(/^sluice-\d.*\.tgz$/) };
+    for (const tarball of Object.values(tarballs))
+      assert.ok(INSTALL_PAGE.includes(`~/sluice-packs/${basename(tarball)}`), `install.md names ${tarball}`);
   });
 
   after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -351,7 +423,7 @@ describe('the packed packages, installed outside the repository', () => {
 
     it('without its install script run, better-sqlite3 is named in one line with the command that builds it, and PostgreSQL needs none', async (t) => {
       // What npm leaves when it does not run the script (a denial, --strict-allow-scripts, ignore-scripts).
-      blocked = await install(t, machineNode, 'server-unbuilt', [tarballs.client, tarballs.server], {
+      blocked = await install(t, machineNode, 'server-unbuilt', [tarballs.server], {
         installArgs: ['--ignore-scripts'],
       });
       const dataDir = join(blocked.folder, 'data');
@@ -394,12 +466,15 @@ describe('the packed packages, installed outside the repository', () => {
       await checkInstalled(machineNode, machineServer, toolkit.folder);
     });
 
-    it('a TypeScript consumer type-checks against the declarations, with no optional peer installed', async () => {
-      assert.ok(machineServer, 'the server was installed');
-      copyFileSync(join(FIXTURES, 'consumer.ts'), join(machineServer, 'consumer.ts'));
+    it('a TypeScript consumer of both packages type-checks against the declarations, with no optional peer installed', async (t) => {
+      // Types only: nothing needs better-sqlite3 built.
+      const { folder } = await install(t, machineNode, 'typescript', [tarballs.server, tarballs.client], {
+        installArgs: ['--ignore-scripts'],
+      });
+      copyFileSync(join(FIXTURES, 'consumer.ts'), join(folder, 'consumer.ts'));
       // Only @types/node from the repository, as a TypeScript project has it; everything else is installed.
-      mkdirSync(join(machineServer, 'types'));
-      symlinkSync(join(REPOSITORY, 'node_modules', '@types', 'node'), join(machineServer, 'types', 'node'));
+      mkdirSync(join(folder, 'types'));
+      symlinkSync(join(REPOSITORY, 'node_modules', '@types', 'node'), join(folder, 'types', 'node'));
       const tsconfig = {
         compilerOptions: {
           target: 'ES2022',
@@ -413,11 +488,11 @@ describe('the packed packages, installed outside the repository', () => {
         },
         files: ['consumer.ts'],
       };
-      writeFileSync(join(machineServer, 'tsconfig.json'), JSON.stringify(tsconfig));
-      await run(machineNode, machineServer, process.execPath, [
+      writeFileSync(join(folder, 'tsconfig.json'), JSON.stringify(tsconfig));
+      await run(machineNode, folder, process.execPath, [
         join(REPOSITORY, 'node_modules', 'typescript', 'bin', 'tsc'),
         '--project',
-        machineServer,
+        folder,
       ]);
     });
   });

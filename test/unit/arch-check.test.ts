@@ -54,6 +54,27 @@ describe('npm run arch', () => {
     ]);
   });
 
+  it('keeps the toolkit out of the server: no import of sluice-client, no dependency on it; #toolkit/ imports pass', () => {
+    const figures = made({
+      'packages/server/src/core/timers.ts':
+        "import type { Clock } from 'sluice-client/clock';\nimport { settle } from '#toolkit/clock';\n",
+      'packages/server/src/cli/endpoint.ts': "export { parseQueueArn } from 'sluice-client';\n",
+      'packages/server/src/core/queues.ts': "import { formatQueueArn } from '#toolkit/arn';\n",
+      'packages/server/package.json': JSON.stringify({
+        name: 'sluice',
+        dependencies: { pg: '^8.0.0', 'sluice-client': '0.1.0' },
+        peerDependencies: { 'sluice-client': '*' },
+      }),
+      'packages/testcontainers/src/index.ts': "import { advanceClock } from 'sluice-client/testing';\n",
+    });
+    assert.deepEqual(figures.crossLayer.sort(), [
+      'packages/server/package.json dependencies -> packages/client/',
+      'packages/server/package.json peerDependencies -> packages/client/',
+      'packages/server/src/cli/endpoint.ts -> packages/client/',
+      'packages/server/src/core/timers.ts -> packages/client/',
+    ]);
+  });
+
   it('keeps the console in its folder, its shared modules apart from the pages, and finds its cycles', () => {
     const figures = made({
       'packages/server/console/console.js': "import { queuePage } from './pages/queue.js';\n",

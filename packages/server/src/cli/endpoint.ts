@@ -1,4 +1,4 @@
-import { parseQueueArn } from 'sluice-client/arn';
+import { parseQueueArn } from '#toolkit/arn';
 /** Where `sluice redrive` and `sluice stats` look for the server unless told otherwise. */
 export const DEFAULT_ENDPOINT = 'http://127.0.0.1:9324';
 

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { Clock, Timer } from 'sluice-client/clock';
+import type { Clock, Timer } from '#toolkit/clock';
 import type { MessageAttributes } from '../shared/sqs-values.ts';
 import type {
   AuditEdit,

@@ -1,4 +1,4 @@
-import { type Clock, type PeriodicJob, repeatEvery } from 'sluice-client/clock';
+import { type Clock, type PeriodicJob, repeatEvery } from '#toolkit/clock';
 import type { QueueRecord, Store } from '../store/contract.ts';
 import { countOf } from './plural.ts';
 import type { QueueDirectory } from './queue-directory.ts';

@@ -1,4 +1,4 @@
-import type { Clock, Timer } from 'sluice-client/clock';
+import type { Clock, Timer } from '#toolkit/clock';
 
 interface Waiter {
   attempt: () => Promise<number>;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock, Timer } from 'sluice-client/clock';
+import type { Clock, Timer } from '#toolkit/clock';
 import { parseJsonObject } from '../shared/json-object.ts';
 import type { MoveDestination, MoveTaskRecord, QueueRecord, Store } from '../store/contract.ts';
 import type {

@@ -1,4 +1,4 @@
-import type { Clock } from 'sluice-client/clock';
+import type { Clock } from '#toolkit/clock';
 import { readJsonObject as readJsonText } from '../shared/json-object.ts';
 import type { QueueAttributes } from '../shared/sqs-values.ts';
 import type { MessageStore, QueueRecord, QueueStore } from '../store/contract.ts';

@@ -1,4 +1,4 @@
-import type { Clock } from 'sluice-client/clock';
+import type { Clock } from '#toolkit/clock';
 import type { MessageCounts } from '../store/contract.ts';
 import type { QueueDirectory } from './queue-directory.ts';
 

@@ -1,4 +1,4 @@
-import { formatQueueArn } from 'sluice-client/arn';
+import { formatQueueArn } from '#toolkit/arn';
 import type { MessageCounts, QueueRecord, Store } from '../store/contract.ts';
 import { errors } from './errors.ts';
 import { requiredString } from './input.ts';

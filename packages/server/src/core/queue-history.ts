@@ -1,4 +1,4 @@
-import { type PeriodicJob, repeatEvery } from 'sluice-client/clock';
+import { type PeriodicJob, repeatEvery } from '#toolkit/clock';
 import type { MessageCounts, QueueSample, Store } from '../store/contract.ts';
 import type { QueueActivity } from './queue-activity.ts';
 import { type ActivityTotals, NO_ACTIVITY } from './queue-activity.ts';

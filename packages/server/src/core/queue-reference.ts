@@ -1,4 +1,4 @@
-import { parseQueueArn } from 'sluice-client/arn';
+import { parseQueueArn } from '#toolkit/arn';
 
 /**
  * How a request names a queue (a QueueUrl, a queue ARN, a QueueName) and how the caller's access to it is

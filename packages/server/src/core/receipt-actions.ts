@@ -1,4 +1,4 @@
-import type { Clock } from 'sluice-client/clock';
+import type { Clock } from '#toolkit/clock';
 import type { DeleteOutcome, MessageReceipt, MessageStore, QueueRecord } from '../store/contract.ts';
 import type {
   ChangeMessageVisibilityBatchRequest,

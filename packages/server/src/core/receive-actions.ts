@@ -1,4 +1,4 @@
-import type { Clock } from 'sluice-client/clock';
+import type { Clock } from '#toolkit/clock';
 import type { MessageStore, QueueRecord, StoredMessage } from '../store/contract.ts';
 import type { Message, ReceiveMessageRequest, ReceiveMessageResult } from './api-types.ts';
 import { errors } from './errors.ts';

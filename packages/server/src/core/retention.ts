@@ -1,4 +1,4 @@
-import type { Clock, Timer } from 'sluice-client/clock';
+import type { Clock, Timer } from '#toolkit/clock';
 import type { Store } from '../store/contract.ts';
 
 const SWEEP_BATCH = 1000;

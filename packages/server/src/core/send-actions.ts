@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from 'sluice-client/clock';
+import type { Clock } from '#toolkit/clock';
 import type { MessageAttributes } from '../shared/sqs-values.ts';
 import type {
   MessageStore,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { parseQueueArn } from 'sluice-client/arn';
-import type { Clock } from 'sluice-client/clock';
+import { parseQueueArn } from '#toolkit/arn';
+import type { Clock } from '#toolkit/clock';
 import type { MessageAttributes } from '../shared/sqs-values.ts';
 import type { NewMessage, QueueRecord, StoredMessage } from '../store/contract.ts';
 import type { AuditEdit, AuditRecord, AuditVia, TriageOutcome, TriageStore } from '../store/triage.ts';

@@ -1,4 +1,4 @@
-import type { Clock } from 'sluice-client/clock';
+import type { Clock } from '#toolkit/clock';
 import type { Logger } from './logger.ts';
 
 /** Addresses remembered at most; past it the memory starts over, so many addresses cannot grow it. */

@@ -1,5 +1,5 @@
 import { totalmem } from 'node:os';
-import type { Clock, Timer } from 'sluice-client/clock';
+import type { Clock, Timer } from '#toolkit/clock';
 
 /** Takes of at most this many bytes are small: they may use the reserve above the capacity. */
 export const SMALL_TAKE_BYTES = 64 * 1024;

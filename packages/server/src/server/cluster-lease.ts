@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Clock, Timer } from 'sluice-client/clock';
+import type { Clock, Timer } from '#toolkit/clock';
 import type { Store } from '../store/contract.ts';
 
 /** The lease under which one node runs the cluster's singletons. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, sep } from 'node:path';
-import { parseQueueArn } from 'sluice-client/arn';
+import { parseQueueArn } from '#toolkit/arn';
 import type { AlarmState, DlqAlarms } from '../core/dlq-alarms.ts';
 import { errors } from '../core/errors.ts';
 import { attributeCatalog } from '../core/queue-attributes.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import { type Clock, systemClock } from 'sluice-client/clock';
+import { type Clock, systemClock } from '#toolkit/clock';
 import { asSqsError, dispatch } from '../core/actions.ts';
 import { errors, SqsError, UnavailableError } from '../core/errors.ts';
 import type { AnswerRoom, RequestContext } from '../core/request-context.ts';

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { type Clock, systemClock } from 'sluice-client/clock';
+import { type Clock, systemClock } from '#toolkit/clock';
 import { AUDIT_RETENTION_DEFAULTS, type AuditRetention, AuditTrail } from '../core/audit-trail.ts';
 import { ALARM_DEFAULTS, type AlarmSettings, DlqAlarms, readableStates } from '../core/dlq-alarms.ts';
 import type { CapacityLimits } from '../core/limits.ts';

@@ -1,4 +1,4 @@
-import { type Clock, settle, type Timer, type TimerOptions } from 'sluice-client/clock';
+import { type Clock, settle, type Timer, type TimerOptions } from '#toolkit/clock';
 
 /** The longest single advance: more than any SQS period (14 days of retention, a 36-hour move task). */
 export const MAX_ADVANCE_MS = 366 * 24 * 60 * 60 * 1000;

@@ -1,4 +1,4 @@
-import type { Clock } from 'sluice-client/clock';
+import type { Clock } from '#toolkit/clock';
 import type { AlarmNotification } from '../core/dlq-alarms.ts';
 import type { Logger } from './logger.ts';
 

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { formatQueueArn } from 'sluice-client/arn';
-import type { Clock } from 'sluice-client/clock';
+import { formatQueueArn } from '#toolkit/arn';
+import type { Clock } from '#toolkit/clock';
 import { errors } from '../../core/errors.ts';
 import { OWNER_ONLY_ACTIONS } from '../../core/permissions.ts';
 import type { AccessedQueue, QueueAccess } from '../../core/queue-reference.ts';

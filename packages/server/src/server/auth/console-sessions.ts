@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Clock } from 'sluice-client/clock';
+import type { Clock } from '#toolkit/clock';
 import type { AccessKey } from './access.ts';
 
 /** The console's session cookie. */

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { Clock } from 'sluice-client/clock';
+import type { Clock } from '#toolkit/clock';
 import { errors, SqsError } from '../../core/errors.ts';
 import type { AccessedQueue, QueueAccess } from '../../core/queue-reference.ts';
 import { loginPage } from '../console-api.ts';
