@@ -99,6 +99,16 @@ async function podman(...args: string[]): Promise<string> {
   return stdout;
 }
 
+/** What a container printed, stdout and stderr (where the WARNING block goes) as podman keeps them. */
+async function logsOf(container: string): Promise<string> {
+  const { stdout, stderr } = await execFileAsync('podman', ['--runtime', 'runc', 'logs', container], {
+    env: podmanEnv,
+    maxBuffer: 64 << 20,
+    timeout: 60_000,
+  });
+  return `${stderr}${stdout}`;
+}
+
 /**
  * A `podman` command of the guide as this run gives it: its own container name, network, volume, image,
  * host port and config file in place of the page's `sluice`, `app`, `sluice-data`, `9324` and sluice.json.
@@ -153,7 +163,7 @@ async function runServer(
   const started = process.hrtime.bigint();
   containers.push(container);
   await podman('run', ...onNetwork, '--network-alias', 'sluice', ...args);
-  const secondsToFirstAnswer = await firstAnswer(sqs, started, () => podman('logs', container));
+  const secondsToFirstAnswer = await firstAnswer(sqs, started, () => logsOf(container));
   return { endpoint, sqs, secondsToFirstAnswer };
 }
 
@@ -386,7 +396,7 @@ describe('the container image', { skip: cannotRun }, () => {
       await podman('healthcheck', 'run', `${name}-first`);
 
       // The WARNING block and the start lines, exactly as the guide shows them.
-      assertStartLines(await podman('logs', `${name}-first`));
+      assertStartLines(await logsOf(`${name}-first`));
 
       // Another container reaches it by its name only once that name is allowed (the DNS rebinding guard).
       const refused = await fromAnotherContainer(
@@ -395,10 +405,11 @@ describe('the container image', { skip: cannotRun }, () => {
       assert.equal(refused.trim(), '403');
     } finally {
       first.sqs.destroy();
+      // Stopped whatever happened: the next containers use the same volume, which one server holds at a time.
+      await podman('stop', '--time', '30', `${name}-first`);
     }
-    await podman('stop', '--time', '30', `${name}-first`);
     assert.equal((await podman('inspect', '--format', '{{.State.ExitCode}}', `${name}-first`)).trim(), '0');
-    assert.match(await podman('logs', `${name}-first`), /SIGTERM, shutting down/);
+    assert.match(await logsOf(`${name}-first`), /SIGTERM, shutting down/);
 
     assert.equal(
       documented('Host names and queue URLs', 'podman network create'),
@@ -433,8 +444,8 @@ describe('the container image', { skip: cannotRun }, () => {
       assert.equal(fromHost.QueueUrl, `${second.endpoint}/000000000000/from-a-container`);
     } finally {
       second.sqs.destroy();
+      await podman('stop', '--time', '30', `${name}-second`);
     }
-    await podman('stop', '--time', '30', `${name}-second`);
   });
 
   it('takes access keys from a mounted config file named by SLUICE_CONFIG: unsigned requests refused, no warning', async () => {
@@ -458,13 +469,13 @@ describe('the container image', { skip: cannotRun }, () => {
       // The same volume: the queue of the earlier containers, now behind the key.
       const { QueueUrl } = await keyed.sqs.send(new GetQueueUrlCommand({ QueueName: 'orders' }));
       assert.equal(QueueUrl, `${keyed.endpoint}/000000000000/orders`);
-      const logs = await podman('logs', `${name}-keyed`);
+      const logs = await logsOf(`${name}-keyed`);
       assert.match(logs, /sluice: listening on http:\/\/0\.0\.0\.0:9324 inside the container/);
       assert.doesNotMatch(logs, /WARNING|OPEN/);
     } finally {
       keyed.sqs.destroy();
+      await podman('stop', '--time', '30', `${name}-keyed`);
     }
-    await podman('stop', '--time', '30', `${name}-keyed`);
   });
 
   it('runs compose.yaml with podman-compose, as shipped and with its access-key lines uncommented', async (t) => {
@@ -481,7 +492,7 @@ describe('the container image', { skip: cannotRun }, () => {
     const started = process.hrtime.bigint();
     await compose(project, open, 'up', '-d');
     const sqs = sqsClient(endpoint);
-    const logs = () => podman('logs', `${project}_sluice_1`);
+    const logs = () => logsOf(`${project}_sluice_1`);
     try {
       t.diagnostic(
         `podman-compose up to the first answer: ${(await firstAnswer(sqs, started, logs)).toFixed(1)} s`,
@@ -500,8 +511,8 @@ describe('the container image', { skip: cannotRun }, () => {
       assert.equal(status.trim(), '200');
     } finally {
       sqs.destroy();
+      await composeDown(project, open);
     }
-    await composeDown(project, open);
 
     // The commented lines for access keys, uncommented as the file says, with sluice.json beside it (the one
     // the guide wrote in the previous test).
@@ -530,8 +541,8 @@ describe('the container image', { skip: cannotRun }, () => {
       assert.doesNotMatch(await logs(), /WARNING|OPEN/);
     } finally {
       signed.destroy();
+      await composeDown(project, keyed, '-v');
     }
-    await composeDown(project, keyed, '-v');
   });
 
   it('runs compose.postgres.yaml with podman-compose: two nodes on one PostgreSQL database serve the same queues', async (t) => {
@@ -563,9 +574,7 @@ describe('the container image', { skip: cannotRun }, () => {
       // The nodes may start before PostgreSQL accepts connections (podman-compose 1.0.3 does not wait for its
       // health check): they stop, and their restart policy starts them again until it does.
       for (const [index, node] of nodes.entries()) {
-        const seconds = await firstAnswer(node, started, () =>
-          podman('logs', `${project}_sluice-${index + 1}_1`),
-        );
+        const seconds = await firstAnswer(node, started, () => logsOf(`${project}_sluice-${index + 1}_1`));
         t.diagnostic(`podman-compose up to node ${index + 1}'s first answer: ${seconds.toFixed(1)} s`);
       }
       const { QueueUrl } = await one.send(new CreateQueueCommand({ QueueName: 'shared' }));
@@ -580,7 +589,7 @@ describe('the container image', { skip: cannotRun }, () => {
         ['sent to node 1'],
       );
       for (const node of ['sluice-1', 'sluice-2']) {
-        assert.match(await podman('logs', `${project}_${node}_1`), /sluice: WARNING {3}This server is OPEN/);
+        assert.match(await logsOf(`${project}_${node}_1`), /sluice: WARNING {3}This server is OPEN/);
         const status = await fromAnotherContainer(
           `const r = await fetch('http://${node}:9324/health'); console.log(r.status);`,
           `${project}_default`,
@@ -589,8 +598,8 @@ describe('the container image', { skip: cannotRun }, () => {
       }
     } finally {
       for (const node of nodes) node.destroy();
+      await composeDown(project, file, '-v');
     }
-    await composeDown(project, file, '-v');
   });
 
   it('drives the Testcontainers module: test/ship/testcontainers.ts on this image, on Node 22', async (t) => {
