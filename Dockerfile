@@ -1,5 +1,8 @@
-# The Sluice server image: podman build -t sluice .   (or docker build)
-# Then: podman run -p 9324:9324 -v sluice-data:/data sluice   (docs/guide/container.md)
+# The Sluice server image (docs/guide/container.md, which also shows a build without Docker Hub):
+#   podman build --format docker -t sluice .     (or: docker build -t sluice .)
+#   podman run -d --name sluice -p 127.0.0.1:9324:9324 -v sluice-data:/data sluice
+# --format docker keeps the HEALTHCHECK (podman's default OCI format drops it); -p 127.0.0.1:... publishes the
+# port on this machine's loopback only: the server in the image has no access keys unless you give it some.
 ARG NODE_IMAGE=node:22-bookworm-slim
 
 # 1. The two packages built to JavaScript and packed, exactly as npm publishes them.
@@ -30,12 +33,15 @@ RUN echo '{ "private": true, "allowScripts": { "better-sqlite3": true } }' > pac
 FROM ${NODE_IMAGE}
 COPY --from=install /opt/sluice /opt/sluice
 # Inside a container, 127.0.0.1 is unreachable from the host: the image binds every address and is open
-# (no credentials) unless you configure some; the server prints that SLUICE_INSECURE is on when it starts.
-# Any flag given to `serve` wins over these. See docs/guide/container.md.
+# (no access keys) unless you give it some, and then prints a WARNING block at every start. Keys: mount a
+# config file and name it in SLUICE_CONFIG (-v ./sluice.json:/etc/sluice/config.json:ro
+# -e SLUICE_CONFIG=/etc/sluice/config.json). SLUICE_IN_CONTAINER makes the start lines say that the address
+# is the container's, not the host's. Any flag given to `serve` wins over these. See docs/guide/container.md.
 ENV PATH=/opt/sluice/node_modules/.bin:$PATH \
   SLUICE_HOST=0.0.0.0 \
   SLUICE_DATA=/data \
-  SLUICE_INSECURE=1
+  SLUICE_INSECURE=1 \
+  SLUICE_IN_CONTAINER=1
 RUN mkdir /data && chown node:node /data
 USER node
 VOLUME /data

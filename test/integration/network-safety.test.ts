@@ -1,18 +1,40 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { NEEDS_OWN_SERVER, removeDataDir, SLUICE_CLI, startServer } from '../helpers/server.ts';
+import {
+  NEEDS_OWN_SERVER,
+  type RunningServer,
+  removeDataDir,
+  SLUICE_CLI,
+  startServer,
+} from '../helpers/server.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 import { selfSignedCertificate } from '../helpers/tls.ts';
 
 const exec = promisify(execFile);
+
+/**
+ * The WARNING block the server printed on stderr, once all of it has arrived: stderr is a pipe of its own,
+ * read apart from the stdout line startServer waited for.
+ */
+async function warningBlock(server: RunningServer): Promise<string> {
+  const signal = AbortSignal.timeout(20_000);
+  for (;;) {
+    const block = /(sluice: WARNING =+\n)(?:sluice: WARNING .*\n)*?\1/.exec(server.output());
+    if (block) return block[0];
+    assert.ok(server.process.stderr, 'stderr is piped');
+    await once(server.process.stderr, 'data', { signal }).catch(() =>
+      assert.fail(`no WARNING block on stderr:\n${server.output()}`),
+    );
+  }
+}
 
 describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
   it('refuses a non-loopback --host without credentials, naming the way out', async () => {
@@ -32,27 +54,111 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
     }
   });
 
-  it('binds 0.0.0.0 with --insecure (and warns), or with credentials (silently)', async () => {
+  it('binds 0.0.0.0 with --insecure and prints a WARNING block on stderr, or with credentials silently, as on loopback', async () => {
     const insecure = await startServer({ args: ['--host', '0.0.0.0', '--insecure'] });
     try {
-      // The warning goes to stderr and the "listening" line to stdout: two pipes, so either may arrive first.
-      const warned = /without credentials: anyone who can reach it can use every queue/;
-      for (let waited = 0; !warned.test(insecure.output()) && waited < 5_000; waited += 50) await sleep(50);
-      assert.match(insecure.output(), warned);
+      const block = await warningBlock(insecure);
+      assert.match(
+        block,
+        new RegExp(`This server is OPEN: it listens on 0\\.0\\.0\\.0:${insecure.port} without access keys`),
+      );
+      assert.match(block, /Whoever reaches this port can read, send, purge and delete every queue/);
+      assert.match(block, /--credentials, or "credentials" in --config/);
       const health = await fetch(`http://127.0.0.1:${insecure.port}/health`);
       assert.equal(health.status, 200);
     } finally {
       await insecure.stop();
       removeDataDir(insecure.dataDir);
     }
-    const keyed = await startServer({ args: ['--host', '0.0.0.0', '--credentials', 'AKIDNET:secret'] });
+    // The same from the container image's settings, which also say the port to use is the host's.
+    const contained = await startServer({
+      inMemory: true,
+      env: { SLUICE_HOST: '0.0.0.0', SLUICE_INSECURE: '1', SLUICE_IN_CONTAINER: '1' },
+    });
     try {
-      assert.doesNotMatch(keyed.output(), /without credentials/);
-      assert.equal((await fetch(`http://127.0.0.1:${keyed.port}/health`)).status, 200);
+      const block = await warningBlock(contained);
+      assert.match(block, /it listens on 0\.0\.0\.0:\d+ in its container without access keys/);
+      assert.match(block, /-p 127\.0\.0\.1:9324:9324/);
+      assert.match(block, /SLUICE_CONFIG=/);
+      assert.match(
+        contained.output(),
+        /sluice: listening on http:\/\/0\.0\.0\.0:\d+ inside the container \(in memory/,
+      );
+      assert.match(
+        contained.output(),
+        /sluice: console at http:\/\/127\.0\.0\.1:PORT\/console from the host, PORT being the host port published to the container's \d+ \(-p 127\.0\.0\.1:PORT:\d+\)/,
+      );
     } finally {
-      await keyed.stop();
-      removeDataDir(keyed.dataDir);
+      await contained.stop();
+      removeDataDir(contained.dataDir);
     }
+    // No warning with keys (on the command line or in a config file) or on loopback: stderr holds the JSON
+    // log lines only, read once the server has stopped.
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-keys-'));
+    const config = join(dir, 'keys.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ credentials: [{ accessKeyId: 'AKIDFILE', secretAccessKey: 'secret' }] }),
+    );
+    for (const quiet of [
+      { args: ['--host', '0.0.0.0', '--credentials', 'AKIDNET:secret'] },
+      { args: ['--host', '0.0.0.0', '--insecure'], env: { SLUICE_CONFIG: config } },
+      { args: ['--insecure'] },
+    ]) {
+      const server = await startServer(quiet);
+      let stderr = '';
+      server.process.stderr?.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      try {
+        assert.equal((await fetch(`http://127.0.0.1:${server.port}/health`)).status, 200);
+      } finally {
+        await server.stop();
+        removeDataDir(server.dataDir);
+      }
+      assert.doesNotMatch(server.output(), /WARNING|OPEN|without/, JSON.stringify(quiet));
+      assert.doesNotMatch(stderr, /WARNING/);
+    }
+    removeDataDir(dir);
+  });
+
+  it('reads --config from SLUICE_CONFIG: its keys are required, a flag wins', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
+    const keys = join(dir, 'keys.json');
+    writeFileSync(
+      keys,
+      JSON.stringify({ credentials: [{ accessKeyId: 'AKIDFILE', secretAccessKey: 'secret' }] }),
+    );
+    const server = await startServer({ inMemory: true, env: { SLUICE_CONFIG: keys } });
+    try {
+      const unsigned = await fetch(server.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'Action=ListQueues',
+      });
+      assert.equal(unsigned.status, 403);
+      const signed = sqsClient(server.endpoint, {
+        credentials: { accessKeyId: 'AKIDFILE', secretAccessKey: 'secret' },
+      });
+      try {
+        const { QueueUrl } = await signed.send(new CreateQueueCommand({ QueueName: 'from-env-config' }));
+        assert.match(QueueUrl ?? '', /from-env-config$/);
+      } finally {
+        signed.destroy();
+      }
+    } finally {
+      await server.stop();
+      removeDataDir(server.dataDir);
+    }
+    // --config wins over the variable: the variable names a file that does not exist, and the start works.
+    const flagged = await startServer({
+      inMemory: true,
+      args: ['--config', keys],
+      env: { SLUICE_CONFIG: join(dir, 'missing.json') },
+    });
+    await flagged.stop();
+    removeDataDir(flagged.dataDir);
+    removeDataDir(dir);
   });
 
   it('takes --host, --data and --insecure from SLUICE_HOST, SLUICE_DATA and SLUICE_INSECURE, says so, and a flag wins', async () => {
@@ -62,9 +168,7 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
     });
     try {
       assert.match(open.endpoint, /^http:\/\/0\.0\.0\.0:\d+$/);
-      const said = /sluice: --insecure is on \(SLUICE_INSECURE in the environment\)/;
-      for (let waited = 0; !said.test(open.output()) && waited < 5_000; waited += 50) await sleep(50);
-      assert.match(open.output(), said);
+      assert.match(await warningBlock(open), /This server is OPEN/);
       assert.ok(existsSync(join(dir, 'sluice.db')), 'the database is in SLUICE_DATA');
       assert.equal((await fetch(`http://127.0.0.1:${open.port}/health`)).status, 200);
     } finally {
@@ -74,7 +178,7 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
     const flagged = await startServer({ args: ['--host', '127.0.0.1'], env: { SLUICE_HOST: '0.0.0.0' } });
     try {
       assert.match(flagged.endpoint, /^http:\/\/127\.0\.0\.1:\d+$/);
-      assert.doesNotMatch(flagged.output(), /--insecure is on/);
+      assert.doesNotMatch(flagged.output(), /WARNING/);
     } finally {
       await flagged.stop();
       removeDataDir(flagged.dataDir);

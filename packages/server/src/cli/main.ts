@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { AccessKey } from '../server/auth/access.ts';
 import { ACCESS_KEY_ID, isMetricsToken, METRICS_TOKEN_RULE } from '../server/config-file.ts';
+import { startAddresses } from '../server/exposure-warning.ts';
 import { startSluice } from '../server/sluice-server.ts';
 import { isWebhookUrl } from '../server/webhooks.ts';
 import { audit } from './audit.ts';
@@ -100,10 +101,14 @@ Options:
                       these need a signature of a key without queue or action limits
   -h, --help          this text
 
-Environment (a flag given wins; the container image sets all three):
+Environment (a flag given wins; the container image sets SLUICE_HOST, SLUICE_DATA, SLUICE_INSECURE and
+SLUICE_IN_CONTAINER):
   SLUICE_HOST=ADDR    as --host
   SLUICE_DATA=DIR     as --data
-  SLUICE_INSECURE=1   as --insecure (0 or empty: off); the server says so when it starts
+  SLUICE_INSECURE=1   as --insecure (0 or empty: off)
+  SLUICE_CONFIG=FILE  as --config (a config file mounted in a container, with its access keys)
+  SLUICE_IN_CONTAINER=1  the start lines say the address is the container's, not the host's
+A server listening beyond loopback without access keys prints a WARNING block on stderr at every start.
 
 SIGTERM or SIGINT stops accepting requests, answers long polls, and closes the database cleanly.`;
 
@@ -222,7 +227,7 @@ async function serve(args: string[]): Promise<void> {
       diskReserveBytes: integer('disk-reserve-bytes', values['disk-reserve-bytes'], 0, 2 ** 50),
       storeUrl: values.store,
       storeConnections: integer('store-connections', values['store-connections'], 1, 1000),
-      configFile: values.config,
+      configFile: values.config ?? environment('SLUICE_CONFIG'),
       region: values.region,
       accountId: account,
       logLevel: oneOf('log-level', values['log-level'], LOG_LEVELS),
@@ -287,27 +292,16 @@ async function serve(args: string[]): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  const addresses = startAddresses(sluice.endpoint);
   process.stdout.write(
-    `sluice: listening on ${sluice.endpoint} (${
+    `sluice: listening on ${addresses.listening} (${
       values.store !== undefined
         ? `store: ${withoutPassword(values.store)}`
         : inMemory
           ? 'in memory: nothing is kept when it stops'
           : `data: ${dataDir}, durability: ${durability}`
-    })\nsluice: console at ${consoleUrl(sluice.endpoint)}\n`,
+    })\nsluice: console at ${addresses.console}\n`,
   );
-  if (insecureFromEnvironment)
-    process.stdout.write(
-      'sluice: --insecure is on (SLUICE_INSECURE in the environment): without credentials, anyone who can reach the port can use every queue\n',
-    );
-}
-
-/** Where a person on this machine opens the console: a browser cannot open a wildcard bind address. */
-function consoleUrl(endpoint: string): string {
-  const url = new URL('/console', endpoint);
-  if (url.hostname === '0.0.0.0') url.hostname = '127.0.0.1';
-  else if (url.hostname === '[::]') url.hostname = '[::1]';
-  return url.href;
 }
 
 /** A setting from the environment; empty counts as unset, as for a flag not given. */

@@ -18,6 +18,7 @@ import { ClusterLease } from './cluster-lease.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
 import type { ConnectionLimits } from './connections.ts';
 import { type AlarmsAnswer, consoleApi, consoleChanges, consolePages } from './console-api.ts';
+import { exposureWarning } from './exposure-warning.ts';
 import { createHttpServer } from './http-server.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import type { LongPollCaps } from './long-poll-gate.ts';
@@ -269,10 +270,6 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
         `refusing to listen on ${host} without credentials: configure access keys (--credentials, or "credentials" in the config file), or pass --insecure to expose an open queue`,
       );
     }
-    logger.warn(
-      { host },
-      `listening on ${host} without credentials: anyone who can reach it can use every queue`,
-    );
   }
   const auth =
     keys.length > 0
@@ -345,6 +342,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     server.listen(options.port ?? 9324, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  process.stderr.write(exposureWarning({ host, port, keys: keys.length }));
   const endpoint = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   await applyConfig(service, config, { baseUrl: endpoint, senderId: service.accountId });
   await service.moveTasks.stop();
