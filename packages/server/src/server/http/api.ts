@@ -33,28 +33,35 @@ export interface ApiRouteParts {
  * cannot work now as 503 and anything else as an internal error.
  */
 export function apiRoute(parts: ApiRouteParts, serve: ServeApi): Serve {
+  return (exchange, protocol) => apiRequest(parts, serve, exchange, protocol);
+}
+
+async function apiRequest(
+  parts: ApiRouteParts,
+  serve: ServeApi,
+  exchange: Exchange,
+  protocol: ProtocolAdapter,
+): Promise<Reply | undefined> {
   const { browser, logger } = parts;
-  return async (exchange, protocol) => {
-    const read = await readRequestBody(exchange, parts.body, protocol);
-    if (!('body' in read)) return read.answer;
-    const call: ApiCall = { body: read.body, action: 'unknown' };
-    const { request, response, requestId } = exchange;
-    try {
-      const crossOrigin = browser?.crossOriginRefusal(request);
-      if (crossOrigin) throw crossOrigin;
-      if (exchange.method === 'OPTIONS' && browser?.corsHeaders(request))
-        return { status: 204, headers: {}, body: '' };
-      return await serve(exchange, protocol, call);
-    } catch (thrown) {
-      if (response.destroyed) return undefined;
-      const { action } = call;
-      // The audit's own reads come before dispatch, which makes the store's conditions SQS errors.
-      const error = asSqsError(thrown);
-      if (error instanceof UnavailableError)
-        logger.warn({ requestId, action, reason: error.reason, cause: String(error.cause) }, error.message);
-      if (error instanceof SqsError) return { ...protocol.renderError(error, requestId), action };
-      logger.error({ err: error, requestId, action }, 'unexpected error');
-      return { ...protocol.renderError(errors.internal(), requestId), action };
-    }
-  };
+  const read = await readRequestBody(exchange, parts.body, protocol);
+  if (!('body' in read)) return read.answer;
+  const call: ApiCall = { body: read.body, action: 'unknown' };
+  const { request, response, requestId } = exchange;
+  try {
+    const crossOrigin = browser?.crossOriginRefusal(request);
+    if (crossOrigin) throw crossOrigin;
+    if (exchange.method === 'OPTIONS' && browser?.corsHeaders(request))
+      return { status: 204, headers: {}, body: '' };
+    return await serve(exchange, protocol, call);
+  } catch (thrown) {
+    if (response.destroyed) return undefined;
+    const { action } = call;
+    // The audit's own reads come before dispatch, which makes the store's conditions SQS errors.
+    const error = asSqsError(thrown);
+    if (error instanceof UnavailableError)
+      logger.warn({ requestId, action, reason: error.reason, cause: String(error.cause) }, error.message);
+    if (error instanceof SqsError) return { ...protocol.renderError(error, requestId), action };
+    logger.error({ err: error, requestId, action }, 'unexpected error');
+    return { ...protocol.renderError(errors.internal(), requestId), action };
+  }
 }

@@ -71,9 +71,9 @@ function route(methods: string, path: string, serve: Serve, extra: Partial<Route
   return { methods, path, serve, ...extra };
 }
 
-/** A browser's GET (an SQS client's GET of "/" always has an Action, and no text/html in Accept). */
+/** A browser opening the server's address: an SQS client's GET of "/" always has an Action in its query. */
 function acceptsHtml(request: IncomingMessage): boolean {
-  return request.headers.accept?.includes('text/html') === true;
+  return request.url === '/' && request.headers.accept?.includes('text/html') === true;
 }
 
 /**
