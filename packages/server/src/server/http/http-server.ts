@@ -11,7 +11,6 @@ import { exchangeOf, type HttpServerOptions, type Transport } from './front.ts';
 import { type ReplyParts, writeReply } from './reply.ts';
 import { type RouteTable, routesOf } from './routes.ts';
 
-export type { HttpServerOptions } from './front.ts';
 export type SluiceHttpServer = Server | HttpsServer;
 
 /**

@@ -55,7 +55,9 @@ export function routesOf(options: HttpServerOptions, transport: Transport): Rout
       ...Object.entries(options.pages ?? {}).map(([path, page]) =>
         route('GET', path, servePage(page, pageAccess)),
       ),
-      ...(pageAccess?.formPaths ?? []).map((path) => route('POST', path, serveForm(pageAccess!, body))),
+      ...(pageAccess
+        ? pageAccess.formPaths.map((path) => route('POST', path, serveForm(pageAccess, body)))
+        : []),
       ...Object.entries(options.changes ?? {}).map(([path, change]) =>
         route('POST', path, serveChange(change, { pageAccess, browser, body })),
       ),
@@ -82,6 +84,9 @@ function acceptsHtml(request: IncomingMessage): boolean {
  * is `fallback`'s.
  */
 export function byService(services: Readonly<Record<string, ApiService>>, fallback: string): ServeApi {
+  const only = Object.keys(services).length === 1 ? services[fallback] : undefined;
+  // One service (SQS alone): nothing to choose, and no request pays for reading what it names.
+  if (only) return only.serve;
   const chosenByAction = Object.values(services).some((service) => service.actions !== undefined);
   return (exchange, protocol, call) => {
     const name =
