@@ -177,7 +177,7 @@ export async function metricsScrapeCost(queues = 10_000): Promise<MetricsScrapeC
   };
   const service = new SqsService({ store, clock: systemClock });
   const context = { baseUrl: 'http://127.0.0.1:9324', senderId: 'bench' };
-  for (let i = 0; i < queues; i++) await service.CreateQueue({ QueueName: `idle-${i}` }, context);
+  for (let i = 0; i < queues; i++) await service.actions.CreateQueue({ QueueName: `idle-${i}` }, context);
   let monotonic = 0;
   let renders = 0;
   const metrics = createServerMetrics(

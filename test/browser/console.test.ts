@@ -64,7 +64,7 @@ describe('web console', { concurrency: false }, () => {
     await page.getByLabel('Max receives before the DLQ').fill('2');
     await page.getByRole('button', { name: 'Create queue' }).click();
     await statusShows('Created queue orders.');
-    const attributes = await sluice.service.GetQueueAttributes({
+    const attributes = await sluice.service.actions.GetQueueAttributes({
       QueueUrl: `${sluice.endpoint}/000000000000/orders`,
       AttributeNames: ['All'],
     });
@@ -75,7 +75,7 @@ describe('web console', { concurrency: false }, () => {
     });
 
     // A DLQ that keeps messages only a day: a standard DLQ keeps their original send time, so the page warns.
-    await sluice.service.SetQueueAttributes({
+    await sluice.service.actions.SetQueueAttributes({
       QueueUrl: `${sluice.endpoint}/000000000000/orders-dlq`,
       Attributes: { MessageRetentionPeriod: '86400' },
     });
@@ -197,7 +197,7 @@ describe('web console', { concurrency: false }, () => {
     await page.getByRole('button', { name: 'Save attributes' }).click();
     await statusShows('Saved MessageRetentionPeriod, VisibilityTimeout.');
     const url = `${sluice.endpoint}/000000000000/orders`;
-    const { Attributes } = await sluice.service.GetQueueAttributes({
+    const { Attributes } = await sluice.service.actions.GetQueueAttributes({
       QueueUrl: url,
       AttributeNames: ['All'],
     });
@@ -214,10 +214,12 @@ describe('web console', { concurrency: false }, () => {
     await page.getByRole('button', { name: 'Add tag' }).click();
     await statusShows('Tag saved.');
     await page.locator('#tags td', { hasText: 'payments' }).waitFor();
-    assert.deepEqual((await sluice.service.ListQueueTags({ QueueUrl: url })).Tags, { team: 'payments' });
+    assert.deepEqual((await sluice.service.actions.ListQueueTags({ QueueUrl: url })).Tags, {
+      team: 'payments',
+    });
     await page.getByRole('button', { name: 'Remove tag team' }).click();
     await statusShows('Removed tag team.');
-    assert.deepEqual((await sluice.service.ListQueueTags({ QueueUrl: url })).Tags ?? {}, {});
+    assert.deepEqual((await sluice.service.actions.ListQueueTags({ QueueUrl: url })).Tags ?? {}, {});
   });
 
   test('everything above ran under the CSP without a violation, and nothing the browser loaded failed', async () => {
@@ -257,12 +259,15 @@ describe('web console with credentials', { concurrency: false }, () => {
     });
     const context = { baseUrl: sluice.endpoint, senderId: ADMIN.accessKeyId };
     for (const name of ['orders-a-dlq', 'secret'])
-      await sluice.service.CreateQueue({ QueueName: name }, context);
+      await sluice.service.actions.CreateQueue({ QueueName: name }, context);
     const RedrivePolicy = JSON.stringify({
       deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:orders-a-dlq',
       maxReceiveCount: 3,
     });
-    await sluice.service.CreateQueue({ QueueName: 'orders-a', Attributes: { RedrivePolicy } }, context);
+    await sluice.service.actions.CreateQueue(
+      { QueueName: 'orders-a', Attributes: { RedrivePolicy } },
+      context,
+    );
     browser = await launchChromium();
     page = await consolePage(browser, cspViolations);
   });

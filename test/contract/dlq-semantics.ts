@@ -60,7 +60,7 @@ export function dlqSemanticsSuite(
           MessageAttributes: { n: { DataType: 'Number', StringValue: String(i + j) } },
           ...extra,
         }));
-        await h.service.SendMessageBatch({ QueueUrl: source, Entries: entries }, context);
+        await h.service.actions.SendMessageBatch({ QueueUrl: source, Entries: entries }, context);
       }
       for (let round = 0; round <= maxReceiveCount; round++) {
         while ((await h.receive(source)).length > 0) {
@@ -71,9 +71,9 @@ export function dlqSemanticsSuite(
       await h.receive(source); // the receive that moves what is left
     }
 
-    const start = (input: Record<string, unknown>) => h.service.StartMessageMoveTask(input);
+    const start = (input: Record<string, unknown>) => h.service.actions.StartMessageMoveTask(input);
     async function tasks(dlq: string, max = 10): Promise<TaskEntry[]> {
-      return (await h.service.ListMessageMoveTasks({ SourceArn: h.arn(dlq), MaxResults: max }))
+      return (await h.service.actions.ListMessageMoveTasks({ SourceArn: h.arn(dlq), MaxResults: max }))
         .Results as TaskEntry[];
     }
 
@@ -105,9 +105,12 @@ export function dlqSemanticsSuite(
           }),
         });
         const policy = JSON.stringify({ deadLetterTargetArn: h.arn(picky), maxReceiveCount: '4' });
-        await h.service.SetQueueAttributes({ QueueUrl: allowed, Attributes: { RedrivePolicy: policy } });
+        await h.service.actions.SetQueueAttributes({
+          QueueUrl: allowed,
+          Attributes: { RedrivePolicy: policy },
+        });
         await h.rejects(h.newQueue({ RedrivePolicy: policy }), 'InvalidParameterValue', /does not allow/);
-        const { Attributes } = (await h.service.GetQueueAttributes({
+        const { Attributes } = (await h.service.actions.GetQueueAttributes({
           QueueUrl: allowed,
           AttributeNames: ['RedrivePolicy'],
         })) as { Attributes: Record<string, string> };
@@ -115,9 +118,12 @@ export function dlqSemanticsSuite(
           deadLetterTargetArn: h.arn(picky),
           maxReceiveCount: 4,
         });
-        await h.service.SetQueueAttributes({ QueueUrl: allowed, Attributes: { RedrivePolicy: '' } });
+        await h.service.actions.SetQueueAttributes({ QueueUrl: allowed, Attributes: { RedrivePolicy: '' } });
         assert.deepEqual(
-          await h.service.GetQueueAttributes({ QueueUrl: allowed, AttributeNames: ['RedrivePolicy'] }),
+          await h.service.actions.GetQueueAttributes({
+            QueueUrl: allowed,
+            AttributeNames: ['RedrivePolicy'],
+          }),
           {},
         );
       });
@@ -171,9 +177,12 @@ export function dlqSemanticsSuite(
         const policy = JSON.stringify({ deadLetterTargetArn: h.arn(dlq), maxReceiveCount: 2 });
         const sources = [];
         for (let i = 0; i < 3; i++) sources.push(await h.newQueue({ RedrivePolicy: policy }));
-        const first = await h.service.ListDeadLetterSourceQueues({ QueueUrl: dlq, MaxResults: 2 }, context);
+        const first = await h.service.actions.ListDeadLetterSourceQueues(
+          { QueueUrl: dlq, MaxResults: 2 },
+          context,
+        );
         assert.deepEqual(first.queueUrls, sources.slice(0, 2));
-        const second = await h.service.ListDeadLetterSourceQueues(
+        const second = await h.service.actions.ListDeadLetterSourceQueues(
           { QueueUrl: dlq, MaxResults: 2, NextToken: first.NextToken },
           context,
         );
@@ -318,13 +327,19 @@ export function dlqSemanticsSuite(
         await poison(source, 20);
         const { TaskHandle } = await start({ SourceArn: h.arn(dlq), MaxNumberOfMessagesPerSecond: 1 });
         await h.rejects(start({ SourceArn: h.arn(dlq) }), 'InvalidParameterValue', /already a task running/);
-        await h.rejects(h.service.CancelMessageMoveTask({ TaskHandle: 'bm9wZQ==' }), 'InvalidParameterValue');
+        await h.rejects(
+          h.service.actions.CancelMessageMoveTask({ TaskHandle: 'bm9wZQ==' }),
+          'InvalidParameterValue',
+        );
         const unknownTask = Buffer.from(JSON.stringify({ taskId: 'nope', sourceArn: h.arn(dlq) })).toString(
           'base64',
         );
-        await h.rejects(h.service.CancelMessageMoveTask({ TaskHandle: unknownTask }), 'ResourceNotFound');
+        await h.rejects(
+          h.service.actions.CancelMessageMoveTask({ TaskHandle: unknownTask }),
+          'ResourceNotFound',
+        );
         await h.clock.advance(2500);
-        const cancelled = await h.service.CancelMessageMoveTask({ TaskHandle });
+        const cancelled = await h.service.actions.CancelMessageMoveTask({ TaskHandle });
         assert.equal(cancelled.ApproximateNumberOfMessagesMoved, 3);
         await h.clock.advance(10);
         const [task] = await tasks(dlq);
@@ -332,7 +347,7 @@ export function dlqSemanticsSuite(
         assert.equal(task?.ApproximateNumberOfMessagesMoved, 3);
         await h.clock.advance(5000);
         assert.equal((await h.counts(dlq)).visible, 17, 'a cancelled task moves nothing more');
-        await h.rejects(h.service.CancelMessageMoveTask({ TaskHandle }), 'UnsupportedOperation');
+        await h.rejects(h.service.actions.CancelMessageMoveTask({ TaskHandle }), 'UnsupportedOperation');
       });
 
       it('without a rate, uses the default and pauses while the destination backlog is at its limit', async () => {
@@ -349,7 +364,7 @@ export function dlqSemanticsSuite(
         for (let drained = 0; drained < 120; ) {
           const got = await h.receive(source);
           for (const m of got)
-            await h.service.DeleteMessage({ QueueUrl: source, ReceiptHandle: m.ReceiptHandle });
+            await h.service.actions.DeleteMessage({ QueueUrl: source, ReceiptHandle: m.ReceiptHandle });
           drained += got.length;
           await h.clock.advance(1000);
         }
@@ -398,7 +413,7 @@ export function dlqSemanticsSuite(
           MaxNumberOfMessagesPerSecond: 5,
         });
         await h.clock.advance(1000);
-        await h.service.DeleteQueue({ QueueUrl: target });
+        await h.service.actions.DeleteQueue({ QueueUrl: target });
         await h.clock.advance(1000);
         const [failed] = await tasks(dlq);
         assert.equal(failed?.Status, 'FAILED');
@@ -467,7 +482,7 @@ export function dlqSemanticsSuite(
           inspected.map((m) => m.Body),
           ['g0-0', 'g0-2'],
         );
-        await h.service.ChangeMessageVisibility({
+        await h.service.actions.ChangeMessageVisibility({
           QueueUrl: dlq,
           ReceiptHandle: inspected[0]!.ReceiptHandle,
           VisibilityTimeout: 0,
@@ -522,7 +537,7 @@ export function dlqSemanticsSuite(
         await h.clock.advance(25 * 3600 * 1000);
         await alarms.check();
         assert.equal(said.at(-1)?.event, 'expiring', JSON.stringify(said.map((n) => [n.event, n.visible])));
-        await h.service.PurgeQueue({ QueueUrl: dlq });
+        await h.service.actions.PurgeQueue({ QueueUrl: dlq });
         await alarms.check();
         assert.deepEqual(said.at(-1)?.event, 'resolved');
         const state = alarms.states().find((s) => s.queue === dlq.split('/').at(-1));
@@ -549,7 +564,7 @@ export function dlqSemanticsSuite(
         );
         // The reader takes over the checks: the alarm is not raised again, and it resolves from there.
         await reader.check();
-        await h.service.PurgeQueue({ QueueUrl: dlq });
+        await h.service.actions.PurgeQueue({ QueueUrl: dlq });
         await reader.check();
         assert.deepEqual(said, ['holder raised', 'reader resolved']);
         const after = (await holder.clusterStates()).find((s) => s.queue === name);

@@ -18,22 +18,25 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
     const bodies = (messages: Array<{ Body: string }>) => messages.map((message) => message.Body);
     const deleteAll = async (url: string, messages: Array<{ ReceiptHandle: string }>) => {
       for (const { ReceiptHandle } of messages)
-        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle });
+        await h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle });
     };
 
     describe('FIFO queues', () => {
       it('are created with FifoQueue=true and a .fifo name together, and FifoQueue cannot change', async () => {
         await h.rejects(
-          h.service.CreateQueue({ QueueName: 'plain', Attributes: { FifoQueue: 'true' } }, context),
+          h.service.actions.CreateQueue({ QueueName: 'plain', Attributes: { FifoQueue: 'true' } }, context),
           'InvalidParameterValue',
         );
-        await h.rejects(h.service.CreateQueue({ QueueName: 'named.fifo' }, context), 'InvalidParameterValue');
+        await h.rejects(
+          h.service.actions.CreateQueue({ QueueName: 'named.fifo' }, context),
+          'InvalidParameterValue',
+        );
         const url = await fifoQueue();
         await h.rejects(
-          h.service.SetQueueAttributes({ QueueUrl: url, Attributes: { FifoQueue: 'false' } }),
+          h.service.actions.SetQueueAttributes({ QueueUrl: url, Attributes: { FifoQueue: 'false' } }),
           'InvalidAttributeValue',
         );
-        const { Attributes } = (await h.service.GetQueueAttributes({
+        const { Attributes } = (await h.service.actions.GetQueueAttributes({
           QueueUrl: url,
           AttributeNames: ['All'],
         })) as {
@@ -52,10 +55,13 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
           DeduplicationScope: 'messageGroup',
         });
         await h.rejects(
-          h.service.SetQueueAttributes({ QueueUrl: url, Attributes: { DeduplicationScope: 'queue' } }),
+          h.service.actions.SetQueueAttributes({
+            QueueUrl: url,
+            Attributes: { DeduplicationScope: 'queue' },
+          }),
           'InvalidAttributeValue',
         );
-        await h.service.SetQueueAttributes({
+        await h.service.actions.SetQueueAttributes({
           QueueUrl: url,
           Attributes: { DeduplicationScope: 'queue', FifoThroughputLimit: 'perQueue' },
         });
@@ -105,7 +111,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
           ['2', '2'],
         );
         // Making the first visible again delivers it again; the second, still in flight, holds back nothing before it.
-        await h.service.ChangeMessageVisibility({
+        await h.service.actions.ChangeMessageVisibility({
           QueueUrl: url,
           ReceiptHandle: again[0]!.ReceiptHandle,
           VisibilityTimeout: 0,
@@ -121,7 +127,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         for (const body of ['a1', 'a2', 'a3']) await sendTo(url, 'a', body);
         const all = await h.receive(url);
         assert.deepEqual(bodies(all), ['a1', 'a2', 'a3']);
-        await h.service.ChangeMessageVisibility({
+        await h.service.actions.ChangeMessageVisibility({
           QueueUrl: url,
           ReceiptHandle: all[1]!.ReceiptHandle,
           VisibilityTimeout: 60,
@@ -147,13 +153,13 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
             `^Value ${handle} for parameter ReceiptHandle is invalid\\. Reason: The receipt handle has expired\\.$`,
           );
         await h.rejects(
-          h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle }),
+          h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle }),
           'InvalidParameterValue',
           expired(first!.ReceiptHandle),
         );
         const [second] = await h.receive(url);
         // Superseded by the second receive: expired too, alone or in a batch.
-        const batch = await h.service.DeleteMessageBatch({
+        const batch = await h.service.actions.DeleteMessageBatch({
           QueueUrl: url,
           Entries: [{ Id: 'old', ReceiptHandle: first!.ReceiptHandle }],
         });
@@ -167,13 +173,13 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
             ],
           ],
         );
-        await h.service.ChangeMessageVisibility({
+        await h.service.actions.ChangeMessageVisibility({
           QueueUrl: url,
           ReceiptHandle: second!.ReceiptHandle,
           VisibilityTimeout: 20,
         });
         await h.clock.advance(15_000);
-        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
+        await h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
         assert.deepEqual(await h.counts(url), { visible: 0, notVisible: 0, delayed: 0 });
       });
 
@@ -188,7 +194,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         const all = [...firsts, ...more];
         assert.deepEqual(bodies(all).sort(), ['a1', 'b1', 'c1']);
         const kept = all.find((message) => message.Body === 'c1')!;
-        const output = await h.service.DeleteMessageBatch({
+        const output = await h.service.actions.DeleteMessageBatch({
           QueueUrl: url,
           Entries: all
             .filter((message) => message !== kept)
@@ -274,7 +280,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         };
         const toGroups = await h.newQueue({ FifoQueue: 'true' });
         const first = await sendWithId(toGroups, 'g1', 'one', 'd');
-        await h.service.SetQueueAttributes({ QueueUrl: toGroups, Attributes: highThroughput });
+        await h.service.actions.SetQueueAttributes({ QueueUrl: toGroups, Attributes: highThroughput });
         // The id from before the switch still blocks another group, and so does one sent after it.
         assert.equal((await sendWithId(toGroups, 'g3', 'three', 'd')).MessageId, first.MessageId);
         const fresh = await sendWithId(toGroups, 'g4', 'four', 'd2');
@@ -286,14 +292,14 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
 
         const toQueue = await h.newQueue({ FifoQueue: 'true', ...highThroughput });
         await sendWithId(toQueue, 'g1', 'one', 'd');
-        await h.service.SetQueueAttributes({
+        await h.service.actions.SetQueueAttributes({
           QueueUrl: toQueue,
           Attributes: { DeduplicationScope: 'queue', FifoThroughputLimit: 'perQueue' },
         });
         await sendWithId(toQueue, 'g3', 'three', 'd');
         await sendWithId(toQueue, 'g3', 'three again', 'd');
         assert.deepEqual(bodies(await h.receive(toQueue)).sort(), ['one', 'three']);
-        const { Attributes } = (await h.service.GetQueueAttributes({
+        const { Attributes } = (await h.service.actions.GetQueueAttributes({
           QueueUrl: toQueue,
           AttributeNames: ['DeduplicationScope', 'FifoThroughputLimit'],
         })) as { Attributes: Record<string, string> };
@@ -302,7 +308,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
 
       it('sends batches with per-entry results, duplicates inside the batch included', async () => {
         const url = await h.newQueue({ FifoQueue: 'true' });
-        const output = await h.service.SendMessageBatch(
+        const output = await h.service.actions.SendMessageBatch(
           {
             QueueUrl: url,
             Entries: [
@@ -334,7 +340,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
       it('fails a whole batch with an entry missing its group, or its deduplication id where one is needed (SQS)', async () => {
         const url = await h.newQueue({ FifoQueue: 'true' });
         const batch = (...entries: Array<Record<string, string>>) =>
-          h.service.SendMessageBatch(
+          h.service.actions.SendMessageBatch(
             {
               QueueUrl: url,
               Entries: entries.map((entry, i) => ({ Id: `e${i}`, MessageBody: `m${i}`, ...entry })),
@@ -353,7 +359,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         );
         assert.deepEqual(await h.counts(url), { visible: 0, notVisible: 0, delayed: 0 }, 'nothing was sent');
         const contentBased = await fifoQueue();
-        const output = await h.service.SendMessageBatch(
+        const output = await h.service.actions.SendMessageBatch(
           { QueueUrl: contentBased, Entries: [{ Id: 'e', MessageBody: 'm', MessageGroupId: 'g' }] },
           context,
         );
@@ -376,7 +382,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
       it('forgets the deduplication ids on PurgeQueue (SQS)', async () => {
         const url = await h.newQueue({ FifoQueue: 'true' });
         const first = await sendTo(url, 'g', 'message-1', { MessageDeduplicationId: 'd' });
-        await h.service.PurgeQueue({ QueueUrl: url });
+        await h.service.actions.PurgeQueue({ QueueUrl: url });
         await h.clock.advance(1);
         const second = await sendTo(url, 'g', 'message-2', { MessageDeduplicationId: 'd' });
         assert.notEqual(second.MessageId, first.MessageId);
@@ -420,12 +426,12 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         const url = await fifoQueue({ DelaySeconds: '60' });
         await sendTo(url, 'g', 'late');
         assert.deepEqual(await h.counts(url), { visible: 0, notVisible: 0, delayed: 1 });
-        await h.service.SetQueueAttributes({ QueueUrl: url, Attributes: { DelaySeconds: '0' } });
+        await h.service.actions.SetQueueAttributes({ QueueUrl: url, Attributes: { DelaySeconds: '0' } });
         await deleteAll(url, await h.receive(url));
-        await h.service.SetQueueAttributes({ QueueUrl: url, Attributes: { DelaySeconds: '120' } });
+        await h.service.actions.SetQueueAttributes({ QueueUrl: url, Attributes: { DelaySeconds: '120' } });
         await sendTo(url, 'h', 'later');
         await h.clock.advance(60_000);
-        await h.service.SetQueueAttributes({ QueueUrl: url, Attributes: { DelaySeconds: '30' } });
+        await h.service.actions.SetQueueAttributes({ QueueUrl: url, Attributes: { DelaySeconds: '30' } });
         assert.deepEqual(
           bodies(await h.receive(url)),
           ['later'],
@@ -440,7 +446,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         const [first] = await h.receive(url, { MaxNumberOfMessages: 1 });
         const waiting = h.receive(url, { WaitTimeSeconds: 20 });
         await h.clock.advance(1_000);
-        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
+        await h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
         await h.clock.advance(0);
         assert.deepEqual(bodies(await waiting), ['second']);
       });
@@ -485,7 +491,7 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
           'the expired in-flight message no longer blocks',
         );
         await sendTo(url, 'g', 'newer');
-        await h.service.PurgeQueue({ QueueUrl: url });
+        await h.service.actions.PurgeQueue({ QueueUrl: url });
         await h.clock.advance(1);
         await sendTo(url, 'g', 'after purge');
         assert.deepEqual(bodies(await h.receive(url)), ['after purge']);
@@ -505,7 +511,10 @@ export function fifoSemanticsSuite(backend: string, factory: () => StoreFactory)
         for (let start = 0; start < 100_000; start += 1_000) {
           await Promise.all(
             Array.from({ length: 100 }, (_, k) =>
-              h.service.SendMessageBatch({ QueueUrl: url, Entries: batchOfA(start + k * 10) }, context),
+              h.service.actions.SendMessageBatch(
+                { QueueUrl: url, Entries: batchOfA(start + k * 10) },
+                context,
+              ),
             ),
           );
         }

@@ -78,16 +78,16 @@ export function useContractService(
     /** A new queue with a unique name; FIFO when `FifoQueue` is 'true'. */
     async newQueue(attributes: Record<string, string> = {}): Promise<string> {
       const name = `q${++queueCounter}${attributes.FifoQueue === 'true' ? '.fifo' : ''}`;
-      const { QueueUrl } = await harness.service.CreateQueue(
+      const { QueueUrl } = await harness.service.actions.CreateQueue(
         { QueueName: name, Attributes: attributes },
         context,
       );
       return QueueUrl;
     },
     send: (QueueUrl: string, body: string, extra: Partial<SendMessageRequest> = {}) =>
-      harness.service.SendMessage({ QueueUrl, MessageBody: body, ...extra }, context),
+      harness.service.actions.SendMessage({ QueueUrl, MessageBody: body, ...extra }, context),
     async receive(QueueUrl: string, extra: Partial<ReceiveMessageRequest> = {}): Promise<ReceivedMessage[]> {
-      const output = await harness.service.ReceiveMessage(
+      const output = await harness.service.actions.ReceiveMessage(
         {
           QueueUrl,
           MaxNumberOfMessages: 10,
@@ -100,7 +100,7 @@ export function useContractService(
       return (output.Messages ?? []) as ReceivedMessage[];
     },
     async counts(QueueUrl: string) {
-      const { Attributes } = (await harness.service.GetQueueAttributes({
+      const { Attributes } = (await harness.service.actions.GetQueueAttributes({
         QueueUrl,
         AttributeNames: ['All'],
       })) as {

@@ -33,7 +33,7 @@ export function historySemanticsSuite(
       await s.sample();
       await h.send(url, 'abc');
       await h.send(url, 'de', { DelaySeconds: 30 });
-      await h.service.SendMessageBatch(
+      await h.service.actions.SendMessageBatch(
         {
           QueueUrl: url,
           Entries: [
@@ -45,7 +45,7 @@ export function historySemanticsSuite(
       );
       await h.clock.advance(4000);
       const [first] = await h.receive(url, { MaxNumberOfMessages: 1 });
-      await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
+      await h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
       await h.receive(url, { MaxNumberOfMessages: 10, VisibilityTimeout: 60 });
       await h.receive(url);
       await h.clock.advance(SAMPLE_PERIOD_MS - 4000);
@@ -200,7 +200,7 @@ export function historySemanticsSuite(
     it('a deleted queue starts from zero when its name is used again', async () => {
       const url = await h.newQueue();
       await h.send(url, 'x');
-      await h.service.DeleteQueue({ QueueUrl: url });
+      await h.service.actions.DeleteQueue({ QueueUrl: url });
       assert.equal(h.service.activity.totals(nameOf(url)).sent, 0);
     });
 

@@ -25,7 +25,7 @@ export function limitsSuite(backend: string, factory: () => StoreFactory): void 
         'OverLimit',
         /Too many messages in flight for this queue \(5 at most\)/,
       );
-      await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first[0]!.ReceiptHandle });
+      await h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: first[0]!.ReceiptHandle });
       assert.equal((await h.receive(url, { MaxNumberOfMessages: 1 })).length, 1);
       // Once visibility runs out the messages are no longer in flight, and receives work again.
       await h.clock.advance(31_000);
@@ -39,11 +39,15 @@ export function limitsSuite(backend: string, factory: () => StoreFactory): void 
       assert.equal(lapsed.length, 5);
       assert.equal((await h.receive(url, { MaxNumberOfMessages: 1, VisibilityTimeout: 0 })).length, 1);
       for (const { ReceiptHandle } of lapsed)
-        await h.service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle, VisibilityTimeout: 60 });
+        await h.service.actions.ChangeMessageVisibility({
+          QueueUrl: url,
+          ReceiptHandle,
+          VisibilityTimeout: 60,
+        });
       assert.equal((await h.counts(url)).notVisible, 5);
       await h.rejects(h.receive(url), 'OverLimit');
       // The maxQueues test counts the queues the tests before it leave.
-      await h.service.DeleteQueue({ QueueUrl: url });
+      await h.service.actions.DeleteQueue({ QueueUrl: url });
     });
 
     it('applies the FIFO limit to FIFO queues', async () => {
@@ -60,13 +64,13 @@ export function limitsSuite(backend: string, factory: () => StoreFactory): void 
       await h.rejects(h.newQueue(), 'OverLimit', /at most 6 queues \(--max-queues\)/);
       // Re-creating an existing queue is not a new queue.
       const name = made[0]!.split('/').at(-1)!;
-      await h.service.CreateQueue({ QueueName: name }, context);
-      await h.service.DeleteQueue({ QueueUrl: made[0]! });
+      await h.service.actions.CreateQueue({ QueueName: name }, context);
+      await h.service.actions.DeleteQueue({ QueueUrl: made[0]! });
       await h.newQueue();
     });
 
     it('refuses sends once the store holds maxStoredBytes, and accepts them again once it shrinks', async () => {
-      const url = (await h.service.GetQueueUrl({ QueueName: 'q1' }, context)).QueueUrl;
+      const url = (await h.service.actions.GetQueueUrl({ QueueName: 'q1' }, context)).QueueUrl;
       const big = 'x'.repeat(200_000);
       let refusedAfter = -1;
       for (let i = 0; i < 30; i++) {
@@ -82,10 +86,13 @@ export function limitsSuite(backend: string, factory: () => StoreFactory): void 
       }
       assert.ok(refusedAfter >= 5 && refusedAfter <= 12, `refused after ${refusedAfter} sends of 200 kB`);
       await h.rejects(
-        h.service.SendMessageBatch({ QueueUrl: url, Entries: [{ Id: 'a', MessageBody: 'small' }] }, context),
+        h.service.actions.SendMessageBatch(
+          { QueueUrl: url, Entries: [{ Id: 'a', MessageBody: 'small' }] },
+          context,
+        ),
         'OverLimit',
       );
-      await h.service.PurgeQueue({ QueueUrl: url });
+      await h.service.actions.PurgeQueue({ QueueUrl: url });
       await h.clock.advance(1_000);
       await h.send(url, 'fits again');
     });
@@ -146,7 +153,7 @@ export function limitsSuite(backend: string, factory: () => StoreFactory): void 
       const budget = new ByteBudget(200_000, h.clock);
       const holder = new BudgetShare(budget);
       assert.ok(holder.tryTake(150_000));
-      const first = h.service.ReceiveMessage(
+      const first = h.service.actions.ReceiveMessage(
         { QueueUrl: url, MaxNumberOfMessages: 10 },
         { ...context, answerRoom: new BudgetShare(budget) },
       );
@@ -166,7 +173,7 @@ export function limitsSuite(backend: string, factory: () => StoreFactory): void 
       await h.send(url, 'x'.repeat(90_000));
       const budget = new ByteBudget(100_000, h.clock);
       assert.ok(new BudgetShare(budget).tryTake(100_000));
-      const answer = h.service.ReceiveMessage(
+      const answer = h.service.actions.ReceiveMessage(
         { QueueUrl: url },
         { ...context, answerRoom: new BudgetShare(budget) },
       );

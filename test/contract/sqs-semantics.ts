@@ -19,42 +19,54 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
       it('creates idempotently with equal attributes and refuses different ones', async () => {
         const url = await newQueue({ VisibilityTimeout: '60' });
         const name = url.split('/').at(-1)!;
-        const again = await h.service.CreateQueue(
+        const again = await h.service.actions.CreateQueue(
           { QueueName: name, Attributes: { VisibilityTimeout: '60' } },
           context,
         );
         assert.equal(again.QueueUrl, url);
         await rejects(
-          h.service.CreateQueue({ QueueName: name, Attributes: { VisibilityTimeout: '61' } }, context),
+          h.service.actions.CreateQueue(
+            { QueueName: name, Attributes: { VisibilityTimeout: '61' } },
+            context,
+          ),
           'QueueNameExists',
         );
         assert.equal(url, `http://127.0.0.1:9324/000000000000/${name}`);
       });
 
       it('validates names and attribute values', async () => {
-        await rejects(h.service.CreateQueue({ QueueName: 'bad name' }, context), 'InvalidParameterValue');
-        await rejects(h.service.CreateQueue({ QueueName: 'x'.repeat(81) }, context), 'InvalidParameterValue');
         await rejects(
-          h.service.CreateQueue({ QueueName: 'ok', Attributes: { VisibilityTimeout: '43201' } }, context),
+          h.service.actions.CreateQueue({ QueueName: 'bad name' }, context),
+          'InvalidParameterValue',
+        );
+        await rejects(
+          h.service.actions.CreateQueue({ QueueName: 'x'.repeat(81) }, context),
+          'InvalidParameterValue',
+        );
+        await rejects(
+          h.service.actions.CreateQueue(
+            { QueueName: 'ok', Attributes: { VisibilityTimeout: '43201' } },
+            context,
+          ),
           'InvalidAttributeValue',
         );
         await rejects(
-          h.service.CreateQueue({ QueueName: 'ok', Attributes: { NoSuchThing: '1' } }, context),
+          h.service.actions.CreateQueue({ QueueName: 'ok', Attributes: { NoSuchThing: '1' } }, context),
           'InvalidAttributeName',
         );
         await rejects(
-          h.service.CreateQueue(
+          h.service.actions.CreateQueue(
             { QueueName: 'ok', Attributes: { ContentBasedDeduplication: 'true' } },
             context,
           ),
           'InvalidAttributeName',
         );
-        await rejects(h.service.CreateQueue({}, context), 'MissingParameter');
+        await rejects(h.service.actions.CreateQueue({}, context), 'MissingParameter');
       });
 
       it('reports every attribute with SQS defaults and computed values', async () => {
         const url = await newQueue();
-        const { Attributes } = (await h.service.GetQueueAttributes({
+        const { Attributes } = (await h.service.actions.GetQueueAttributes({
           QueueUrl: url,
           AttributeNames: ['All'],
         })) as {
@@ -69,7 +81,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.equal(Attributes.CreatedTimestamp, String(Math.floor(h.clock.now() / 1000)));
         assert.equal(Attributes.ApproximateNumberOfMessages, '0');
         assert.equal(Attributes.FifoQueue, undefined);
-        const one = (await h.service.GetQueueAttributes({
+        const one = (await h.service.actions.GetQueueAttributes({
           QueueUrl: url,
           AttributeNames: ['VisibilityTimeout'],
         })) as {
@@ -77,7 +89,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         };
         assert.deepEqual(one.Attributes, { VisibilityTimeout: '30' });
         await rejects(
-          h.service.GetQueueAttributes({ QueueUrl: url, AttributeNames: ['Nope'] }),
+          h.service.actions.GetQueueAttributes({ QueueUrl: url, AttributeNames: ['Nope'] }),
           'InvalidAttributeName',
         );
       });
@@ -85,8 +97,11 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
       it('sets attributes and moves LastModifiedTimestamp', async () => {
         const url = await newQueue();
         await h.clock.advance(5_000);
-        await h.service.SetQueueAttributes({ QueueUrl: url, Attributes: { VisibilityTimeout: '0045' } });
-        const { Attributes } = (await h.service.GetQueueAttributes({
+        await h.service.actions.SetQueueAttributes({
+          QueueUrl: url,
+          Attributes: { VisibilityTimeout: '0045' },
+        });
+        const { Attributes } = (await h.service.actions.GetQueueAttributes({
           QueueUrl: url,
           AttributeNames: ['All'],
         })) as {
@@ -98,17 +113,20 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
 
       it('lists by prefix with pagination only when MaxResults is given', async () => {
         for (const name of ['list-a', 'list-b', 'list-c'])
-          await h.service.CreateQueue({ QueueName: name }, context);
-        const all = await h.service.ListQueues({ QueueNamePrefix: 'list-' }, context);
+          await h.service.actions.CreateQueue({ QueueName: name }, context);
+        const all = await h.service.actions.ListQueues({ QueueNamePrefix: 'list-' }, context);
         assert.equal(all.QueueUrls?.length, 3);
         assert.equal(all.NextToken, undefined);
-        const first = await h.service.ListQueues({ QueueNamePrefix: 'list-', MaxResults: 2 }, context);
+        const first = await h.service.actions.ListQueues(
+          { QueueNamePrefix: 'list-', MaxResults: 2 },
+          context,
+        );
         assert.deepEqual(
           first.QueueUrls?.map((url) => url.split('/').at(-1)),
           ['list-a', 'list-b'],
         );
         assert.ok(first.NextToken);
-        const second = await h.service.ListQueues(
+        const second = await h.service.actions.ListQueues(
           { QueueNamePrefix: 'list-', MaxResults: 2, NextToken: first.NextToken },
           context,
         );
@@ -117,7 +135,10 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           ['list-c'],
         );
         assert.equal(second.NextToken, undefined);
-        await rejects(h.service.ListQueues({ NextToken: 'garbage' }, context), 'InvalidParameterValue');
+        await rejects(
+          h.service.actions.ListQueues({ NextToken: 'garbage' }, context),
+          'InvalidParameterValue',
+        );
       });
 
       it('resolves a queue by any host and by path, and refuses other accounts', async () => {
@@ -127,42 +148,42 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         await send(`/000000000000/${name}`, 'y');
         await rejects(send(`http://h/111111111111/${name}`, 'z'), 'QueueDoesNotExist');
         await rejects(send('http://h/000000000000/missing', 'z'), 'QueueDoesNotExist');
-        const { QueueUrl } = await h.service.GetQueueUrl({ QueueName: name }, context);
+        const { QueueUrl } = await h.service.actions.GetQueueUrl({ QueueName: name }, context);
         assert.equal(QueueUrl, url);
-        await rejects(h.service.GetQueueUrl({ QueueName: 'missing' }, context), 'QueueDoesNotExist');
+        await rejects(h.service.actions.GetQueueUrl({ QueueName: 'missing' }, context), 'QueueDoesNotExist');
       });
 
       it('refuses to reuse a deleted name for 60 seconds', async () => {
         const url = await newQueue();
         const name = url.split('/').at(-1)!;
         await send(url, 'gone with the queue');
-        await h.service.DeleteQueue({ QueueUrl: url });
+        await h.service.actions.DeleteQueue({ QueueUrl: url });
         await rejects(send(url, 'x'), 'QueueDoesNotExist');
-        await rejects(h.service.CreateQueue({ QueueName: name }, context), 'QueueDeletedRecently');
+        await rejects(h.service.actions.CreateQueue({ QueueName: name }, context), 'QueueDeletedRecently');
         await h.clock.advance(60_000);
-        await h.service.CreateQueue({ QueueName: name }, context);
+        await h.service.actions.CreateQueue({ QueueName: name }, context);
         assert.equal((await counts(url)).visible, 0);
       });
 
       it('tags, untags and lists tags', async () => {
         const url = await newQueue();
-        await h.service.TagQueue({ QueueUrl: url, Tags: { team: 'a', env: 'test' } });
-        await h.service.UntagQueue({ QueueUrl: url, TagKeys: ['env'] });
-        assert.deepEqual(await h.service.ListQueueTags({ QueueUrl: url }), { Tags: { team: 'a' } });
+        await h.service.actions.TagQueue({ QueueUrl: url, Tags: { team: 'a', env: 'test' } });
+        await h.service.actions.UntagQueue({ QueueUrl: url, TagKeys: ['env'] });
+        assert.deepEqual(await h.service.actions.ListQueueTags({ QueueUrl: url }), { Tags: { team: 'a' } });
         const many = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, 'v']));
-        await rejects(h.service.TagQueue({ QueueUrl: url, Tags: many }), 'InvalidParameterValue');
+        await rejects(h.service.actions.TagQueue({ QueueUrl: url, Tags: many }), 'InvalidParameterValue');
       });
 
       it('keeps permissions as the queue policy', async () => {
         const url = await newQueue();
-        await h.service.AddPermission({
+        await h.service.actions.AddPermission({
           QueueUrl: url,
           Label: 'p1',
           AWSAccountIds: ['123456789012'],
           Actions: ['SendMessage'],
         });
         await rejects(
-          h.service.AddPermission({
+          h.service.actions.AddPermission({
             QueueUrl: url,
             Label: 'p1',
             AWSAccountIds: ['123456789012'],
@@ -170,7 +191,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           }),
           'InvalidParameterValue',
         );
-        const { Attributes } = (await h.service.GetQueueAttributes({
+        const { Attributes } = (await h.service.actions.GetQueueAttributes({
           QueueUrl: url,
           AttributeNames: ['Policy'],
         })) as {
@@ -180,9 +201,15 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           Statement: Array<{ Sid: string; Action: string }>;
         };
         assert.deepEqual(policy.Statement[0]?.Action, 'SQS:SendMessage');
-        await h.service.RemovePermission({ QueueUrl: url, Label: 'p1' });
-        await rejects(h.service.RemovePermission({ QueueUrl: url, Label: 'p1' }), 'InvalidParameterValue');
-        const after = await h.service.GetQueueAttributes({ QueueUrl: url, AttributeNames: ['Policy'] });
+        await h.service.actions.RemovePermission({ QueueUrl: url, Label: 'p1' });
+        await rejects(
+          h.service.actions.RemovePermission({ QueueUrl: url, Label: 'p1' }),
+          'InvalidParameterValue',
+        );
+        const after = await h.service.actions.GetQueueAttributes({
+          QueueUrl: url,
+          AttributeNames: ['Policy'],
+        });
         assert.deepEqual(after, {});
       });
     });
@@ -303,14 +330,17 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
       it('stores the request trace header as AWSTraceHeader, unless the message names its own', async () => {
         const url = await newQueue();
         const traced = { ...context, traceHeader: 'Root=1-3152b799-8954dae64eda91bc9a23a7e8;Sampled=1' };
-        const sent = await h.service.SendMessage({ QueueUrl: url, MessageBody: 'from header' }, traced);
+        const sent = await h.service.actions.SendMessage(
+          { QueueUrl: url, MessageBody: 'from header' },
+          traced,
+        );
         assert.equal(sent.MD5OfMessageSystemAttributes, undefined, 'the sender sent no system attribute');
         const own = { AWSTraceHeader: { DataType: 'String', StringValue: 'Root=1-own' } };
-        await h.service.SendMessage(
+        await h.service.actions.SendMessage(
           { QueueUrl: url, MessageBody: 'own attribute', MessageSystemAttributes: own },
           traced,
         );
-        await h.service.SendMessageBatch(
+        await h.service.actions.SendMessageBatch(
           { QueueUrl: url, Entries: [{ Id: 'b', MessageBody: 'batch' }] },
           traced,
         );
@@ -415,19 +445,19 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const [first] = await receive(url);
         await h.clock.advance(10_000);
         const [second] = await receive(url);
-        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
+        await h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
         assert.deepEqual(await counts(url), { visible: 0, notVisible: 0, delayed: 0 });
         // Deleting again, with either handle, is not an error either.
-        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
-        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
+        await h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
+        await h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
         await rejects(
-          h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: 'not-a-handle' }),
+          h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: 'not-a-handle' }),
           'ReceiptHandleIsInvalid',
         );
-        await rejects(h.service.DeleteMessage({ QueueUrl: url }), 'MissingParameter');
+        await rejects(h.service.actions.DeleteMessage({ QueueUrl: url }), 'MissingParameter');
         const other = await newQueue();
         await rejects(
-          h.service.DeleteMessage({ QueueUrl: other, ReceiptHandle: second!.ReceiptHandle }),
+          h.service.actions.DeleteMessage({ QueueUrl: other, ReceiptHandle: second!.ReceiptHandle }),
           'ReceiptHandleIsInvalid',
         );
       });
@@ -446,11 +476,15 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         ];
         for (const handle of forged) {
           await rejects(
-            h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: handle }),
+            h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: handle }),
             'ReceiptHandleIsInvalid',
           );
           await rejects(
-            h.service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: 0 }),
+            h.service.actions.ChangeMessageVisibility({
+              QueueUrl: url,
+              ReceiptHandle: handle,
+              VisibilityTimeout: 0,
+            }),
             'ReceiptHandleIsInvalid',
           );
         }
@@ -463,7 +497,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const [first] = await receive(url);
         await h.clock.advance(30_000);
         // Its timeout lapsed: the new one still applies, counted from the call, and hides the message again.
-        await h.service.ChangeMessageVisibility({
+        await h.service.actions.ChangeMessageVisibility({
           QueueUrl: url,
           ReceiptHandle: first!.ReceiptHandle,
           VisibilityTimeout: 60,
@@ -475,18 +509,18 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const [second] = await receive(url);
         assert.equal(second?.Attributes?.ApproximateReceiveCount, '2');
         // The first handle is superseded now; it still makes the message visible, in a batch too.
-        const changed = await h.service.ChangeMessageVisibilityBatch({
+        const changed = await h.service.actions.ChangeMessageVisibilityBatch({
           QueueUrl: url,
           Entries: [{ Id: 'old', ReceiptHandle: first!.ReceiptHandle, VisibilityTimeout: 0 }],
         });
         assert.deepEqual(changed, { Successful: [{ Id: 'old' }] });
         const [third] = await receive(url);
         assert.equal(third?.Attributes?.ApproximateReceiveCount, '3');
-        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: third!.ReceiptHandle });
+        await h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: third!.ReceiptHandle });
         // Only a message that no longer exists refuses the change.
         for (const handle of [first!.ReceiptHandle, third!.ReceiptHandle]) {
           await rejects(
-            h.service.ChangeMessageVisibility({
+            h.service.actions.ChangeMessageVisibility({
               QueueUrl: url,
               ReceiptHandle: handle,
               VisibilityTimeout: 10,
@@ -504,7 +538,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         await send(url, 'a');
         const [message] = await receive(url);
         await h.clock.advance(20_000);
-        await h.service.ChangeMessageVisibility({
+        await h.service.actions.ChangeMessageVisibility({
           QueueUrl: url,
           ReceiptHandle: message!.ReceiptHandle,
           VisibilityTimeout: 100,
@@ -518,7 +552,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         await h.clock.advance(30_000);
         const [third] = await receive(url);
         assert.ok(third);
-        await h.service.ChangeMessageVisibility({
+        await h.service.actions.ChangeMessageVisibility({
           QueueUrl: url,
           ReceiptHandle: third.ReceiptHandle,
           VisibilityTimeout: 0,
@@ -532,7 +566,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const [again] = await receive(url, { VisibilityTimeout: 43_200 });
         await h.clock.advance(3_600_000 * 11);
         await rejects(
-          h.service.ChangeMessageVisibility({
+          h.service.actions.ChangeMessageVisibility({
             QueueUrl: url,
             ReceiptHandle: again!.ReceiptHandle,
             VisibilityTimeout: 3_601,
@@ -540,13 +574,13 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           'InvalidParameterValue',
           /beyond the limit \[43200 seconds\]/,
         );
-        await h.service.ChangeMessageVisibility({
+        await h.service.actions.ChangeMessageVisibility({
           QueueUrl: url,
           ReceiptHandle: again!.ReceiptHandle,
           VisibilityTimeout: 3_600,
         });
         await rejects(
-          h.service.ChangeMessageVisibility({
+          h.service.actions.ChangeMessageVisibility({
             QueueUrl: url,
             ReceiptHandle: again!.ReceiptHandle,
             VisibilityTimeout: 43_201,
@@ -554,7 +588,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           'InvalidParameterValue',
         );
         await rejects(
-          h.service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: again!.ReceiptHandle }),
+          h.service.actions.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: again!.ReceiptHandle }),
           'MissingParameter',
         );
       });
@@ -570,7 +604,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           ['own delay'],
         );
         // Changing the queue delay leaves waiting messages as they were (standard queues).
-        await h.service.SetQueueAttributes({ QueueUrl: url, Attributes: { DelaySeconds: '0' } });
+        await h.service.actions.SetQueueAttributes({ QueueUrl: url, Attributes: { DelaySeconds: '0' } });
         await h.clock.advance(10_000);
         assert.deepEqual((await receive(url, { VisibilityTimeout: 0 })).map((m) => m.Body).sort(), [
           'own delay',
@@ -615,8 +649,8 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const url = await newQueue();
         await send(url, 'a');
         await send(url, 'b');
-        await h.service.PurgeQueue({ QueueUrl: url });
-        await rejects(h.service.PurgeQueue({ QueueUrl: url }), 'PurgeQueueInProgress');
+        await h.service.actions.PurgeQueue({ QueueUrl: url });
+        await rejects(h.service.actions.PurgeQueue({ QueueUrl: url }), 'PurgeQueueInProgress');
         await h.clock.advance(1);
         await send(url, 'after');
         assert.deepEqual(
@@ -624,7 +658,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           ['after'],
         );
         await h.clock.advance(60_000);
-        await h.service.PurgeQueue({ QueueUrl: url });
+        await h.service.actions.PurgeQueue({ QueueUrl: url });
       });
 
       it('validates receive parameters', async () => {
@@ -677,7 +711,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           dead?.Attributes?.DeadLetterQueueSourceArn,
           `arn:aws:sqs:us-east-1:000000000000:${source.split('/').at(-1)}`,
         );
-        const listed = await h.service.ListDeadLetterSourceQueues({ QueueUrl: dlq }, context);
+        const listed = await h.service.actions.ListDeadLetterSourceQueues({ QueueUrl: dlq }, context);
         assert.deepEqual(listed.queueUrls, [source]);
       });
 
@@ -739,7 +773,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
     describe('batches', () => {
       it('sends a batch with per-entry results and checks batch rules', async () => {
         const url = await newQueue();
-        const result = await h.service.SendMessageBatch(
+        const result = await h.service.actions.SendMessageBatch(
           {
             QueueUrl: url,
             Entries: [
@@ -757,16 +791,16 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.equal(result.Failed?.[0]?.Code, 'InvalidMessageContents');
         assert.equal(result.Failed?.[0]?.SenderFault, true);
         await rejects(
-          h.service.SendMessageBatch({ QueueUrl: url, Entries: [] }, context),
+          h.service.actions.SendMessageBatch({ QueueUrl: url, Entries: [] }, context),
           'EmptyBatchRequest',
         );
         const eleven = Array.from({ length: 11 }, (_, i) => ({ Id: `e${i}`, MessageBody: 'x' }));
         await rejects(
-          h.service.SendMessageBatch({ QueueUrl: url, Entries: eleven }, context),
+          h.service.actions.SendMessageBatch({ QueueUrl: url, Entries: eleven }, context),
           'TooManyEntriesInBatchRequest',
         );
         await rejects(
-          h.service.SendMessageBatch(
+          h.service.actions.SendMessageBatch(
             {
               QueueUrl: url,
               Entries: [
@@ -779,7 +813,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           'BatchEntryIdsNotDistinct',
         );
         await rejects(
-          h.service.SendMessageBatch(
+          h.service.actions.SendMessageBatch(
             { QueueUrl: url, Entries: [{ Id: 'bad id', MessageBody: 'x' }] },
             context,
           ),
@@ -787,14 +821,14 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         );
         const big = Array.from({ length: 2 }, (_, i) => ({ Id: `e${i}`, MessageBody: 'x'.repeat(600_000) }));
         await rejects(
-          h.service.SendMessageBatch({ QueueUrl: url, Entries: big }, context),
+          h.service.actions.SendMessageBatch({ QueueUrl: url, Entries: big }, context),
           'BatchRequestTooLong',
         );
       });
 
       it("fails an entry over the queue's MaximumMessageSize alone, and a batch over 1 MiB whole", async () => {
         const url = await newQueue({ MaximumMessageSize: '1024' });
-        const result = await h.service.SendMessageBatch(
+        const result = await h.service.actions.SendMessageBatch(
           {
             QueueUrl: url,
             Entries: [
@@ -819,7 +853,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         ]);
         // The whole request is held to 1 MiB whatever the queue's maximum.
         await rejects(
-          h.service.SendMessageBatch(
+          h.service.actions.SendMessageBatch(
             {
               QueueUrl: url,
               Entries: [
@@ -837,7 +871,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
 
       it('deletes and changes visibility in batches with per-entry failures', async () => {
         const url = await newQueue();
-        await h.service.SendMessageBatch(
+        await h.service.actions.SendMessageBatch(
           {
             QueueUrl: url,
             Entries: Array.from({ length: 3 }, (_, i) => ({ Id: `e${i}`, MessageBody: `m${i}` })),
@@ -845,7 +879,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           context,
         );
         const messages = await receive(url);
-        const changed = await h.service.ChangeMessageVisibilityBatch({
+        const changed = await h.service.actions.ChangeMessageVisibilityBatch({
           QueueUrl: url,
           Entries: [
             { Id: 'a', ReceiptHandle: messages[0]!.ReceiptHandle, VisibilityTimeout: 0 },
@@ -857,7 +891,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
           ['a'],
         );
         assert.equal(changed.Failed?.[0]?.Code, 'ReceiptHandleIsInvalid');
-        const deleted = await h.service.DeleteMessageBatch({
+        const deleted = await h.service.actions.DeleteMessageBatch({
           QueueUrl: url,
           Entries: messages.slice(1).map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle })),
         });
@@ -871,7 +905,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const first = await receive(url, { MaxNumberOfMessages: 3, VisibilityTimeout: 0 });
         const again = await receive(url, { MaxNumberOfMessages: 3, VisibilityTimeout: 30 });
         assert.equal(again.length, 3);
-        const deleted = await h.service.DeleteMessageBatch({
+        const deleted = await h.service.actions.DeleteMessageBatch({
           QueueUrl: url,
           Entries: [
             { Id: 'stale', ReceiptHandle: first[0]!.ReceiptHandle },
@@ -904,9 +938,9 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const messages = await receive(url);
         const [foreign] = await receive(other);
         assert.equal(messages.length, 4);
-        await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: messages[3]!.ReceiptHandle });
+        await h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: messages[3]!.ReceiptHandle });
         const before = h.service.activity.totals(url.split('/').at(-1)!).deleted;
-        const output = await h.service.DeleteMessageBatch({
+        const output = await h.service.actions.DeleteMessageBatch({
           QueueUrl: url,
           Entries: [
             { Id: 'first', ReceiptHandle: messages[0]!.ReceiptHandle },
@@ -1069,7 +1103,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         const [message] = await receive(url);
         const waiting = receive(url, { WaitTimeSeconds: 20 });
         await h.clock.advance(1_000);
-        await h.service.ChangeMessageVisibility({
+        await h.service.actions.ChangeMessageVisibility({
           QueueUrl: url,
           ReceiptHandle: message!.ReceiptHandle,
           VisibilityTimeout: 0,
@@ -1090,7 +1124,7 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
       it('frees the waiter when the client goes away', async () => {
         const url = await newQueue();
         const abort = new AbortController();
-        const waiting = h.service.ReceiveMessage(
+        const waiting = h.service.actions.ReceiveMessage(
           { QueueUrl: url, WaitTimeSeconds: 20 },
           { ...context, signal: abort.signal },
         );

@@ -36,16 +36,22 @@ export function strictReceiptSuite(backend: string, factory: () => StoreFactory)
         }
       };
       const entry = { Id: 'e', ReceiptHandle: handle };
-      const deleteBatch = await h.service.DeleteMessageBatch({ QueueUrl: url, Entries: [entry] });
-      const changeBatch = await h.service.ChangeMessageVisibilityBatch({
+      const deleteBatch = await h.service.actions.DeleteMessageBatch({ QueueUrl: url, Entries: [entry] });
+      const changeBatch = await h.service.actions.ChangeMessageVisibilityBatch({
         QueueUrl: url,
         Entries: [{ ...entry, VisibilityTimeout: 0 }],
       });
       return {
-        DeleteMessage: await answer(h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: handle })),
+        DeleteMessage: await answer(
+          h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: handle }),
+        ),
         DeleteMessageBatch: deleteBatch.Failed?.[0]?.Code ?? 'ok',
         ChangeMessageVisibility: await answer(
-          h.service.ChangeMessageVisibility({ QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: 0 }),
+          h.service.actions.ChangeMessageVisibility({
+            QueueUrl: url,
+            ReceiptHandle: handle,
+            VisibilityTimeout: 0,
+          }),
         ),
         ChangeMessageVisibilityBatch: changeBatch.Failed?.[0]?.Code ?? 'ok',
       };
@@ -65,7 +71,7 @@ export function strictReceiptSuite(backend: string, factory: () => StoreFactory)
       const [second] = await receive(url);
       assert.deepEqual(await allFour(url, first!.ReceiptHandle), refusedByAll);
       await rejects(
-        h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle }),
+        h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle }),
         'ReceiptHandleIsInvalid',
         stale('superseded'),
       );
@@ -73,7 +79,7 @@ export function strictReceiptSuite(backend: string, factory: () => StoreFactory)
       assert.deepEqual(await counts(url), { visible: 0, notVisible: 1, delayed: 0 });
       await h.clock.advance(29_999);
       assert.deepEqual(await receive(url), []);
-      await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
+      await h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: second!.ReceiptHandle });
       assert.deepEqual(await counts(url), { visible: 0, notVisible: 0, delayed: 0 });
     });
 
@@ -82,7 +88,7 @@ export function strictReceiptSuite(backend: string, factory: () => StoreFactory)
       await send(url, 'a');
       const [message] = await receive(url);
       await h.clock.advance(29_999);
-      await h.service.ChangeMessageVisibility({
+      await h.service.actions.ChangeMessageVisibility({
         QueueUrl: url,
         ReceiptHandle: message!.ReceiptHandle,
         VisibilityTimeout: 10,
@@ -90,7 +96,7 @@ export function strictReceiptSuite(backend: string, factory: () => StoreFactory)
       await h.clock.advance(10_000);
       assert.deepEqual(await allFour(url, message!.ReceiptHandle), refusedByAll);
       await rejects(
-        h.service.ChangeMessageVisibility({
+        h.service.actions.ChangeMessageVisibility({
           QueueUrl: url,
           ReceiptHandle: message!.ReceiptHandle,
           VisibilityTimeout: 60,
@@ -109,14 +115,14 @@ export function strictReceiptSuite(backend: string, factory: () => StoreFactory)
       for (const body of ['a', 'b']) await send(url, body);
       const [a, b] = await receive(url);
       await h.clock.advance(29_999);
-      const changed = await h.service.ChangeMessageVisibilityBatch({
+      const changed = await h.service.actions.ChangeMessageVisibilityBatch({
         QueueUrl: url,
         Entries: [{ Id: 'b', ReceiptHandle: b!.ReceiptHandle, VisibilityTimeout: 5 }],
       });
       assert.deepEqual(changed, { Successful: [{ Id: 'b' }] });
-      await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: a!.ReceiptHandle });
+      await h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: a!.ReceiptHandle });
       await h.clock.advance(4_999);
-      const deleted = await h.service.DeleteMessageBatch({
+      const deleted = await h.service.actions.DeleteMessageBatch({
         QueueUrl: url,
         Entries: [
           { Id: 'b', ReceiptHandle: b!.ReceiptHandle },
@@ -128,7 +134,7 @@ export function strictReceiptSuite(backend: string, factory: () => StoreFactory)
     });
 
     it('leaves a queue the config file sets non-strict, and FIFO queues, with the answers AWS gives', async () => {
-      const { QueueUrl: url } = await h.service.CreateQueue(
+      const { QueueUrl: url } = await h.service.actions.CreateQueue(
         { QueueName: AWS_LIKE, Attributes: { VisibilityTimeout: '30' } },
         context,
       );
@@ -136,7 +142,7 @@ export function strictReceiptSuite(backend: string, factory: () => StoreFactory)
       const [first] = await receive(url);
       await h.clock.advance(30_000);
       await receive(url);
-      await h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
+      await h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: first!.ReceiptHandle });
       assert.deepEqual(await counts(url), { visible: 0, notVisible: 0, delayed: 0 });
 
       const fifo = await newQueue({ FifoQueue: 'true', ContentBasedDeduplication: 'true' });
@@ -144,12 +150,12 @@ export function strictReceiptSuite(backend: string, factory: () => StoreFactory)
       const [lapsed] = await receive(fifo);
       await h.clock.advance(30_000);
       await rejects(
-        h.service.DeleteMessage({ QueueUrl: fifo, ReceiptHandle: lapsed!.ReceiptHandle }),
+        h.service.actions.DeleteMessage({ QueueUrl: fifo, ReceiptHandle: lapsed!.ReceiptHandle }),
         'InvalidParameterValue',
         /Reason: The receipt handle has expired\.$/,
       );
       await rejects(
-        h.service.ChangeMessageVisibility({
+        h.service.actions.ChangeMessageVisibility({
           QueueUrl: fifo,
           ReceiptHandle: lapsed!.ReceiptHandle,
           VisibilityTimeout: 5,
@@ -175,7 +181,7 @@ export function strictReceiptSuite(backend: string, factory: () => StoreFactory)
       await allFour(url, first!.ReceiptHandle);
       await allFour(url, first!.ReceiptHandle);
       await rejects(
-        h.service.DeleteMessage({ QueueUrl: url, ReceiptHandle: 'not-a-handle' }),
+        h.service.actions.DeleteMessage({ QueueUrl: url, ReceiptHandle: 'not-a-handle' }),
         'ReceiptHandleIsInvalid',
       );
       const fifo = await newQueue({ FifoQueue: 'true', ContentBasedDeduplication: 'true' });
@@ -183,7 +189,7 @@ export function strictReceiptSuite(backend: string, factory: () => StoreFactory)
       await send(fifo, 'f', { MessageGroupId: 'g' });
       const [lapsed] = await receive(fifo);
       await h.clock.advance(30_000);
-      await h.service.DeleteMessageBatch({
+      await h.service.actions.DeleteMessageBatch({
         QueueUrl: fifo,
         Entries: [{ Id: 'x', ReceiptHandle: lapsed!.ReceiptHandle }],
       });
@@ -203,8 +209,8 @@ export function strictReceiptSuite(backend: string, factory: () => StoreFactory)
           `sluice_stale_receipt_handles_total{queue="${fifoName}",action="DeleteMessageBatch"} 1`,
         ].sort(),
       );
-      await h.service.DeleteQueue({ QueueUrl: url });
-      await h.service.DeleteQueue({ QueueUrl: fifo });
+      await h.service.actions.DeleteQueue({ QueueUrl: url });
+      await h.service.actions.DeleteQueue({ QueueUrl: fifo });
       assert.deepEqual(await refused(), []);
     });
   });

@@ -35,7 +35,7 @@ export function triageSemanticsSuite(backend: string, factory: () => StoreFactor
     /** `count` messages in the queue, bodies `order 0`, `order 1`… */
     async function filled(url: string, count: number) {
       for (let start = 0; start < count; start += 10)
-        await h.service.SendMessageBatch(
+        await h.service.actions.SendMessageBatch(
           {
             QueueUrl: url,
             Entries: Array.from({ length: Math.min(10, count - start) }, (_, i) => ({

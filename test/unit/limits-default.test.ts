@@ -30,18 +30,21 @@ describe('default in-flight limits at full size', () => {
         MessageBody: `m${sent + i}`,
         ...(fifo ? { MessageGroupId: `g${sent + i}`, MessageDeduplicationId: `d${sent + i}` } : {}),
       }));
-      const { Failed } = await service.SendMessageBatch({ QueueUrl, Entries }, context);
+      const { Failed } = await service.actions.SendMessageBatch({ QueueUrl, Entries }, context);
       assert.equal(Failed, undefined);
     }
     let received = 0;
     while (received < limit) {
-      const { Messages = [] } = await service.ReceiveMessage({ QueueUrl, MaxNumberOfMessages: 10 }, context);
+      const { Messages = [] } = await service.actions.ReceiveMessage(
+        { QueueUrl, MaxNumberOfMessages: 10 },
+        context,
+      );
       assert.ok(Messages.length > 0, `receive stopped at ${received}`);
       received += Messages.length;
     }
     assert.equal(received, limit);
     await assert.rejects(
-      service.ReceiveMessage({ QueueUrl }, context),
+      service.actions.ReceiveMessage({ QueueUrl }, context),
       (error: unknown) => error instanceof SqsError && error.code === 'OverLimit',
     );
   }
@@ -51,12 +54,12 @@ describe('default in-flight limits at full size', () => {
     ? false
     : 'the 120,000 run takes about a minute; set SLUICE_FULL_LIMITS=1 to run it';
   it('120,000 per standard queue', { skip: fullStandard }, async () => {
-    const { QueueUrl } = await service.CreateQueue({ QueueName: 'full-standard' }, context);
+    const { QueueUrl } = await service.actions.CreateQueue({ QueueName: 'full-standard' }, context);
     await fillInFlight(QueueUrl, 120_000, false);
   });
 
   it('20,000 per FIFO queue', async () => {
-    const { QueueUrl } = await service.CreateQueue(
+    const { QueueUrl } = await service.actions.CreateQueue(
       { QueueName: 'full.fifo', Attributes: { FifoQueue: 'true' } },
       context,
     );

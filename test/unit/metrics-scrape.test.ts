@@ -67,8 +67,8 @@ describe('metrics scrape cost', () => {
   before(async () => {
     for (let i = 0; i < QUEUES; i++) {
       const name = `q${String(i).padStart(3, '0')}`;
-      const { QueueUrl } = await service.CreateQueue({ QueueName: name }, context);
-      await service.SendMessage({ QueueUrl, MessageBody: 'x' }, context);
+      const { QueueUrl } = await service.actions.CreateQueue({ QueueName: name }, context);
+      await service.actions.SendMessage({ QueueUrl, MessageBody: 'x' }, context);
       urls.push(QueueUrl);
     }
   });
@@ -87,7 +87,7 @@ describe('metrics scrape cost', () => {
       assert.equal(countCalls(), 0, `scrape ${scrape}: no queue read, nothing changed`);
     }
 
-    await service.SendMessage({ QueueUrl: urls[7]!, MessageBody: 'y' }, context);
+    await service.actions.SendMessage({ QueueUrl: urls[7]!, MessageBody: 'y' }, context);
     await later();
     calls.clear();
     const touched = await metrics.render();
@@ -96,7 +96,7 @@ describe('metrics scrape cost', () => {
   });
 
   it('shares one render among concurrent scrapes, and serves it again within the minimum interval', async () => {
-    await service.SendMessage({ QueueUrl: urls[8]!, MessageBody: 'y' }, context);
+    await service.actions.SendMessage({ QueueUrl: urls[8]!, MessageBody: 'y' }, context);
     await later();
     alarmReads = 0;
     calls.clear();
@@ -107,7 +107,7 @@ describe('metrics scrape cost', () => {
     assert.ok(texts.every((text) => text === texts[0]));
     assert.equal(visibleOf(texts[0]!, 'q008'), 2);
 
-    await service.SendMessage({ QueueUrl: urls[9]!, MessageBody: 'y' }, context);
+    await service.actions.SendMessage({ QueueUrl: urls[9]!, MessageBody: 'y' }, context);
     monotonic += MIN_RENDER_INTERVAL_MS - 1;
     calls.clear();
     assert.equal(await metrics.render(), texts[0], 'within the interval: the same render');
@@ -119,7 +119,7 @@ describe('metrics scrape cost', () => {
   it('takes the other counts from the history sampler, and reads them all itself only when it is not running', async () => {
     const sampler = new QueueSampler(serviceReads(service, store), undefined, counts);
     // A visibility timeout running out changes counts without any client action: the sampler's read sees it.
-    await service.ReceiveMessage({ QueueUrl: urls[3]!, VisibilityTimeout: 5 }, context);
+    await service.actions.ReceiveMessage({ QueueUrl: urls[3]!, VisibilityTimeout: 5 }, context);
     await later();
     assert.equal(visibleOf(await metrics.render(), 'q003'), 0);
     await later(2 * SAMPLE_PERIOD_MS);

@@ -125,7 +125,7 @@ export class MoveTasks {
       throw new Error('the redrive backlog limit must be a whole number');
   }
 
-  async StartMessageMoveTask(input: StartMessageMoveTaskRequest, caller: CallerScope) {
+  async StartMessageMoveTask(input: StartMessageMoveTaskRequest, caller: CallerScope = {}) {
     const sourceArn = requiredString(input, 'SourceArn');
     const destinationArn = input.DestinationArn;
     const maxPerSecond = optionalInteger(input, 'MaxNumberOfMessagesPerSecond', 1, MAX_RATE);
@@ -167,7 +167,7 @@ export class MoveTasks {
     return { TaskHandle: task.handle };
   }
 
-  async ListMessageMoveTasks(input: ListMessageMoveTasksRequest, caller: CallerScope) {
+  async ListMessageMoveTasks(input: ListMessageMoveTasksRequest, caller: CallerScope = {}) {
     const sourceArn = requiredString(input, 'SourceArn');
     const max = optionalInteger(input, 'MaxResults', 1, 10) ?? 1;
     if (!(await this.deps.queues.accessQueueByArn(sourceArn, caller))) throw missingResource('SourceArn');
@@ -175,7 +175,7 @@ export class MoveTasks {
     return { Results: tasks.map(describeTask) };
   }
 
-  async CancelMessageMoveTask(input: CancelMessageMoveTaskRequest, caller: CallerScope) {
+  async CancelMessageMoveTask(input: CancelMessageMoveTaskRequest, caller: CallerScope = {}) {
     const handle = requiredString(input, 'TaskHandle');
     // The handle names the task's source queue, which the caller must be allowed on.
     if (!(await this.deps.queues.accessQueueByArn(sourceArnOfHandle(handle), caller)))

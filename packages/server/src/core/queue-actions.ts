@@ -60,7 +60,7 @@ export interface QueueActionDependencies {
 /**
  * The SQS actions on queues themselves (create, look up, list, attributes, tags, permissions, dead-letter
  * sources, delete, purge). Each public method is one action: its input and its output as the model types them
- * (SqsService, which passes each action on, is checked against SqsActions).
+ * (the action table in actions.ts, which names each, is checked against SqsActions).
  */
 export class QueueActions {
   private readonly store: QueueActionDependencies['store'];

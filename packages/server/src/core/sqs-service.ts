@@ -1,44 +1,15 @@
 import type { Clock } from '#toolkit/clock';
-import type { Store, StoreCondition } from '../store/contract.ts';
-import type {
-  ActionInputs,
-  ActionName,
-  ActionOutputs,
-  AddPermissionRequest,
-  CancelMessageMoveTaskRequest,
-  ChangeMessageVisibilityBatchRequest,
-  ChangeMessageVisibilityRequest,
-  CreateQueueRequest,
-  DeleteMessageBatchRequest,
-  DeleteMessageRequest,
-  DeleteQueueRequest,
-  GetQueueAttributesRequest,
-  GetQueueUrlRequest,
-  ListDeadLetterSourceQueuesRequest,
-  ListMessageMoveTasksRequest,
-  ListQueuesRequest,
-  ListQueueTagsRequest,
-  PurgeQueueRequest,
-  ReceiveMessageRequest,
-  RemovePermissionRequest,
-  SendMessageBatchRequest,
-  SendMessageRequest,
-  SetQueueAttributesRequest,
-  StartMessageMoveTaskRequest,
-  TagQueueRequest,
-  UntagQueueRequest,
-} from './api-types.ts';
+import type { Store } from '../store/contract.ts';
+import { type ActionTable, actionTable } from './actions.ts';
 import { type CapacityLimits, DEFAULT_CAPACITY } from './limits.ts';
 import { LongPoll } from './long-poll.ts';
 import { type MoveTaskEvents, type MoveTaskSettings, MoveTasks } from './move-tasks.ts';
 import { QueueActions } from './queue-actions.ts';
 import { QueueActivity } from './queue-activity.ts';
 import { QueueDirectory } from './queue-directory.ts';
-import type { CallerScope } from './queue-reference.ts';
 import { ReceiptActions } from './receipt-actions.ts';
 import { type ReceiptHandleSettings, ReceiptRules } from './receipt-rules.ts';
 import { ReceiveActions } from './receive-actions.ts';
-import type { RequestContext } from './request-context.ts';
 import { SendActions } from './send-actions.ts';
 
 export interface ServiceOptions {
@@ -58,14 +29,6 @@ export interface ServiceOptions {
   warn?: (details: Record<string, unknown>, message: string) => void;
 }
 
-/** Every SQS action, with its typed input and output, as dispatch (actions.ts) calls it. */
-export type SqsActions = {
-  [Action in ActionName]: (
-    input: ActionInputs[Action],
-    context: RequestContext,
-  ) => Promise<ActionOutputs[Action]>;
-};
-
 /**
  * What background jobs, triage and the console's pages read: the service's shared parts beside the store.
  * Each of them declares the narrow part it uses; none reaches the actions, or the store, through the service.
@@ -76,12 +39,11 @@ export function serviceReads(service: SqsService, store: Store) {
 }
 
 /**
- * The SQS API for both wire protocols: each public method is one action, taking its typed input and
- * returning its typed output. The rules live in the action modules it delegates to, one per group of
- * actions; it holds the parts they share (the queue directory, long polls, activity counts, limits).
+ * The core's shared parts, wired once: the queue directory, long polls, activity counts, limits, move tasks,
+ * and the action table (`actions.ts`) that dispatch runs each SQS action from. It has no action of its own:
+ * each action is a method of the module that carries it out, reached through `actions`.
  */
-export class SqsService implements SqsActions {
-  private readonly store: Store;
+export class SqsService {
   readonly clock: Clock;
   readonly accountId: string;
   readonly region: string;
@@ -89,16 +51,8 @@ export class SqsService implements SqsActions {
   readonly moveTasks: MoveTasks;
   /** Where the queues are found, by name, URL or ARN, with the caller's access checked. */
   readonly queues: QueueDirectory;
-  /**
-   * The actions on queues themselves: create, look up, list, attributes, tags, permissions, delete, purge.
-   */
-  private readonly queueActions: QueueActions;
-  /** SendMessage and SendMessageBatch. */
-  private readonly sendActions: SendActions;
-  /** ReceiveMessage. */
-  private readonly receiveActions: ReceiveActions;
-  /** The actions on received messages by their receipt handles: delete, change visibility, one or a batch. */
-  private readonly receiptActions: ReceiptActions;
+  /** Every SQS action, by name, to the method of the module that carries it out. */
+  readonly actions: ActionTable;
   /** Counts of sends, receives and deletes per queue, for /metrics and the history. */
   readonly activity = new QueueActivity();
   /** Which receipt handles each queue honours, and the stale ones refused (for /metrics). */
@@ -107,137 +61,41 @@ export class SqsService implements SqsActions {
 
   constructor(options: ServiceOptions) {
     this.limits = { ...DEFAULT_CAPACITY, ...options.limits };
-    this.store = options.store;
+    const store = options.store;
     this.clock = options.clock;
     this.accountId = options.accountId ?? '000000000000';
     this.region = options.region ?? 'us-east-1';
-    this.queues = new QueueDirectory(this.store, this.region, this.accountId);
+    this.queues = new QueueDirectory(store, this.region, this.accountId);
     this.longPoll = new LongPoll(this.clock);
     options.store.onRemoteWake?.((queueId) =>
       queueId === undefined ? this.longPoll.notifyAll() : this.longPoll.notify(queueId),
     );
     const wake = (queueId: number) => this.longPoll.notify(queueId);
     this.moveTasks = new MoveTasks(
-      { store: this.store, clock: this.clock, queues: this.queues, wake },
+      { store, clock: this.clock, queues: this.queues, wake },
       options.moveTasks,
       options.moveTaskEvents,
     );
     this.receiptRules = new ReceiptRules(options.receiptHandles);
     const shared = {
-      store: this.store,
+      store,
       clock: this.clock,
       queues: this.queues,
       limits: this.limits,
       longPoll: this.longPoll,
       activity: this.activity,
     };
-    this.sendActions = new SendActions(shared);
-    this.receiveActions = new ReceiveActions(shared);
-    this.receiptActions = new ReceiptActions({ ...shared, receiptRules: this.receiptRules });
-    this.queueActions = new QueueActions({
-      ...shared,
-      accountId: this.accountId,
-      receiptRules: this.receiptRules,
-      warn: options.warn ?? (() => {}),
+    this.actions = actionTable({
+      queueActions: new QueueActions({
+        ...shared,
+        accountId: this.accountId,
+        receiptRules: this.receiptRules,
+        warn: options.warn ?? (() => {}),
+      }),
+      sendActions: new SendActions(shared),
+      receiveActions: new ReceiveActions(shared),
+      receiptActions: new ReceiptActions({ ...shared, receiptRules: this.receiptRules }),
+      moveTasks: this.moveTasks,
     });
-  }
-
-  /** Why the store is degraded (disk full, read-only…), as /health reports it; undefined when it is not. */
-  async condition(): Promise<StoreCondition | undefined> {
-    return this.store.condition?.();
-  }
-
-  // ---- The SQS actions, each passed on to the module that carries it out -----------------------------
-
-  CreateQueue(input: CreateQueueRequest, context: RequestContext) {
-    return this.queueActions.CreateQueue(input, context);
-  }
-
-  GetQueueUrl(input: GetQueueUrlRequest, context: RequestContext) {
-    return this.queueActions.GetQueueUrl(input, context);
-  }
-
-  ListQueues(input: ListQueuesRequest, context: RequestContext) {
-    return this.queueActions.ListQueues(input, context);
-  }
-
-  GetQueueAttributes(input: GetQueueAttributesRequest, caller: CallerScope = {}) {
-    return this.queueActions.GetQueueAttributes(input, caller);
-  }
-
-  SetQueueAttributes(input: SetQueueAttributesRequest, caller: CallerScope = {}) {
-    return this.queueActions.SetQueueAttributes(input, caller);
-  }
-
-  DeleteQueue(input: DeleteQueueRequest, caller: CallerScope = {}) {
-    return this.queueActions.DeleteQueue(input, caller);
-  }
-
-  PurgeQueue(input: PurgeQueueRequest, caller: CallerScope = {}) {
-    return this.queueActions.PurgeQueue(input, caller);
-  }
-
-  TagQueue(input: TagQueueRequest, caller: CallerScope = {}) {
-    return this.queueActions.TagQueue(input, caller);
-  }
-
-  UntagQueue(input: UntagQueueRequest, caller: CallerScope = {}) {
-    return this.queueActions.UntagQueue(input, caller);
-  }
-
-  ListQueueTags(input: ListQueueTagsRequest, caller: CallerScope = {}) {
-    return this.queueActions.ListQueueTags(input, caller);
-  }
-
-  AddPermission(input: AddPermissionRequest, caller: CallerScope = {}) {
-    return this.queueActions.AddPermission(input, caller);
-  }
-
-  RemovePermission(input: RemovePermissionRequest, caller: CallerScope = {}) {
-    return this.queueActions.RemovePermission(input, caller);
-  }
-
-  ListDeadLetterSourceQueues(input: ListDeadLetterSourceQueuesRequest, context: RequestContext) {
-    return this.queueActions.ListDeadLetterSourceQueues(input, context);
-  }
-
-  DeleteMessage(input: DeleteMessageRequest, caller: CallerScope = {}) {
-    return this.receiptActions.DeleteMessage(input, caller);
-  }
-
-  DeleteMessageBatch(input: DeleteMessageBatchRequest, caller: CallerScope = {}) {
-    return this.receiptActions.DeleteMessageBatch(input, caller);
-  }
-
-  ChangeMessageVisibility(input: ChangeMessageVisibilityRequest, caller: CallerScope = {}) {
-    return this.receiptActions.ChangeMessageVisibility(input, caller);
-  }
-
-  ChangeMessageVisibilityBatch(input: ChangeMessageVisibilityBatchRequest, caller: CallerScope = {}) {
-    return this.receiptActions.ChangeMessageVisibilityBatch(input, caller);
-  }
-
-  StartMessageMoveTask(input: StartMessageMoveTaskRequest, caller: CallerScope = {}) {
-    return this.moveTasks.StartMessageMoveTask(input, caller);
-  }
-
-  ListMessageMoveTasks(input: ListMessageMoveTasksRequest, caller: CallerScope = {}) {
-    return this.moveTasks.ListMessageMoveTasks(input, caller);
-  }
-
-  CancelMessageMoveTask(input: CancelMessageMoveTaskRequest, caller: CallerScope = {}) {
-    return this.moveTasks.CancelMessageMoveTask(input, caller);
-  }
-
-  SendMessage(input: SendMessageRequest, context: RequestContext) {
-    return this.sendActions.SendMessage(input, context);
-  }
-
-  SendMessageBatch(input: SendMessageBatchRequest, context: RequestContext) {
-    return this.sendActions.SendMessageBatch(input, context);
-  }
-
-  ReceiveMessage(input: ReceiveMessageRequest, context: RequestContext) {
-    return this.receiveActions.ReceiveMessage(input, context);
   }
 }

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
+import type { ActionTable } from '../core/actions.ts';
 import type { AlarmSettings } from '../core/dlq-alarms.ts';
 import { SqsError } from '../core/errors.ts';
 import type { MoveTaskSettings } from '../core/move-tasks.ts';
 import { attributeCatalog, JSON_POLICY_ATTRIBUTES } from '../core/queue-attributes.ts';
+import type { QueueDirectory } from '../core/queue-directory.ts';
 import type { RequestContext } from '../core/request-context.ts';
-import type { SqsService } from '../core/sqs-service.ts';
 import type { QueueAttributes } from '../shared/sqs-values.ts';
 import type { AccessKey } from './auth/access.ts';
 import { isWebhookUrl } from './webhooks.ts';
@@ -252,7 +253,7 @@ export function readConfigFile(path: string): ConfigFile {
  * then the redrive policies, so that a policy may name a dead-letter queue listed after its source.
  */
 export async function applyConfig(
-  service: SqsService,
+  service: { actions: ActionTable; queues: QueueDirectory },
   config: ConfigFile,
   context: RequestContext,
 ): Promise<void> {
@@ -263,21 +264,21 @@ export async function applyConfig(
     await configuring(queue.name, async () => {
       const existing = await service.queues.queueByName(queue.name);
       if (!existing) {
-        await service.CreateQueue({ QueueName: queue.name, Attributes: attributes, tags }, context);
+        await service.actions.CreateQueue({ QueueName: queue.name, Attributes: attributes, tags }, context);
         return;
       }
       const QueueUrl = service.queues.queueUrl(context.baseUrl, queue.name);
       const { FifoQueue: _createOnly, ...settable } = attributes;
       if (Object.keys(settable).length > 0)
-        await service.SetQueueAttributes({ QueueUrl, Attributes: settable });
-      if (Object.keys(tags).length > 0) await service.TagQueue({ QueueUrl, Tags: tags });
+        await service.actions.SetQueueAttributes({ QueueUrl, Attributes: settable });
+      if (Object.keys(tags).length > 0) await service.actions.TagQueue({ QueueUrl, Tags: tags });
     });
   }
   for (const { name, attributes } of queues) {
     const RedrivePolicy = attributes?.RedrivePolicy;
     if (RedrivePolicy === undefined) continue;
     await configuring(name, () =>
-      service.SetQueueAttributes({
+      service.actions.SetQueueAttributes({
         QueueUrl: service.queues.queueUrl(context.baseUrl, name),
         Attributes: { RedrivePolicy },
       }),

@@ -17,7 +17,6 @@ import {
   samplesSince,
 } from '../core/queue-history.ts';
 import { parseRedrivePolicy } from '../core/redrive-policy.ts';
-import type { SqsService } from '../core/sqs-service.ts';
 import { readJsonObject } from '../shared/json-object.ts';
 import type { QueueRecord, QueueSample } from '../store/contract.ts';
 import { type ConsoleChange, errorPage, type Page, type PageViewer } from './page.ts';
@@ -246,7 +245,10 @@ export function consoleApi(
  * POST /api/alarms/silence `{"queue": NAME, "silenced": true|false}`: silences a DLQ's alarm, or lifts the
  * silence, for every node and across restarts. The viewer needs SetQueueAttributes on the queue.
  */
-export function consoleChanges(service: SqsService, alarms: DlqAlarms): Record<string, ConsoleChange> {
+export function consoleChanges(
+  service: { queues: QueueDirectory },
+  alarms: DlqAlarms,
+): Record<string, ConsoleChange> {
   return {
     '/api/alarms/silence': async (body, viewer) => {
       const reading = readJsonObject(body);

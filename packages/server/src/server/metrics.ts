@@ -1,10 +1,10 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import { isActionName } from '../core/actions.ts';
 import type { AlarmState } from '../core/dlq-alarms.ts';
-import type { ActivityTotals } from '../core/queue-activity.ts';
+import type { ActivityTotals, QueueActivity } from '../core/queue-activity.ts';
 import { type CountsDependencies, QueueCounts } from '../core/queue-counts.ts';
 import { ageSeconds, SAMPLE_PERIOD_MS } from '../core/queue-history.ts';
-import type { SqsService } from '../core/sqs-service.ts';
+import type { ReceiptRules } from '../core/receipt-rules.ts';
 import type { MessageCounts } from '../store/contract.ts';
 import { LabelledHistogram, labelValue, PairCounter } from './metric-families.ts';
 
@@ -39,7 +39,7 @@ export interface ServerMetrics {
  * scrapes share one render, and one made less than MIN_RENDER_INTERVAL_MS ago (`monotonicNow`) is served again.
  */
 export function createServerMetrics(
-  service: Pick<SqsService, 'activity' | 'receiptRules'> & CountsDependencies,
+  service: { activity: QueueActivity; receiptRules: ReceiptRules } & CountsDependencies,
   alarmStates: () => Promise<AlarmState[]>,
   counts: QueueCounts = new QueueCounts(service),
   monotonicNow: () => number = () => performance.now(),

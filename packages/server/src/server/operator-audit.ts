@@ -1,5 +1,7 @@
+import type { Clock } from '#toolkit/clock';
 import type { AuditTrail } from '../core/audit-trail.ts';
-import type { SqsService } from '../core/sqs-service.ts';
+import type { MoveTasks } from '../core/move-tasks.ts';
+import type { QueueDirectory } from '../core/queue-directory.ts';
 import type { JsonObject } from '../shared/json-object.ts';
 import type { AuditAction, AuditVia } from '../store/triage.ts';
 
@@ -27,7 +29,14 @@ export type OperatorAudit = (
   who: () => Requester,
 ) => Promise<AuditFinish | undefined> | undefined;
 
-export function operatorAudit(service: SqsService, audit: AuditTrail): OperatorAudit {
+/** What the audit reads of the core: the queues' counts before a purge or deletion, a move task's source. */
+export interface OperatorAuditParts {
+  queues: QueueDirectory;
+  clock: Clock;
+  moveTasks: Pick<MoveTasks, 'task'>;
+}
+
+export function operatorAudit(service: OperatorAuditParts, audit: AuditTrail): OperatorAudit {
   const waiting = async (name: string | undefined) => {
     const queue = name === undefined ? undefined : await service.queues.queueByName(name);
     if (!queue) return 0;

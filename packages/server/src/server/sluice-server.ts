@@ -19,7 +19,7 @@ import { applyConfig, readConfigFile } from './config-file.ts';
 import type { ConnectionLimits } from './connections.ts';
 import { type AlarmsAnswer, consoleApi, consoleChanges, consolePages } from './console-api.ts';
 import { exposureWarning } from './exposure-warning.ts';
-import { createHttpServer } from './http-server.ts';
+import { createHttpServer } from './http/http-server.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import type { LongPollCaps } from './long-poll-gate.ts';
 import { createServerMetrics } from './metrics.ts';
@@ -290,7 +290,8 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     checkHost: isLoopback(host) || keys.length === 0 || (options.allowedHosts ?? []).length > 0,
   });
   const server = createHttpServer({
-    service,
+    sqs: service,
+    storeCondition: async () => store.condition?.(),
     logger,
     browser,
     maxRequestBytes: options.maxRequestBytes,

@@ -1,6 +1,7 @@
 import { errors } from '../core/errors.ts';
+import type { LongPoll } from '../core/long-poll.ts';
+import type { QueueActivity } from '../core/queue-activity.ts';
 import type { QueueCounts } from '../core/queue-counts.ts';
-import type { SqsService } from '../core/sqs-service.ts';
 import { parseJsonObject } from '../shared/json-object.ts';
 import type { Store } from '../store/contract.ts';
 import { json } from './console-api.ts';
@@ -21,7 +22,7 @@ export interface TestMode {
 export interface ResetParts {
   clock: TestClock;
   store: Store;
-  service: Pick<SqsService, 'activity' | 'longPoll'>;
+  service: { activity: QueueActivity; longPoll: LongPoll };
   /** The counts /metrics serves and the history sampler reads. */
   queueCounts: QueueCounts;
   /** Retention sweeps, DLQ alarms, history samples, move tasks: stopped across the reset when running. */

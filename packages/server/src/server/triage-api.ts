@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { errors, SqsError } from '../core/errors.ts';
 import { bodyContains, type MessageFilter, parseFilters } from '../core/message-filter.ts';
-import type { SqsService } from '../core/sqs-service.ts';
+import type { QueueDirectory } from '../core/queue-directory.ts';
 import { BROWSE_MAX, type MessageTriage, type Selection } from '../core/triage.ts';
 import { type JsonObject, readJsonObject } from '../shared/json-object.ts';
 import type { MessageAttributes } from '../shared/sqs-values.ts';
@@ -30,8 +30,14 @@ function viaOf(viewer: PageViewer): AuditVia {
  * messages, found without receiving them; it shows their bodies, so it needs ReceiveMessage on the queue.
  * GET /api/audit[?before=ID][&limit=N]: the audit trail, newest first, of the queues the viewer may read.
  */
+/** What the triage API reads of the core: the queue directory, and the account for a replay's SenderId. */
+export interface TriageApiParts {
+  queues: QueueDirectory;
+  accountId: string;
+}
+
 export function triagePages(
-  service: SqsService,
+  service: TriageApiParts,
   triage: MessageTriage,
 ): Record<string, (url: URL, viewer: PageViewer) => Promise<Page>> {
   return {
@@ -67,7 +73,7 @@ export type TriageChange = (body: string, viewer: PageViewer, request: IncomingM
  * ReceiveMessage on it. A replay sends: SendMessage on every queue it sends to, each message's origin
  * included, as StartMessageMoveTask's destinations; the replayed messages' SenderId is the replaying key.
  */
-export function triageChanges(service: SqsService, triage: MessageTriage): Record<string, TriageChange> {
+export function triageChanges(service: TriageApiParts, triage: MessageTriage): Record<string, TriageChange> {
   const start = async (body: string, viewer: PageViewer) => {
     const input = parseBody(body);
     const queue = await permittedQueue(service, viewer, input.queue, 'SetQueueAttributes');
@@ -124,7 +130,7 @@ async function answer(work: () => Promise<unknown>): Promise<Page> {
  * change its settings (SetQueueAttributes; the console's viewer knows no finer one).
  */
 async function permittedQueue(
-  service: SqsService,
+  service: TriageApiParts,
   viewer: PageViewer,
   name: unknown,
   action: 'ReceiveMessage' | 'SetQueueAttributes' | 'SendMessage',
@@ -137,13 +143,13 @@ async function permittedQueue(
   return existing(service, name);
 }
 
-async function existing(service: SqsService, name: string): Promise<QueueRecord> {
+async function existing(service: TriageApiParts, name: string): Promise<QueueRecord> {
   const queue = await service.queues.queueByName(name);
   if (!queue) throw errors.queueDoesNotExist();
   return queue;
 }
 
-function denied(service: SqsService, viewer: PageViewer, action: string, name: string): SqsError {
+function denied(service: TriageApiParts, viewer: PageViewer, action: string, name: string): SqsError {
   return errors.accessDenied(
     `User: ${actorOf(viewer)} is not authorized to perform: sqs:${action} on resource: ${service.queues.queueArn(name)}`,
   );

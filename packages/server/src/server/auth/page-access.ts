@@ -17,8 +17,8 @@ const LOGOUT_PATH = '/console/logout';
  * bearer token. A session or signature sees the queues its key may read (GetQueueAttributes).
  */
 export interface PageAccess {
-  /** Whether a POST to `path` is the console's sign-in or sign-out form. */
-  isForm(path: string): boolean;
+  /** The paths of the console's sign-in and sign-out forms, served on POST; none without credentials. */
+  readonly formPaths: readonly string[];
   /** Answers the sign-in or sign-out form; `origin` is the server's own, as the browser names it. */
   submitForm(path: string, request: IncomingMessage, body: string, origin: string): Page;
   /** The viewer of a GET page, or the answer refusing it. */
@@ -115,7 +115,7 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
     `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${options.tls ? '; Secure' : ''}`;
 
   return {
-    isForm: (path) => auth !== undefined && (path === LOGIN_PATH || path === LOGOUT_PATH),
+    formPaths: auth === undefined ? [] : [LOGIN_PATH, LOGOUT_PATH],
 
     submitForm(path, request, body, origin) {
       // Only the console's own page may sign in or out (no signing a victim's browser into another key).
