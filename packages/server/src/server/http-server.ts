@@ -25,6 +25,7 @@ import {
   guardConnections,
   nodeTimeoutOptions,
 } from './connections.ts';
+import { LAMBDA_PATH_PREFIX, type LambdaHandler } from './lambda-entry.ts';
 import type { Logger } from './logger.ts';
 import { LONG_POLL_CAP_DEFAULTS, type LongPollCaps, longPollGate } from './long-poll-gate.ts';
 import type { OperatorAudit } from './operator-audit.ts';
@@ -68,6 +69,8 @@ export interface HttpServerOptions {
   browser?: BrowserGuard;
   /** Time for waits for answer room and the log of client aborts; the system's by default. */
   clock?: Clock;
+  /** The Lambda API's event-source-mapping actions (lambda-entry.ts), for paths under LAMBDA_PATH_PREFIX. */
+  lambda?: LambdaHandler;
 }
 
 export type SluiceHttpServer = Server | HttpsServer;
@@ -206,6 +209,24 @@ async function handle(
       return;
     }
     throw error;
+  }
+  if (options.lambda && request.url?.startsWith(LAMBDA_PATH_PREFIX)) {
+    const auth = options.auth;
+    const signed = {
+      method: request.method ?? 'GET',
+      target: request.url,
+      rawHeaders: request.rawHeaders,
+      body,
+    };
+    const lambda = await options.lambda({
+      method: signed.method,
+      url: url(),
+      body,
+      refusal: options.browser?.crossOriginRefusal(request),
+      authenticate: auth && (() => auth.authenticateLambda(signed)),
+    });
+    reply(lambda.status, lambda.headers, lambda.body, false);
+    return;
   }
   if (request.method === 'POST' && options.pageAccess?.isForm(url().pathname)) {
     answer(options.pageAccess.submitForm(url().pathname, request, body, baseUrlOf(request)));
