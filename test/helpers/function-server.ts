@@ -26,10 +26,12 @@ export type FunctionBehaviour = (
 export interface FunctionServer {
   readonly endpoint: string;
   readonly invocations: Invocation[];
-  /** Invocations under way now, and the most there ever were at once. */
-  readonly running: number;
-  readonly mostRunning: number;
-  behave(behaviour: FunctionBehaviour): void;
+  /** Invocations of the function under way now. */
+  runningOf(functionName: string): number;
+  /** The most invocations of the function there ever were at once. */
+  mostRunningOf(functionName: string): number;
+  /** What the function of this name does (each answers 200 `null` until told otherwise). */
+  behave(functionName: string, behaviour: FunctionBehaviour): void;
   /** Resolves once `count` invocations have been received (polling every 20 ms, up to `timeoutMs`). */
   waitForInvocations(count: number, timeoutMs?: number): Promise<Invocation[]>;
   close(): Promise<void>;
@@ -46,11 +48,11 @@ function readBody(request: IncomingMessage): Promise<string> {
   });
 }
 
-export async function startFunctionServer(initial?: FunctionBehaviour): Promise<FunctionServer> {
-  let behaviour: FunctionBehaviour = initial ?? (() => undefined);
+export async function startFunctionServer(): Promise<FunctionServer> {
+  const behaviours = new Map<string, FunctionBehaviour>();
   const invocations: Invocation[] = [];
-  let running = 0;
-  let mostRunning = 0;
+  const running = new Map<string, number>();
+  const mostRunning = new Map<string, number>();
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://localhost');
     const match = PATH.exec(url.pathname);
@@ -58,18 +60,28 @@ export async function startFunctionServer(initial?: FunctionBehaviour): Promise<
       response.writeHead(404).end();
       return;
     }
-    running++;
-    mostRunning = Math.max(mostRunning, running);
+    const functionName = decodeURIComponent(match[1]!);
+    const now = (running.get(functionName) ?? 0) + 1;
+    running.set(functionName, now);
+    mostRunning.set(functionName, Math.max(mostRunning.get(functionName) ?? 0, now));
+    // An invocation ends when it is answered or when its caller gives up on it (a time-out).
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      running.set(functionName, (running.get(functionName) ?? 1) - 1);
+    };
+    response.once('close', end);
     void (async () => {
       try {
         const event = JSON.parse(await readBody(request)) as SQSEvent;
         const invocation = {
-          functionName: decodeURIComponent(match[1]!),
+          functionName,
           qualifier: url.searchParams.get('Qualifier'),
           event,
         };
         invocations.push(invocation);
-        const answer = await behaviour(invocation);
+        const answer = await (behaviours.get(functionName) ?? (() => undefined))(invocation);
         if (!response.destroyed)
           response
             .writeHead(answer?.status ?? 200, { 'content-type': 'application/json', ...answer?.headers })
@@ -77,7 +89,7 @@ export async function startFunctionServer(initial?: FunctionBehaviour): Promise<
       } catch (error) {
         response.writeHead(500).end(String(error));
       } finally {
-        running--;
+        end();
       }
     })();
   });
@@ -86,14 +98,10 @@ export async function startFunctionServer(initial?: FunctionBehaviour): Promise<
   return {
     endpoint: `http://127.0.0.1:${port}`,
     invocations,
-    get running() {
-      return running;
-    },
-    get mostRunning() {
-      return mostRunning;
-    },
-    behave(next) {
-      behaviour = next;
+    runningOf: (functionName) => running.get(functionName) ?? 0,
+    mostRunningOf: (functionName) => mostRunning.get(functionName) ?? 0,
+    behave(functionName, behaviour) {
+      behaviours.set(functionName, behaviour);
     },
     async waitForInvocations(count, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;

@@ -296,3 +296,284 @@ describe('event source mappings: polling', () => {
     await eventually(() => isEmpty(q.url), 'the processed message deleted');
   });
 });
+
+/** Moves the server's clock by `seconds` until `check` holds (each step lets the server act on it). */
+async function advanceUntil(seconds: number, check: () => boolean | Promise<boolean>, what: string) {
+  await eventually(
+    async () => {
+      if (await check()) return true;
+      await advanceClock(server.endpoint, seconds);
+      return check();
+    },
+    what,
+    60_000,
+  );
+}
+
+const create = (input: ConstructorParameters<typeof CreateEventSourceMappingCommand>[0]) =>
+  lambda.send(new CreateEventSourceMappingCommand(input));
+
+async function sendAll(url: string, bodies: string[], group?: string) {
+  for (let start = 0; start < bodies.length; start += 10)
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: url,
+        Entries: bodies.slice(start, start + 10).map((body, index) => ({
+          Id: String(index),
+          MessageBody: body,
+          ...(group !== undefined && { MessageGroupId: group }),
+        })),
+      }),
+    );
+}
+
+const receiveCountsOf = (functionName: string, body: string) =>
+  fn.invocations
+    .filter((invocation) => invocation.functionName === functionName)
+    .flatMap((invocation) => invocation.event.Records)
+    .filter((record) => record.body === body)
+    .map((record) => record.attributes.ApproximateReceiveCount);
+
+const failures = (ids: string[]): { body: string } => ({
+  body: JSON.stringify({
+    batchItemFailures: ids.map((itemIdentifier) => ({ itemIdentifier })),
+  } satisfies SQSBatchResponse),
+});
+
+describe('event source mappings: batches and failures', () => {
+  it('fills a batch from several receives within the batching window, on the test clock', async () => {
+    const q = await queue({ VisibilityTimeout: '120' });
+    await sendAll(q.url, ['w1', 'w2', 'w3']);
+    await create({
+      EventSourceArn: q.arn,
+      FunctionName: 'window-fn',
+      BatchSize: 50,
+      MaximumBatchingWindowInSeconds: 60,
+    });
+    // The window (60 s on the server's clock) is open: what is sent now joins the same batch.
+    await eventually(async () => (await counts(q.url)).inFlight === 3, 'the first records received');
+    await sendAll(q.url, ['w4', 'w5']);
+    await eventually(async () => (await counts(q.url)).inFlight === 5, 'the later records received');
+    assert.equal(bodiesOf('window-fn').length, 0);
+    await advanceClock(server.endpoint, 61);
+    await eventually(() => bodiesOf('window-fn').length === 1, 'the invocation at the end of the window');
+    assert.deepEqual(bodiesOf('window-fn')[0]!.sort(), ['w1', 'w2', 'w3', 'w4', 'w5']);
+    await eventually(() => isEmpty(q.url), 'the batch deleted');
+  });
+
+  it('sends up to BatchSize records per invocation', async () => {
+    const q = await queue();
+    await sendAll(
+      q.url,
+      Array.from({ length: 25 }, (_, index) => `b${index}`),
+    );
+    await create({
+      EventSourceArn: q.arn,
+      FunctionName: 'size-fn',
+      BatchSize: 4,
+      ScalingConfig: { MaximumConcurrency: 2 },
+    });
+    await eventually(() => bodiesOf('size-fn').flat().length === 25, 'all 25 records invoked');
+    assert.ok(bodiesOf('size-fn').every((batch) => batch.length >= 1 && batch.length <= 4));
+    await eventually(() => isEmpty(q.url), 'every batch deleted');
+  });
+
+  it('leaves only the reported batch item failures, which reach the DLQ past maxReceiveCount', async () => {
+    const dlq = await queue();
+    const q = await queue({
+      VisibilityTimeout: '30',
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: 2 }),
+    });
+    fn.behave('partial-fn', ({ event }) =>
+      failures(event.Records.filter((record) => record.body === 'bad').map((record) => record.messageId)),
+    );
+    await sendAll(q.url, ['good1', 'bad', 'good2']);
+    await create({
+      EventSourceArn: q.arn,
+      FunctionName: 'partial-fn',
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    await eventually(
+      async () => bodiesOf('partial-fn').length === 1 && (await counts(q.url)).inFlight === 1,
+      'the good records deleted',
+    );
+    assert.deepEqual((await counts(q.url)).visible, 0);
+    await advanceUntil(
+      31,
+      () => receiveCountsOf('partial-fn', 'bad').length === 2,
+      'the failed record again',
+    );
+    assert.deepEqual(receiveCountsOf('partial-fn', 'bad'), ['1', '2']);
+    await advanceUntil(31, async () => (await counts(dlq.url)).visible === 1, 'the failed record in the DLQ');
+    assert.ok(await isEmpty(q.url));
+    const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: dlq.url }));
+    assert.equal(Messages?.[0]?.Body, 'bad');
+    assert.deepEqual(receiveCountsOf('partial-fn', 'good1'), ['1']);
+  });
+
+  it('fails the whole batch on an unknown identifier, and on an empty list succeeds', async () => {
+    const q = await queue({ VisibilityTimeout: '30' });
+    let calls = 0;
+    fn.behave('ids-fn', () =>
+      ++calls === 1 ? failures(['not-a-message-id']) : { body: '{"batchItemFailures": []}' },
+    );
+    await sendAll(q.url, ['i1', 'i2']);
+    await create({
+      EventSourceArn: q.arn,
+      FunctionName: 'ids-fn',
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    await eventually(() => bodiesOf('ids-fn').length === 1, 'the first invocation');
+    await advanceUntil(31, () => bodiesOf('ids-fn').flat().length === 4, 'both records again');
+    assert.deepEqual(receiveCountsOf('ids-fn', 'i1'), ['1', '2']);
+    await eventually(() => isEmpty(q.url), 'the batch deleted after the empty list');
+  });
+
+  it('leaves the whole batch on a function error: X-Amz-Function-Error or a non-2xx answer', async () => {
+    for (const [name, answer] of [
+      [
+        'unhandled-fn',
+        { headers: { 'x-amz-function-error': 'Unhandled' }, body: '{"errorMessage": "boom"}' },
+      ],
+      ['status-fn', { status: 502, body: '{"message": "bad gateway"}' }],
+    ] as const) {
+      const q = await queue({ VisibilityTimeout: '30' });
+      let calls = 0;
+      fn.behave(name, () => (++calls === 1 ? answer : undefined));
+      await sendAll(q.url, ['e1', 'e2']);
+      await create({
+        EventSourceArn: q.arn,
+        FunctionName: name,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+      await eventually(() => bodiesOf(name).length === 1, `${name}: the failed invocation`);
+      assert.equal((await counts(q.url)).inFlight, 2);
+      await advanceUntil(31, () => bodiesOf(name).length === 2, `${name}: the batch again`);
+      assert.deepEqual(receiveCountsOf(name, 'e1'), ['1', '2']);
+      await eventually(() => isEmpty(q.url), `${name}: the batch deleted once it succeeded`);
+    }
+  });
+
+  it('counts an invocation not answered within the function time-out (3 s) as failed', async () => {
+    const q = await queue({ VisibilityTimeout: '30' });
+    let release!: () => void;
+    const hung = new Promise<undefined>((resolve) => {
+      release = () => resolve(undefined);
+    });
+    let calls = 0;
+    fn.behave('slow-fn', () => (++calls === 1 ? hung : undefined));
+    await sendAll(q.url, ['t1']);
+    await create({ EventSourceArn: q.arn, FunctionName: 'slow-fn' });
+    await eventually(() => bodiesOf('slow-fn').length === 1, 'the hanging invocation');
+    assert.equal(fn.runningOf('slow-fn'), 1);
+    await advanceClock(server.endpoint, 4);
+    await eventually(() => fn.runningOf('slow-fn') === 0, 'the invocation abandoned at its time-out');
+    assert.equal((await counts(q.url)).inFlight, 1);
+    await advanceUntil(31, () => bodiesOf('slow-fn').length === 2, 'the record again');
+    await eventually(() => isEmpty(q.url), 'the record deleted');
+    release();
+  });
+});
+
+describe('event source mappings: FIFO, filters, states, concurrency', () => {
+  it('keeps FIFO order: after a failure in a group, its later records come back with it', async () => {
+    const q = await queue({ VisibilityTimeout: '30' }, true);
+    let calls = 0;
+    fn.behave('fifo-fn', ({ event }) =>
+      ++calls === 1
+        ? failures(event.Records.filter((record) => record.body === 'a2').map((record) => record.messageId))
+        : undefined,
+    );
+    await sendAll(q.url, ['a1', 'a2', 'a3', 'a4'], 'A');
+    await sendAll(q.url, ['b1', 'b2'], 'B');
+    await create({
+      EventSourceArn: q.arn,
+      FunctionName: 'fifo-fn',
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    await eventually(() => bodiesOf('fifo-fn').length === 1, 'the first batch');
+    assert.deepEqual(bodiesOf('fifo-fn')[0], ['a1', 'a2', 'a3', 'a4', 'b1', 'b2']);
+    const first = fn.invocations.find((invocation) => invocation.functionName === 'fifo-fn')!.event
+      .Records[0]!;
+    assert.equal(first.attributes.MessageGroupId, 'A');
+    assert.match(first.attributes.SequenceNumber ?? '', /^\d{20}$/);
+    assert.ok(first.attributes.MessageDeduplicationId);
+    await eventually(async () => (await counts(q.url)).inFlight === 3, 'a1, b1 and b2 deleted');
+    await advanceUntil(31, () => bodiesOf('fifo-fn').length === 2, 'the group again');
+    assert.deepEqual(bodiesOf('fifo-fn')[1], ['a2', 'a3', 'a4']);
+    await eventually(() => isEmpty(q.url), 'the group deleted');
+  });
+
+  it('deletes the records no filter matches without invoking the function', async () => {
+    const q = await queue();
+    await create({
+      EventSourceArn: q.arn,
+      FunctionName: 'filter-fn',
+      FilterCriteria: { Filters: [{ Pattern: '{"body": {"kind": ["keep"]}}' }] },
+    });
+    await sendAll(q.url, ['{"kind": "drop"}', '{"kind": "keep"}', 'not json']);
+    await eventually(() => isEmpty(q.url), 'every record gone');
+    assert.deepEqual(bodiesOf('filter-fn').flat(), ['{"kind": "keep"}']);
+  });
+
+  it('stops polling when disabled or deleted, and starts again when enabled', async () => {
+    const q = await queue();
+    const { UUID } = await create({ EventSourceArn: q.arn, FunctionName: 'state-fn' });
+    await sendAll(q.url, ['s1']);
+    await eventually(() => bodiesOf('state-fn').length === 1, 'the first invocation');
+    const disabled = await lambda.send(new UpdateEventSourceMappingCommand({ UUID, Enabled: false }));
+    assert.equal(disabled.State, 'Updating');
+    assert.equal((await lambda.send(new GetEventSourceMappingCommand({ UUID }))).State, 'Disabled');
+    await sendAll(q.url, ['s2']);
+    // The mapping no longer consumes: an ordinary consumer gets the message, and gives it back.
+    const { Messages } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: q.url, WaitTimeSeconds: 5, VisibilityTimeout: 0 }),
+    );
+    assert.equal(Messages?.[0]?.Body, 's2');
+    assert.equal(bodiesOf('state-fn').length, 1);
+    await lambda.send(new UpdateEventSourceMappingCommand({ UUID, Enabled: true }));
+    await eventually(() => bodiesOf('state-fn').flat().includes('s2'), 'the enabled mapping invoking again');
+    await lambda.send(new DeleteEventSourceMappingCommand({ UUID }));
+    await sendAll(q.url, ['s3']);
+    const again = await sqs.send(new ReceiveMessageCommand({ QueueUrl: q.url, WaitTimeSeconds: 5 }));
+    assert.equal(again.Messages?.[0]?.Body, 's3');
+    assert.ok(!bodiesOf('state-fn').flat().includes('s3'));
+  });
+
+  it('disables the mappings of a deleted queue, saying why', async () => {
+    const q = await queue();
+    const { UUID } = await create({ EventSourceArn: q.arn, FunctionName: 'gone-fn' });
+    await sqs.send(new DeleteQueueCommand({ QueueUrl: q.url }));
+    await advanceUntil(
+      21,
+      async () => (await lambda.send(new GetEventSourceMappingCommand({ UUID }))).State === 'Disabled',
+      'the mapping disabled',
+    );
+    const mapping = await lambda.send(new GetEventSourceMappingCommand({ UUID }));
+    assert.match(mapping.StateTransitionReason ?? '', /^PROBLEM: /);
+  });
+
+  it('scales pollers with the backlog up to ScalingConfig.MaximumConcurrency', async () => {
+    const q = await queue();
+    let open!: () => void;
+    const gate = new Promise<undefined>((resolve) => {
+      open = () => resolve(undefined);
+    });
+    fn.behave('scale-fn', () => gate);
+    await sendAll(
+      q.url,
+      Array.from({ length: 12 }, (_, index) => `c${index}`),
+    );
+    await create({
+      EventSourceArn: q.arn,
+      FunctionName: 'scale-fn',
+      BatchSize: 1,
+      ScalingConfig: { MaximumConcurrency: 2 },
+    });
+    await eventually(() => fn.runningOf('scale-fn') === 2, 'two invocations at once');
+    fn.behave('scale-fn', () => undefined);
+    open();
+    await eventually(() => isEmpty(q.url), 'the backlog processed');
+    assert.equal(fn.mostRunningOf('scale-fn'), 2);
+  });
+});

@@ -171,6 +171,13 @@ export class MappingPollers {
       const received = await this.receive(Math.min(RECEIVE_MAX, batchSize - batch.length), waitSeconds);
       if (batch.length === 0 && received.length > 0) windowEnd = clock.now() + windowMs;
       for (const message of received) {
+        // A message whose visibility timeout ran out during the window comes again: one record, the
+        // latest receipt handle.
+        const earlier = batch.findIndex((candidate) => candidate.MessageId === message.MessageId);
+        if (earlier >= 0) {
+          batch[earlier] = message;
+          continue;
+        }
         batch.push(message);
         bytes += Buffer.byteLength(message.Body ?? '');
       }
