@@ -4,6 +4,7 @@
  * API's shapes and errors, the SQS event, batching, failures, FIFO order, filters, states and concurrency.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -28,6 +29,7 @@ import { eventually } from '../helpers/client-toolkit.ts';
 import { type FunctionServer, startFunctionServer } from '../helpers/function-server.ts';
 import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
+import { hasBoto3, PYTHONS } from './clients/clients.ts';
 
 const ACCOUNT = '000000000000';
 const REGION = 'us-east-1';
@@ -232,6 +234,12 @@ describe('event source mappings: the API', () => {
       { EventSourceArn: q.arn, FunctionName: 'f', StartingPosition: 'LATEST' },
       'InvalidParameterValueException',
       /StartingPosition is not valid for SQS/,
+    );
+    const short = await queue({ VisibilityTimeout: '2' });
+    await refusal(
+      { EventSourceArn: short.arn, FunctionName: 'f' },
+      'InvalidParameterValueException',
+      /^Queue visibility timeout: 2 seconds is less than Function timeout: 3 seconds$/,
     );
     await lambda.send(
       new CreateEventSourceMappingCommand({ EventSourceArn: q.arn, FunctionName: 'dup', Enabled: false }),
@@ -575,5 +583,79 @@ describe('event source mappings: FIFO, filters, states, concurrency', () => {
     open();
     await eventually(() => isEmpty(q.url), 'the backlog processed');
     assert.equal(fn.mostRunningOf('scale-fn'), 2);
+  });
+});
+
+const boto3Python = PYTHONS.find((python) => python.protocol === 'json')?.bin;
+
+/** Runs a boto3 script against the server with `lambda` and `sqs` clients; it prints one JSON value. */
+function boto3(script: string): unknown {
+  const program = `
+import boto3, json, sys
+from botocore.exceptions import ClientError
+session = boto3.session.Session(aws_access_key_id='test', aws_secret_access_key='test', region_name='${REGION}')
+lam = session.client('lambda', endpoint_url='${server.endpoint}')
+sqs = session.client('sqs', endpoint_url='${server.endpoint}')
+def error_of(call):
+    try:
+        call()
+        return None
+    except ClientError as e:
+        return {'code': e.response['Error']['Code'], 'message': e.response['Error']['Message'], 'status': e.response['ResponseMetadata']['HTTPStatusCode']}
+${script}
+`;
+  return JSON.parse(execFileSync(boto3Python!, ['-c', program], { encoding: 'utf8', timeout: 60_000 }));
+}
+
+describe('event source mappings: boto3', {
+  skip: boto3Python && hasBoto3(boto3Python) ? false : 'no pyenv boto3',
+}, () => {
+  it("manages a mapping with boto3's Lambda client, which the function then serves", async () => {
+    const q = await queue();
+    const result = boto3(`
+created = lam.create_event_source_mapping(EventSourceArn='${q.arn}', FunctionName='boto-fn', BatchSize=5,
+    FunctionResponseTypes=['ReportBatchItemFailures'], ScalingConfig={'MaximumConcurrency': 2})
+uuid = created['UUID']
+got = lam.get_event_source_mapping(UUID=uuid)
+listed = lam.list_event_source_mappings(FunctionName='boto-fn')
+updated = lam.update_event_source_mapping(UUID=uuid, BatchSize=7)
+print(json.dumps({
+    'uuid': uuid,
+    'created': {k: created[k] for k in ('State', 'BatchSize', 'FunctionArn', 'EventSourceArn', 'FunctionResponseTypes', 'ScalingConfig')},
+    'lastModified': created['LastModified'].timestamp(),
+    'got': got['State'],
+    'listed': [m['UUID'] for m in listed['EventSourceMappings']],
+    'updated': [updated['State'], updated['BatchSize']],
+    'missing': error_of(lambda: lam.get_event_source_mapping(UUID='00000000-0000-0000-0000-000000000000')),
+    'bad': error_of(lambda: lam.create_event_source_mapping(EventSourceArn='${q.arn}', FunctionName='x', BatchSize=20)),
+    'conflict': error_of(lambda: lam.create_event_source_mapping(EventSourceArn='${q.arn}', FunctionName='boto-fn')),
+}))
+`) as Record<string, unknown>;
+    assert.deepEqual(result.created, {
+      State: 'Creating',
+      BatchSize: 5,
+      FunctionArn: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:boto-fn`,
+      EventSourceArn: q.arn,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 2 },
+    });
+    assert.ok(Math.abs((result.lastModified as number) * 1000 - Date.now()) < 60_000);
+    assert.equal(result.got, 'Enabled');
+    assert.deepEqual(result.listed, [result.uuid]);
+    assert.deepEqual(result.updated, ['Updating', 7]);
+    assert.deepEqual(result.missing, {
+      code: 'ResourceNotFoundException',
+      message: 'The resource you requested does not exist.',
+      status: 404,
+    });
+    assert.equal((result.bad as { code: string }).code, 'InvalidParameterValueException');
+    assert.equal((result.conflict as { status: number }).status, 409);
+    await sendAll(q.url, ['from-boto3']);
+    await eventually(() => bodiesOf('boto-fn').flat().includes('from-boto3'), 'the invocation');
+    await eventually(() => isEmpty(q.url), 'the record deleted');
+    boto3(`lam.delete_event_source_mapping(UUID='${result.uuid as string}'); print('null')`);
+    await assert.rejects(lambda.send(new GetEventSourceMappingCommand({ UUID: result.uuid as string })), {
+      name: 'ResourceNotFoundException',
+    });
   });
 });

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type Clock, type PeriodicJob, repeatEvery } from 'sluice-client/clock';
+import { integerAttribute } from '../queue-attributes.ts';
 import type { QueueDirectory } from '../queue-directory.ts';
 import type { SqsActions } from '../sqs-service.ts';
 import { lambdaErrors } from './lambda-errors.ts';
@@ -13,6 +14,7 @@ import {
   MAPPING_LIMITS,
   type MappingConfiguration,
   type MappingInput,
+  type MappingQueue,
   newMappingSettings,
   parseFunctionName,
   QUEUE_DELETED_REASON,
@@ -185,13 +187,16 @@ export class EventSourceMappings {
     return mapping;
   }
 
-  private async queueOf(arn: string) {
+  private async queueOf(arn: string): Promise<MappingQueue> {
     const queue = await this.options.queues.queueByArn(arn);
     if (!queue)
       throw lambdaErrors.invalidParameter(
         'Error occurred while ReceiveMessage. SQS Error Code: AWS.SimpleQueueService.NonExistentQueue. SQS Error Message: The specified queue does not exist for this wsdl version.',
       );
-    return queue;
+    return {
+      fifo: queue.fifo,
+      visibilityTimeoutSeconds: integerAttribute(queue.attributes, 'VisibilityTimeout'),
+    };
   }
 
   // ---- Polling --------------------------------------------------------------------------------------

@@ -67,6 +67,8 @@ export type MappingInput = Record<string, unknown>;
 /** What the checks need to know of the queue a mapping reads. */
 export interface MappingQueue {
   fifo: boolean;
+  /** The queue's VisibilityTimeout attribute, in seconds. */
+  visibilityTimeoutSeconds: number;
 }
 
 const FUNCTION_NAME =
@@ -219,6 +221,16 @@ export function compileFilters(patterns: readonly string[] | undefined): SqsFilt
   }
 }
 
+/**
+ * Lambda refuses a queue whose messages would come back while the function may still be running them.
+ */
+function checkVisibility(queue: MappingQueue, functionTimeoutSeconds: number): void {
+  if (queue.visibilityTimeoutSeconds < functionTimeoutSeconds)
+    throw lambdaErrors.invalidParameter(
+      `Queue visibility timeout: ${queue.visibilityTimeoutSeconds} seconds is less than Function timeout: ${functionTimeoutSeconds} seconds`,
+    );
+}
+
 /** The batch size and window together, as Lambda checks them for SQS queues. */
 function checkBatching(batchSize: number, windowSeconds: number, queue: MappingQueue): void {
   if (queue.fifo && batchSize > MAPPING_LIMITS.maxFifoBatchSize)
@@ -249,6 +261,7 @@ export function newMappingSettings(input: MappingInput, queue: MappingQueue, fun
       MAPPING_LIMITS.maxBatchingWindowSeconds,
     ) ?? 0;
   checkBatching(batchSize, window, queue);
+  checkVisibility(queue, functionTimeoutSeconds);
   const concurrency = maximumConcurrency(input);
   const patterns = filterPatterns(input);
   return {
