@@ -1,0 +1,159 @@
+/**
+ * Event source mappings kept by both stores: across a restart of a SQLite server, forgotten by test mode's
+ * reset, and on PostgreSQL shared by two nodes, of which only the one running the cluster jobs polls.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  CreateEventSourceMappingCommand,
+  GetEventSourceMappingCommand,
+  LambdaClient,
+  ListEventSourceMappingsCommand,
+} from '@aws-sdk/client-lambda';
+import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { reset } from 'sluice-client/testing';
+import { freshDatabase } from '../../tools/postgres.ts';
+import { eventually } from '../helpers/client-toolkit.ts';
+import { type FunctionServer, startFunctionServer } from '../helpers/function-server.ts';
+import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
+
+const REGION = 'us-east-1';
+const ACCOUNT = '000000000000';
+
+let fn: FunctionServer;
+before(async () => {
+  fn = await startFunctionServer();
+});
+after(() => fn?.close());
+
+const lambdaClient = (endpoint: string) =>
+  new LambdaClient({
+    endpoint,
+    region: REGION,
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    maxAttempts: 1,
+  });
+
+async function makeQueue(endpoint: string, name: string) {
+  const sqs = sqsClient(endpoint);
+  const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name }));
+  sqs.destroy();
+  return { url: QueueUrl!, arn: `arn:aws:sqs:${REGION}:${ACCOUNT}:${name}` };
+}
+
+async function send(endpoint: string, url: string, body: string) {
+  const sqs = sqsClient(endpoint);
+  await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body }));
+  sqs.destroy();
+}
+
+async function isEmpty(endpoint: string, url: string) {
+  const sqs = sqsClient(endpoint);
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: url,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  sqs.destroy();
+  return (
+    Attributes!.ApproximateNumberOfMessages === '0' &&
+    Attributes!.ApproximateNumberOfMessagesNotVisible === '0'
+  );
+}
+
+const invokedWith = (functionName: string, body: string) =>
+  fn.invocations.some(
+    (invocation) =>
+      invocation.functionName === functionName &&
+      invocation.event.Records.some((record) => record.body === body),
+  );
+
+describe('event source mappings on SQLite', () => {
+  it('keeps a mapping across a restart, and polls with it again', async () => {
+    const first = await startServer({ args: ['--lambda-endpoint', fn.endpoint] });
+    let second: RunningServer | undefined;
+    try {
+      const q = await makeQueue(first.endpoint, 'kept');
+      const lambda = lambdaClient(first.endpoint);
+      const { UUID } = await lambda.send(
+        new CreateEventSourceMappingCommand({ EventSourceArn: q.arn, FunctionName: 'kept-fn', BatchSize: 3 }),
+      );
+      lambda.destroy();
+      await first.stop();
+      second = await startServer({ dataDir: first.dataDir, args: ['--lambda-endpoint', fn.endpoint] });
+      const again = lambdaClient(second.endpoint);
+      const mapping = await again.send(new GetEventSourceMappingCommand({ UUID }));
+      again.destroy();
+      assert.equal(mapping.BatchSize, 3);
+      assert.equal(mapping.State, 'Enabled');
+      await send(second.endpoint, q.url, 'after-restart');
+      await eventually(
+        () => invokedWith('kept-fn', 'after-restart'),
+        'the invocation after the restart',
+        30_000,
+      );
+      await eventually(() => isEmpty(second!.endpoint, q.url), 'the record deleted');
+    } finally {
+      await second?.stop();
+      removeDataDir(first.dataDir);
+    }
+  });
+
+  it("forgets every mapping at test mode's reset", async () => {
+    const server = await startServer({ args: ['--test-clock', '--lambda-endpoint', fn.endpoint] });
+    try {
+      const q = await makeQueue(server.endpoint, 'reset');
+      const lambda = lambdaClient(server.endpoint);
+      await lambda.send(
+        new CreateEventSourceMappingCommand({ EventSourceArn: q.arn, FunctionName: 'reset-fn' }),
+      );
+      await reset(server.endpoint);
+      const listed = await lambda.send(new ListEventSourceMappingsCommand({}));
+      lambda.destroy();
+      assert.deepEqual(listed.EventSourceMappings, []);
+    } finally {
+      await server.stop();
+      removeDataDir(server.dataDir);
+    }
+  });
+});
+
+describe('event source mappings on PostgreSQL', () => {
+  it('are shared by the nodes; the node running the cluster jobs polls, and another takes over when it stops', async () => {
+    const database = await freshDatabase('sluice_esm');
+    const nodes: RunningServer[] = [];
+    try {
+      const args = ['--store', database.url, '--lambda-endpoint', fn.endpoint];
+      nodes.push(await startServer({ args }));
+      nodes.push(await startServer({ args }));
+      const [a, b] = nodes as [RunningServer, RunningServer];
+      const q = await makeQueue(a.endpoint, 'shared');
+      const onA = lambdaClient(a.endpoint);
+      const { UUID } = await onA.send(
+        new CreateEventSourceMappingCommand({ EventSourceArn: q.arn, FunctionName: 'pg-fn' }),
+      );
+      onA.destroy();
+      const onB = lambdaClient(b.endpoint);
+      assert.equal(
+        (await onB.send(new GetEventSourceMappingCommand({ UUID }))).FunctionArn,
+        `arn:aws:lambda:${REGION}:${ACCOUNT}:function:pg-fn`,
+      );
+      onB.destroy();
+      await send(b.endpoint, q.url, 'pg-1');
+      await eventually(() => invokedWith('pg-fn', 'pg-1'), 'the invocation', 30_000);
+      await eventually(() => isEmpty(a.endpoint, q.url), 'the record deleted', 30_000);
+      // The first node, which holds the lease, stops cleanly: the other takes the lease and the polling.
+      await a.stop();
+      await send(b.endpoint, q.url, 'pg-2');
+      await eventually(() => invokedWith('pg-fn', 'pg-2'), 'the invocation by the other node', 60_000);
+    } finally {
+      for (const node of nodes) {
+        await node.stop();
+        removeDataDir(node.dataDir);
+      }
+      await database.drop();
+    }
+  });
+});
