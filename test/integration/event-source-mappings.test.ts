@@ -302,6 +302,14 @@ describe('event source mappings: polling', () => {
       dataType: 'Binary',
     });
     await eventually(() => isEmpty(q.url), 'the processed message deleted');
+    await eventually(async () => {
+      const metrics = await (await fetch(`${server.endpoint}/metrics`)).text();
+      return (
+        /sluice_lambda_invocations_total\{mapping="[0-9a-f-]+",function="shape-fn",result="success"\} 1/.test(
+          metrics,
+        ) && /sluice_lambda_batch_size_sum\{mapping="[0-9a-f-]+",function="shape-fn"\} 1/.test(metrics)
+      );
+    }, 'the invocation in /metrics');
   });
 });
 

@@ -225,16 +225,20 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     invoker: lambdaEndpoint === undefined ? undefined : httpInvoker(lambdaEndpoint),
     functionTimeoutSeconds: options.lambdaTimeoutSeconds ?? config.lambda?.functionTimeoutSeconds,
     observer: {
-      invoked: (mapping, records, result, seconds) =>
+      invoked(mapping, records, result, seconds) {
+        metrics?.mappings.invoked(mapping, records, result, seconds);
         logger.debug(
           { mapping: mapping.uuid, records, result, seconds },
           'event source mapping invoked its function',
-        ),
-      filteredOut: (mapping, records) =>
+        );
+      },
+      filteredOut(mapping, records) {
+        metrics?.mappings.filteredOut(mapping, records);
         logger.debug(
           { mapping: mapping.uuid, records },
           'event source mapping deleted records no filter matched',
-        ),
+        );
+      },
     },
     onError: (error, message) => logger.warn({ err: error }, message),
     onNews: (details, message) => logger.info(details, message),
