@@ -27,7 +27,7 @@ import type { SQSBatchResponse } from 'aws-lambda';
 import { advanceClock } from 'sluice-client/testing';
 import { eventually } from '../helpers/client-toolkit.ts';
 import { type FunctionServer, startFunctionServer } from '../helpers/function-server.ts';
-import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
+import { type RunningServer, removeDataDir, SLUICE_CLI, startServer } from '../helpers/server.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 import { hasBoto3, PYTHONS } from './clients/clients.ts';
 
@@ -115,6 +115,17 @@ describe('event source mappings: the API', () => {
 
     const got = await lambda.send(new GetEventSourceMappingCommand({ UUID: created.UUID }));
     assert.equal(got.State, 'Disabled');
+    const stats = execFileSync(
+      process.execPath,
+      [...SLUICE_CLI, 'stats', q.name, '--endpoint', server.endpoint],
+      {
+        encoding: 'utf8',
+      },
+    );
+    assert.match(
+      stats,
+      new RegExp(`event source mappings:\\n.*\\n${created.UUID}\\s+api-fn\\s+Disabled\\s+10\\s+0`),
+    );
 
     const updated = await lambda.send(
       new UpdateEventSourceMappingCommand({

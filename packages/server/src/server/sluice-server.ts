@@ -19,7 +19,7 @@ import { createBrowserGuard, isLoopback } from './browser-guard.ts';
 import { ClusterLease } from './cluster-lease.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
 import type { ConnectionLimits } from './connections.ts';
-import { type AlarmsAnswer, consoleApi, consoleChanges, consolePages } from './console-api.ts';
+import { type AlarmsAnswer, consoleApi, consoleChanges, consolePages, json } from './console-api.ts';
 import { createHttpServer } from './http-server.ts';
 import { lambdaEntry } from './lambda-entry.ts';
 import { httpInvoker } from './lambda-invoker.ts';
@@ -378,6 +378,13 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
           contentType: 'application/json',
           body: JSON.stringify({ alarms: readable } satisfies AlarmsAnswer),
         };
+      },
+      // The mappings of the queues the viewer may read, with their pollers on this node (`sluice stats`).
+      '/api/event-source-mappings': async (_url, viewer) => {
+        const mappings = [];
+        for (const mapping of await eventSourceMappings.describe())
+          if (await viewer.mayRead(mapping.EventSourceArn.replace(/^.*:/, ''))) mappings.push(mapping);
+        return json({ mappings });
       },
       ...consoleApi(jobs, () => alarms.clusterStates()),
       ...(triage && triagePages(service, triage)),
