@@ -3,6 +3,9 @@
  * reset, and on PostgreSQL shared by two nodes, of which only the one running the cluster jobs polls.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   CreateEventSourceMappingCommand,
@@ -98,6 +101,53 @@ describe('event source mappings on SQLite', () => {
     } finally {
       await second?.stop();
       removeDataDir(first.dataDir);
+    }
+  });
+
+  it("makes the config file's mappings at start, once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-esm-config-'));
+    const configFile = join(dir, 'sluice.json');
+    const mapping = {
+      EventSourceArn: `arn:aws:sqs:${REGION}:${ACCOUNT}:configured`,
+      FunctionName: 'config-fn',
+      BatchSize: 2,
+    };
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        queues: [{ name: 'configured' }],
+        lambda: { endpoint: fn.endpoint, eventSourceMappings: [mapping] },
+      }),
+    );
+    const first = await startServer({ args: ['--config', configFile] });
+    let second: RunningServer | undefined;
+    try {
+      await send(first.endpoint, `${first.endpoint}/${ACCOUNT}/configured`, 'configured-1');
+      await eventually(
+        () => invokedWith('config-fn', 'configured-1'),
+        'the configured mapping invoking',
+        30_000,
+      );
+      await first.stop();
+      writeFileSync(
+        configFile,
+        JSON.stringify({
+          queues: [{ name: 'configured' }],
+          lambda: { endpoint: fn.endpoint, eventSourceMappings: [{ ...mapping, BatchSize: 5 }] },
+        }),
+      );
+      second = await startServer({ dataDir: first.dataDir, args: ['--config', configFile] });
+      const lambda = lambdaClient(second.endpoint);
+      const { EventSourceMappings } = await lambda.send(new ListEventSourceMappingsCommand({}));
+      lambda.destroy();
+      assert.deepEqual(
+        EventSourceMappings?.map((m) => [m.FunctionArn, m.BatchSize]),
+        [[`arn:aws:lambda:${REGION}:${ACCOUNT}:function:config-fn`, 5]],
+      );
+    } finally {
+      await second?.stop();
+      removeDataDir(first.dataDir);
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
