@@ -13,8 +13,13 @@ import {
   LambdaClient,
   ListEventSourceMappingsCommand,
 } from '@aws-sdk/client-lambda';
-import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { reset } from 'sluice-client/testing';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  SendMessageCommand,
+  SetQueueAttributesCommand,
+} from '@aws-sdk/client-sqs';
+import { advanceClock, reset } from 'sluice-client/testing';
 import { freshDatabase } from '../../tools/postgres.ts';
 import { eventually } from '../helpers/client-toolkit.ts';
 import { type FunctionServer, startFunctionServer } from '../helpers/function-server.ts';
@@ -204,6 +209,72 @@ describe('event source mappings on PostgreSQL', () => {
         removeDataDir(node.dataDir);
       }
       await database.drop();
+    }
+  });
+});
+
+describe('event source mappings and a crash', () => {
+  it('lose nothing when the server is killed (-9) during invocations', async () => {
+    const first = await startServer({ args: ['--test-clock', '--lambda-endpoint', fn.endpoint] });
+    let second: RunningServer | undefined;
+    try {
+      const q = await makeQueue(first.endpoint, 'crash');
+      const sqs = sqsClient(first.endpoint);
+      await sqs.send(
+        new SetQueueAttributesCommand({ QueueUrl: q.url, Attributes: { VisibilityTimeout: '30' } }),
+      );
+      sqs.destroy();
+      const bodies = Array.from({ length: 20 }, (_, index) => `crash-${index}`);
+      for (const body of bodies) await send(first.endpoint, q.url, body);
+      // Two batches succeed; the next ones hang until the server is killed under them.
+      const succeeded = new Set<string>();
+      let answered = 0;
+      const hang = new Promise<undefined>(() => {});
+      fn.behave('crash-fn', ({ event }) => {
+        if (answered >= 2) return hang;
+        answered++;
+        for (const record of event.Records) succeeded.add(record.body);
+        return undefined;
+      });
+      const lambda = lambdaClient(first.endpoint);
+      await lambda.send(
+        new CreateEventSourceMappingCommand({
+          EventSourceArn: q.arn,
+          FunctionName: 'crash-fn',
+          BatchSize: 3,
+          ScalingConfig: { MaximumConcurrency: 2 },
+        }),
+      );
+      lambda.destroy();
+      await eventually(
+        () => fn.runningOf('crash-fn') > 0 && answered === 2,
+        'an invocation under way',
+        30_000,
+      );
+      await first.kill();
+      fn.behave('crash-fn', ({ event }) => {
+        for (const record of event.Records) succeeded.add(record.body);
+        return undefined;
+      });
+      second = await startServer({
+        dataDir: first.dataDir,
+        args: ['--test-clock', '--lambda-endpoint', fn.endpoint],
+      });
+      const endpoint = second.endpoint;
+      // What was in flight at the crash comes back after its visibility timeout.
+      await eventually(
+        async () => {
+          if (succeeded.size === bodies.length && (await isEmpty(endpoint, q.url))) return true;
+          await advanceClock(endpoint, 31);
+          return false;
+        },
+        'every message processed once the function answers',
+        90_000,
+      );
+      assert.deepEqual([...succeeded].sort(), [...bodies].sort());
+    } finally {
+      await second?.stop();
+      removeDataDir(first.dataDir);
     }
   });
 });
