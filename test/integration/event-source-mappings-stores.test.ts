@@ -278,3 +278,50 @@ describe('event source mappings and a crash', () => {
     }
   });
 });
+
+describe('event source mappings with credentials', () => {
+  it('take a signature for service lambda by a key of the server', async () => {
+    const key = { accessKeyId: 'AKIDESMTEST', secretAccessKey: 'esm-secret-key-for-tests' };
+    const server = await startServer({
+      args: ['--credentials', `${key.accessKeyId}:${key.secretAccessKey}`],
+    });
+    try {
+      const sqs = sqsClient(server.endpoint, { credentials: key });
+      await sqs.send(new CreateQueueCommand({ QueueName: 'signed' }));
+      sqs.destroy();
+      const signed = new LambdaClient({
+        endpoint: server.endpoint,
+        region: REGION,
+        credentials: key,
+        maxAttempts: 1,
+      });
+      const { UUID } = await signed.send(
+        new CreateEventSourceMappingCommand({
+          EventSourceArn: `arn:aws:sqs:${REGION}:${ACCOUNT}:signed`,
+          FunctionName: 'signed-fn',
+        }),
+      );
+      assert.ok(UUID);
+      signed.destroy();
+      const wrong = new LambdaClient({
+        endpoint: server.endpoint,
+        region: REGION,
+        credentials: { ...key, secretAccessKey: 'not-the-secret' },
+        maxAttempts: 1,
+      });
+      await assert.rejects(
+        wrong.send(new ListEventSourceMappingsCommand({})),
+        (error: Error & { $metadata: { httpStatusCode?: number } }) => {
+          assert.equal(error.$metadata.httpStatusCode, 403);
+          return true;
+        },
+      );
+      wrong.destroy();
+      const unsigned = await fetch(`${server.endpoint}/2015-03-31/event-source-mappings/`);
+      assert.equal(unsigned.status, 403);
+    } finally {
+      await server.stop();
+      removeDataDir(server.dataDir);
+    }
+  });
+});
