@@ -141,12 +141,17 @@ export class MappingPollers {
   }
 
   private pause(ms: number): Promise<void> {
+    const { signal } = this.stopping;
     return new Promise((resolve) => {
-      const timer = this.deps.clock.setTimer(ms, resolve);
-      this.stopping.signal.addEventListener('abort', () => {
+      const stop = () => {
         timer.cancel();
         resolve();
+      };
+      const timer = this.deps.clock.setTimer(ms, () => {
+        signal.removeEventListener('abort', stop);
+        resolve();
       });
+      signal.addEventListener('abort', stop, { once: true });
     });
   }
 
