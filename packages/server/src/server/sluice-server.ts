@@ -2,7 +2,10 @@ import type { AddressInfo } from 'node:net';
 import { type Clock, systemClock } from 'sluice-client/clock';
 import { AUDIT_RETENTION_DEFAULTS, type AuditRetention, AuditTrail } from '../core/audit-trail.ts';
 import { ALARM_DEFAULTS, type AlarmSettings, DlqAlarms, readableStates } from '../core/dlq-alarms.ts';
-import { EventSourceMappings } from '../core/event-source/event-source-mappings.ts';
+import {
+  EventSourceMappings,
+  type EventSourceMappingsAnswer,
+} from '../core/event-source/event-source-mappings.ts';
 import { storedMappings } from '../core/event-source/mapping-store.ts';
 import type { CapacityLimits } from '../core/limits.ts';
 import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts';
@@ -384,7 +387,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
         const mappings = [];
         for (const mapping of await eventSourceMappings.describe())
           if (await viewer.mayRead(mapping.EventSourceArn.replace(/^.*:/, ''))) mappings.push(mapping);
-        return json({ mappings });
+        return json({ mappings } satisfies EventSourceMappingsAnswer);
       },
       ...consoleApi(jobs, () => alarms.clusterStates()),
       ...(triage && triagePages(service, triage)),

@@ -48,6 +48,14 @@ export interface ListMappingsRequest {
   maxItems?: number;
 }
 
+/** A mapping as `/api/event-source-mappings` lists it: the API's fields and the pollers at work on this node. */
+export type MappingDescription = MappingConfiguration & { Pollers: number };
+
+/** `GET /api/event-source-mappings`: the mappings of the queues the viewer may read. */
+export interface EventSourceMappingsAnswer {
+  mappings: MappingDescription[];
+}
+
 /** How often the polling node looks for mappings another node changed. */
 const RELOAD_MS = 2_000;
 /** ListEventSourceMappings' page without MaxItems. */
@@ -174,7 +182,7 @@ export class EventSourceMappings {
   }
 
   /** The mappings with their pollers now at work (for `sluice stats` and the console). */
-  async describe(): Promise<(MappingConfiguration & { Pollers: number })[]> {
+  async describe(): Promise<MappingDescription[]> {
     return (await this.options.store.loadMappings()).map((mapping) => ({
       ...renderMapping(mapping, this.scope),
       Pollers: this.running.get(mapping.uuid)?.pollers.pollers ?? 0,
