@@ -30,6 +30,8 @@ export interface FunctionServer {
   runningOf(functionName: string): number;
   /** The most invocations of the function there ever were at once. */
   mostRunningOf(functionName: string): number;
+  /** No invocation of any function is under way. */
+  idle(): boolean;
   /** What the function of this name does (each answers 200 `null` until told otherwise). */
   behave(functionName: string, behaviour: FunctionBehaviour): void;
   /** Resolves once `count` invocations have been received (polling every 20 ms, up to `timeoutMs`). */
@@ -100,6 +102,7 @@ export async function startFunctionServer(): Promise<FunctionServer> {
     invocations,
     runningOf: (functionName) => running.get(functionName) ?? 0,
     mostRunningOf: (functionName) => mostRunning.get(functionName) ?? 0,
+    idle: () => [...running.values()].every((count) => count === 0),
     behave(functionName, behaviour) {
       behaviours.set(functionName, behaviour);
     },
