@@ -8,6 +8,7 @@
  * @import { AlarmsAnswer, HistoryAnswer, QueueOverview, RecentRates } from '../../src/server/console-api.ts'
  * @import { HistoryRange } from '../../src/core/queue-history.ts'
  * @import { QueueSample } from '../../src/store/contract.ts'
+ * @import { EventSourceMappingsAnswer } from '../../src/core/event-source/event-source-mappings.ts'
  */
 import { api, loadOverview, queueNames, queueUrl, serverNow } from '../shared/api.js';
 import { lineChart } from '../shared/charts.js';
@@ -44,6 +45,7 @@ export async function queuePage(name) {
   const links = h('p', { id: 'links' });
   const metrics = metricsSection(queue.deadLetterSources.length > 0);
   const charts = h('div', { id: 'charts' });
+  const mappingsSection = h('section', { id: 'event-source-mappings', hidden: '' });
   /** @type {HistoryRange} */
   let range = '1h';
 
@@ -69,6 +71,12 @@ export async function queuePage(name) {
     const alarm = now.deadLetterSources.length > 0 ? await alarmOf(name) : undefined;
     banners.replaceChildren(...alarmBanners(alarm));
     metrics.showCounts(now, alarm);
+    /** @type {EventSourceMappingsAnswer} */
+    const { mappings } = await api('/api/event-source-mappings');
+    showMappings(
+      mappingsSection,
+      mappings.filter((mapping) => mapping.EventSourceArn === now.arn),
+    );
   };
 
   const renderCharts = async () => {
@@ -135,6 +143,7 @@ export async function queuePage(name) {
       messages.results,
     ),
     metrics.section,
+    mappingsSection,
     h(
       'section',
       { id: 'charts-section' },
@@ -154,6 +163,46 @@ export async function queuePage(name) {
   await renderCharts();
   every(2000, refresh);
   every(10_000, renderCharts);
+}
+
+/**
+ * The Lambda event source mappings that consume the queue (docs/guide/lambda.md); hidden without any.
+ * @param {HTMLElement} section
+ * @param {EventSourceMappingsAnswer['mappings']} mappings
+ */
+function showMappings(section, mappings) {
+  section.hidden = mappings.length === 0;
+  section.replaceChildren(
+    h('h2', {}, 'Lambda event source mappings'),
+    h(
+      'table',
+      {},
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ...['Function', 'State', 'Batch size', 'Pollers', 'UUID'].map((title) => h('th', {}, title)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        ...mappings.map((mapping) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, mapping.FunctionArn.replace(/^.*:function:/, '')),
+            h('td', { title: mapping.StateTransitionReason }, mapping.State),
+            h('td', {}, String(mapping.BatchSize)),
+            h('td', {}, String(mapping.Pollers)),
+            h('td', {}, h('code', {}, mapping.UUID)),
+          ),
+        ),
+      ),
+    ),
+  );
 }
 
 /** @param {string} name */

@@ -95,6 +95,12 @@ Options:
   --strict-receipt-handles  standard queues refuse a stale receipt handle (superseded by a later
                       receive, or its visibility timeout lapsed) with ReceiptHandleIsInvalid, counted
                       in /metrics; by default they honour it, as AWS does (also per queue in --config)
+  --lambda-endpoint URL  event source mappings (the Lambda API's CreateEventSourceMapping on this port)
+                      invoke their functions at POST URL/2015-03-31/functions/NAME/invocations: the
+                      Invoke API of \`sam local start-lambda\`, of an AWS Lambda base image (function
+                      name "function") or any HTTP handler; without it mappings are kept, not polled
+  --lambda-timeout S  an invocation not answered within S seconds is a function error (default 3,
+                      Lambda's default function time-out)
   --test-clock        test mode: tests read the server's time (GET /_sluice/clock) and move it forward
                       (POST /_sluice/clock/advance {"seconds": N}), and POST /_sluice/reset (or moto's
                       /moto-api/reset) forgets every queue; SQLite only; with credentials
@@ -278,6 +284,8 @@ async function serve(args: string[]): Promise<void> {
       metricsToken: metricsToken(values['metrics-token']),
       strictReceiptHandles: values['strict-receipt-handles'] ?? false,
       testClock: values['test-clock'] ?? false,
+      lambdaEndpoint: values['lambda-endpoint'],
+      lambdaTimeoutSeconds: integer('lambda-timeout', values['lambda-timeout'], 1, 900),
     });
   } catch (error) {
     fail(`cannot start: ${(error as Error).message}`);
@@ -367,6 +375,8 @@ function parseServeArgs(args: string[]) {
       'metrics-token': { type: 'string' },
       'strict-receipt-handles': { type: 'boolean' },
       'test-clock': { type: 'boolean' },
+      'lambda-endpoint': { type: 'string' },
+      'lambda-timeout': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

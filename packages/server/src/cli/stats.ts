@@ -12,7 +12,8 @@ Usage:
 
 QUEUE is a queue's name, URL or ARN.
 
-Reads the server's built-in history (GET /api/history), kept for 24 h. Over --range 24h, samples are merged
+Reads the server's built-in history (GET /api/history), kept for 24 h, and lists the queue's Lambda event
+source mappings (GET /api/event-source-mappings) after the table. Over --range 24h, samples are merged
 into 4-minute rows: counts are each row's last, sent/received/deleted/empty its sums.
 
 Options:
@@ -45,6 +46,39 @@ export function statsTable(samples: readonly QueueSample[]): string {
   const cells = [COLUMNS.map((c) => c.title), ...samples.map((s) => COLUMNS.map((c) => c.value(s)))];
   const widths = COLUMNS.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
   return cells.map((row) => row.map((cell, i) => cell.padStart(widths[i]!)).join('  ')).join('\n');
+}
+
+/** An event source mapping as /api/event-source-mappings lists it. */
+interface MappingRow {
+  UUID: string;
+  EventSourceArn: string;
+  FunctionArn: string;
+  State: string;
+  BatchSize: number;
+  Pollers: number;
+}
+
+/** The queue's event source mappings: function, state, batch size, pollers at work on the server. */
+export function mappingsTable(mappings: readonly MappingRow[]): string {
+  const cells = [
+    ['uuid', 'function', 'state', 'batch', 'pollers'],
+    ...mappings.map((m) => [
+      m.UUID,
+      m.FunctionArn.replace(/^.*:function:/, ''),
+      m.State,
+      String(m.BatchSize),
+      String(m.Pollers),
+    ]),
+  ];
+  const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
+  return cells
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** Runs `sluice stats`; returns the exit status. Writes the table (or JSON) to `out`. */
@@ -85,9 +119,14 @@ export async function stats(args: string[], out: (text: string) => void): Promis
       `${endpoint}/api/history?queue=${encodeURIComponent(queue.name)}&range=${range as HistoryRange}`,
     );
     const rows = history.samples.slice(-last);
+    const { mappings } = await getJson<{ mappings: MappingRow[] }>(`${endpoint}/api/event-source-mappings`);
+    const ofQueue = mappings.filter((mapping) => mapping.EventSourceArn === queue.arn);
     if (values.json) out(`${JSON.stringify(rows, null, 2)}\n`);
-    else if (rows.length === 0) out(`${queue.name}: no samples yet (the server takes one every 10 s)\n`);
-    else out(`${statsTable(rows)}\n`);
+    else {
+      if (rows.length === 0) out(`${queue.name}: no samples yet (the server takes one every 10 s)\n`);
+      else out(`${statsTable(rows)}\n`);
+      if (ofQueue.length > 0) out(`\nevent source mappings:\n${mappingsTable(ofQueue)}\n`);
+    }
     return 0;
   } catch (error) {
     throw explainRefused(error, endpoint);

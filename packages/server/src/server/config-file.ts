@@ -21,7 +21,27 @@ export interface ConfigFile {
   alarms?: Partial<AlarmSettings> & { webhooks?: string[] };
   credentials?: AccessKey[];
   metricsToken?: string;
+  /** Event source mappings: their Invoke endpoint and function time-out, and mappings made at start. */
+  lambda?: ConfigLambda;
 }
+
+export interface ConfigLambda {
+  /** As `--lambda-endpoint`. */
+  endpoint?: string;
+  /** As `--lambda-timeout`. */
+  functionTimeoutSeconds?: number;
+  /**
+   * Mappings made at start, each as CreateEventSourceMapping's request (`EventSourceArn`, `FunctionName`,
+   * `BatchSize`...): created when the queue has none to that function yet, else updated to these settings.
+   */
+  eventSourceMappings?: Record<string, unknown>[];
+}
+
+const LAMBDA_KEYS: Record<keyof ConfigLambda, true> = {
+  endpoint: true,
+  functionTimeoutSeconds: true,
+  eventSourceMappings: true,
+};
 
 export const METRICS_TOKEN_RULE = 'must be 16 to 256 visible ASCII characters, without spaces';
 
@@ -50,6 +70,7 @@ const FILE_KEYS: Record<keyof ConfigFile, true> = {
   alarms: true,
   credentials: true,
   metricsToken: true,
+  lambda: true,
 };
 const QUEUE_KEYS: Record<keyof ConfigQueue, true> = {
   name: true,
@@ -88,6 +109,35 @@ class ConfigReader {
 
   fail(message: string): never {
     throw new Error(`config file ${this.path}: ${message}`);
+  }
+
+  lambda(value: unknown): ConfigLambda {
+    const { endpoint, functionTimeoutSeconds, eventSourceMappings } = this.object(
+      value,
+      'lambda',
+      LAMBDA_KEYS,
+    );
+    const lambda: ConfigLambda = {};
+    if (endpoint !== undefined) {
+      if (typeof endpoint !== 'string' || !/^https?:\/\//.test(endpoint))
+        this.fail('"lambda.endpoint" must be an http:// or https:// URL');
+      lambda.endpoint = endpoint;
+    }
+    if (functionTimeoutSeconds !== undefined) {
+      if (
+        typeof functionTimeoutSeconds !== 'number' ||
+        !(functionTimeoutSeconds >= 1 && functionTimeoutSeconds <= 900)
+      )
+        this.fail('"lambda.functionTimeoutSeconds" must be a number from 1 to 900');
+      lambda.functionTimeoutSeconds = functionTimeoutSeconds;
+    }
+    if (eventSourceMappings !== undefined) {
+      if (!Array.isArray(eventSourceMappings)) this.fail('"lambda.eventSourceMappings" must be a list');
+      lambda.eventSourceMappings = eventSourceMappings.map((mapping, index) =>
+        this.anyObject(mapping, `lambda.eventSourceMappings[${index}]`),
+      );
+    }
+    return lambda;
   }
 
   /** `value` as an object none of whose keys is outside `known`. */
@@ -228,7 +278,7 @@ export function readConfigFile(path: string): ConfigFile {
     if (!Object.hasOwn(FILE_KEYS, key))
       reader.fail(`unknown key "${key}" (known: ${Object.keys(FILE_KEYS).join(', ')})`);
   }
-  const { queues, redrive, alarms, credentials, metricsToken } = parsed as Record<string, unknown>;
+  const { queues, redrive, alarms, credentials, metricsToken, lambda } = parsed as Record<string, unknown>;
   const config: ConfigFile = {};
   if (queues !== undefined) {
     if (!Array.isArray(queues)) reader.fail('"queues" must be a list');
@@ -245,6 +295,7 @@ export function readConfigFile(path: string): ConfigFile {
     if (!isMetricsToken(metricsToken)) reader.fail(`"metricsToken" ${METRICS_TOKEN_RULE}`);
     config.metricsToken = metricsToken;
   }
+  if (lambda !== undefined) config.lambda = reader.lambda(lambda);
   return config;
 }
 

@@ -1,11 +1,13 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import { isActionName } from '../core/actions.ts';
 import type { AlarmState } from '../core/dlq-alarms.ts';
+import type { MappingObserver } from '../core/event-source/poller.ts';
 import type { ActivityTotals, QueueActivity } from '../core/queue-activity.ts';
 import { type CountsDependencies, QueueCounts } from '../core/queue-counts.ts';
 import { ageSeconds, SAMPLE_PERIOD_MS } from '../core/queue-history.ts';
 import type { ReceiptRules } from '../core/receipt-rules.ts';
 import type { MessageCounts } from '../store/contract.ts';
+import { mappingMetrics } from './mapping-metrics.ts';
 import { LabelledHistogram, labelValue, PairCounter } from './metric-families.ts';
 
 /** Request latency buckets in seconds: fast actions in the low ms, long polls up to 20 s. */
@@ -27,6 +29,8 @@ export interface ServerMetrics {
   readonly contentType: string;
   /** Called by the HTTP front once per answered SQS request. */
   observeRequest(action: string, status: number, seconds: number): void;
+  /** Told of every event source mapping's invocation (mapping-metrics.ts). */
+  readonly mappings: MappingObserver;
 }
 
 /**
@@ -135,8 +139,10 @@ export function createServerMetrics(
     last = { text, at };
     return text;
   };
+  const mappings = mappingMetrics(registry);
   return {
     contentType: registry.contentType,
+    mappings,
     render() {
       if (last && monotonicNow() - last.at < MIN_RENDER_INTERVAL_MS) return Promise.resolve(last.text);
       rendering ??= render().finally(() => {

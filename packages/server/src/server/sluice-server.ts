@@ -2,6 +2,11 @@ import type { AddressInfo } from 'node:net';
 import { type Clock, systemClock } from '#toolkit/clock';
 import { AUDIT_RETENTION_DEFAULTS, type AuditRetention, AuditTrail } from '../core/audit-trail.ts';
 import { ALARM_DEFAULTS, type AlarmSettings, DlqAlarms, readableStates } from '../core/dlq-alarms.ts';
+import {
+  EventSourceMappings,
+  type EventSourceMappingsAnswer,
+} from '../core/event-source/event-source-mappings.ts';
+import { storedMappings } from '../core/event-source/mapping-store.ts';
 import type { CapacityLimits } from '../core/limits.ts';
 import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts';
 import { ActivityFlusher, QueueSampler } from '../core/queue-history.ts';
@@ -17,9 +22,11 @@ import { createBrowserGuard, isLoopback } from './browser-guard.ts';
 import { ClusterLease } from './cluster-lease.ts';
 import { applyConfig, readConfigFile } from './config-file.ts';
 import type { ConnectionLimits } from './connections.ts';
-import { type AlarmsAnswer, consoleApi, consoleChanges, consolePages } from './console-api.ts';
+import { type AlarmsAnswer, consoleApi, consoleChanges, consolePages, json } from './console-api.ts';
 import { exposureWarning } from './exposure-warning.ts';
 import { createHttpServer } from './http/http-server.ts';
+import { lambdaEntry } from './lambda-entry.ts';
+import { httpInvoker } from './lambda-invoker.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import type { LongPollCaps } from './long-poll-gate.ts';
 import { createServerMetrics } from './metrics.ts';
@@ -106,6 +113,14 @@ export interface SluiceOptions {
    * `strictReceiptHandles` wins over this.
    */
   strictReceiptHandles?: boolean;
+  /**
+   * Where event source mappings invoke their functions: the base URL of a Lambda Invoke API
+   * (`POST {URL}/2015-03-31/functions/{FunctionName}/invocations`), e.g. `sam local start-lambda`'s. Without
+   * it (here or in the config file) mappings are kept but not polled.
+   */
+  lambdaEndpoint?: string;
+  /** How long an invocation may take before it counts as a function error (default 3 s, Lambda's). */
+  lambdaTimeoutSeconds?: number;
 }
 
 export interface RunningSluice {
@@ -119,6 +134,8 @@ export interface RunningSluice {
   readonly sampler: QueueSampler;
   /** Whether this node runs the cluster jobs (retention, alarms, history, move tasks); always, on SQLite. */
   readonly lease: ClusterLease;
+  /** Lambda event source mappings: the API's rules and the pollers (on the node that runs the cluster jobs). */
+  readonly eventSourceMappings: EventSourceMappings;
   /** Stops accepting requests, ends long polls, lets requests under way finish, closes the store. */
   close(): Promise<void>;
 }
@@ -201,6 +218,37 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     },
     warn: (details, message) => logger.warn(details, message),
   });
+  const lambdaEndpoint = options.lambdaEndpoint ?? config.lambda?.endpoint;
+  const eventSourceMappings = new EventSourceMappings({
+    store: storedMappings(store),
+    sqs: service,
+    queues: service.queues,
+    clock,
+    region: service.region,
+    accountId: service.accountId,
+    invoker: lambdaEndpoint === undefined ? undefined : httpInvoker(lambdaEndpoint),
+    functionTimeoutSeconds: options.lambdaTimeoutSeconds ?? config.lambda?.functionTimeoutSeconds,
+    observer: {
+      invoked(mapping, records, result, seconds) {
+        metrics?.mappings.invoked(mapping, records, result, seconds);
+        logger.debug(
+          { mapping: mapping.uuid, records, result, seconds },
+          'event source mapping invoked its function',
+        );
+      },
+      filteredOut(mapping, records) {
+        metrics?.mappings.filteredOut(mapping, records);
+        logger.debug(
+          { mapping: mapping.uuid, records },
+          'event source mapping deleted records no filter matched',
+        );
+      },
+    },
+    onError: (error, message) => logger.warn({ err: error }, message),
+    onNews: (details, message) => logger.info(details, message),
+  });
+  // The queues' URLs the pollers name, known once the server listens.
+  let baseUrl = '';
   const alarmSettings = { ...ALARM_DEFAULTS, ...config.alarms, ...options.alarms };
   const webhooks = [...(config.alarms?.webhooks ?? []), ...(options.alarms?.webhooks ?? [])];
   const deliver = webhookNotifier({ urls: webhooks, clock, logger });
@@ -243,9 +291,11 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       await service.moveTasks.resume();
       alarms.start();
       sampler.start();
+      await eventSourceMappings.startPolling(baseUrl);
     },
     async stop() {
       clusterJobs.running = false;
+      await eventSourceMappings.stopPolling();
       sweeper?.stop();
       auditPruning?.stop();
       await sampler.stop();
@@ -330,6 +380,13 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
           body: JSON.stringify({ alarms: readable } satisfies AlarmsAnswer),
         };
       },
+      // The mappings of the queues the viewer may read, with their pollers on this node (`sluice stats`).
+      '/api/event-source-mappings': async (_url, viewer) => {
+        const mappings = [];
+        for (const mapping of await eventSourceMappings.describe())
+          if (await viewer.mayRead(mapping.EventSourceArn.replace(/^.*:/, ''))) mappings.push(mapping);
+        return json({ mappings } satisfies EventSourceMappingsAnswer);
+      },
       ...consoleApi(jobs, () => alarms.clusterStates()),
       ...(triage && triagePages(service, triage)),
       ...consolePages(),
@@ -337,6 +394,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     changes: { ...consoleChanges(service, alarms), ...(triage && triageChanges(service, triage)) },
     operatorAudit: audit && operatorAudit(service, audit),
     testEndpoints: testEndpoints(testMode),
+    lambda: lambdaEntry(eventSourceMappings),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -345,7 +403,13 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const { port } = server.address() as AddressInfo;
   process.stderr.write(exposureWarning({ host, port, keys: keys.length }));
   const endpoint = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  baseUrl = endpoint;
   await applyConfig(service, config, { baseUrl: endpoint, senderId: service.accountId });
+  for (const [index, mapping] of (config.lambda?.eventSourceMappings ?? []).entries()) {
+    await eventSourceMappings.configure(mapping).catch((error: unknown) => {
+      throw new Error(`config: lambda.eventSourceMappings[${index}]: ${(error as Error).message}`);
+    });
+  }
   await service.moveTasks.stop();
   // Where several nodes share the store, who runs the cluster jobs is news; a server alone always does.
   const leaseNews = (message: string) =>
@@ -384,6 +448,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     alarms,
     sampler,
     lease,
+    eventSourceMappings,
     close() {
       closing ??= (async () => {
         await lease.stop();

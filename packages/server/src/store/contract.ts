@@ -187,6 +187,18 @@ export interface ClusterStore {
   releaseLease?(name: string, holder: string): Promise<void>;
 }
 
+/**
+ * Lambda event source mappings (core/event-source/), each kept as the core's JSON document under its UUID:
+ * the store keeps them and their order, the core reads them.
+ */
+export interface EventSourceMappingStore {
+  /** Every mapping's document, oldest first. */
+  eventSourceMappings(): Promise<{ uuid: string; document: string }[]>;
+  /** Adds the mapping, or replaces the document of its UUID (keeping its place in the order). */
+  saveEventSourceMapping(uuid: string, document: string): Promise<void>;
+  deleteEventSourceMapping(uuid: string): Promise<void>;
+}
+
 /** The store as a whole: its size, its health, a reset, its end. */
 export interface StoreLifecycle {
   /**
@@ -210,7 +222,13 @@ export interface StoreLifecycle {
 }
 
 /** Every part of the contract: what a backend implements and the server is wired with. */
-export type Store = QueueStore & MessageStore & MoveTaskStore & HistoryStore & ClusterStore & StoreLifecycle;
+export type Store = QueueStore &
+  MessageStore &
+  MoveTaskStore &
+  HistoryStore &
+  ClusterStore &
+  EventSourceMappingStore &
+  StoreLifecycle;
 
 export interface NewQueue {
   name: string;

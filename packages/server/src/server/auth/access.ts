@@ -32,6 +32,11 @@ export type PolicyContext = Readonly<Record<string, string | undefined>>;
 export interface Authenticator {
   /** The key that signed the request, or SQS's authentication error. */
   authenticate(request: RequestToVerify): AccessKey;
+  /**
+   * A request to the Lambda API's event-source-mapping actions: signed for service `lambda`, by a key without
+   * queue or action limits (a mapping consumes a queue on its own); throws the error to answer otherwise.
+   */
+  authenticateLambda(request: RequestToVerify): AccessKey;
   /** Throws the error authenticate would give whatever the body (see checkSignatureScope). */
   checkScope(request: RequestHeadersToVerify): void;
   /**
@@ -70,6 +75,18 @@ export function createAuthenticator(options: {
   });
   return {
     authenticate: (request) => verifySigV4(request, verifyOptions()),
+    authenticateLambda(request) {
+      const key = verifySigV4(request, { ...verifyOptions(), service: 'lambda' });
+      if (
+        key.queues !== undefined ||
+        key.actions !== undefined ||
+        (key.accountId ?? options.accountId) !== options.accountId
+      )
+        throw errors.accessDenied(
+          `User: ${key.accessKeyId} may not manage event source mappings: sign with a key of this account without queue or action limits.`,
+        );
+      return key;
+    },
     checkScope: (request) => {
       checkSignatureScope(request, verifyOptions());
     },

@@ -38,6 +38,8 @@ export interface VerifyOptions<C extends SigningCredential> {
   readonly region: string;
   /** Milliseconds since the epoch, from the server's clock (injectable in tests). */
   readonly now: number;
+  /** The service the credential must be scoped to: `sqs` unless given (`lambda` for its API on Sluice's port). */
+  readonly service?: string;
 }
 
 const ALGORITHM = 'AWS4-HMAC-SHA256';
@@ -93,7 +95,7 @@ function scopeChecked<C extends SigningCredential>(
   if (!credential) {
     throw errors.invalidClientTokenId();
   }
-  checkScope(parsed, options.region);
+  checkScope(parsed, options.region, options.service ?? SERVICE);
   checkTime(parsed, options.now);
   if (!parsed.signedHeaders.includes('host')) {
     throw errors.signatureDoesNotMatch("'Host' must be a 'SignedHeader' in the AWS Authorization.");
@@ -315,14 +317,14 @@ export function isoBasic(ms: number): string {
   return new Date(ms).toISOString().replace(/[:-]|\.\d{3}/g, '');
 }
 
-function checkScope(parsed: ParsedSignature, region: string): void {
+function checkScope(parsed: ParsedSignature, region: string, service: string): void {
   if (parsed.terminator !== 'aws4_request') {
     throw errors.signatureDoesNotMatch(
       `Credential should be scoped with a valid terminator: 'aws4_request', not '${parsed.terminator}'.`,
     );
   }
-  if (parsed.service !== SERVICE) {
-    throw errors.signatureDoesNotMatch(`Credential should be scoped to correct service: '${SERVICE}'.`);
+  if (parsed.service !== service) {
+    throw errors.signatureDoesNotMatch(`Credential should be scoped to correct service: '${service}'.`);
   }
   if (parsed.region !== region) {
     throw errors.signatureDoesNotMatch(

@@ -9,6 +9,7 @@ import type { PageAccess } from '../auth/page-access.ts';
 import type { BrowserGuard } from '../browser-guard.ts';
 import type { BudgetShare, ByteBudget } from '../byte-budget.ts';
 import type { ConnectionLimits } from '../connections.ts';
+import type { LambdaHandler } from '../lambda-entry.ts';
 import type { Logger } from '../logger.ts';
 import type { LongPollCaps, longPollGate } from '../long-poll-gate.ts';
 import type { OperatorAudit } from '../operator-audit.ts';
@@ -59,6 +60,8 @@ export interface HttpServerOptions {
   browser?: BrowserGuard;
   /** Time for waits for answer room and the log of client aborts; the system's by default. */
   clock?: Clock;
+  /** The Lambda API's event-source-mapping actions (lambda-entry.ts), for paths under LAMBDA_PATH_PREFIX. */
+  lambda?: LambdaHandler;
 }
 
 /** What the server shares between its requests: caps, budgets and the abort log. */

@@ -1,10 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { ProtocolAdapter } from '../../protocol/adapter.ts';
 import { jsonProtocol } from '../../protocol/protocols.ts';
+import { LAMBDA_PATH_PREFIX } from '../lambda-entry.ts';
 import { type ApiCall, apiRoute, type ServeApi } from './api.ts';
 import { serveChange, serveConsoleRedirect, serveForm, servePage } from './console.ts';
 import type { Exchange, HttpServerOptions, Serve, Transport } from './front.ts';
 import { serveHealth } from './health.ts';
+import { serveLambda } from './lambda.ts';
 import { serveSqs } from './sqs.ts';
 import { serveTestEndpoint } from './test-endpoints.ts';
 
@@ -61,6 +63,9 @@ export function routesOf(options: HttpServerOptions, transport: Transport): Rout
       ...Object.entries(options.changes ?? {}).map(([path, change]) =>
         route('POST', path, serveChange(change, { pageAccess, browser, body })),
       ),
+      ...(options.lambda
+        ? [route('*', `${LAMBDA_PATH_PREFIX}*`, serveLambda(options.lambda, { body, browser, auth }))]
+        : []),
       ...[...(options.testEndpoints ?? [])].map(([path, endpoint]) =>
         route('*', path, api(serveTestEndpoint(endpoint, pageAccess)), { protocol: jsonProtocol }),
       ),

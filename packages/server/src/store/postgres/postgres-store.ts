@@ -928,6 +928,28 @@ export class PostgresStore implements Store, TriageStore {
     return rows[0]?.value;
   }
 
+  async eventSourceMappings(): Promise<{ uuid: string; document: string }[]> {
+    const { rows } = await run<{ uuid: string; document: string }>(
+      this.direct,
+      'SELECT uuid, document FROM event_source_mappings ORDER BY id',
+      [],
+    );
+    return rows;
+  }
+
+  async saveEventSourceMapping(uuid: string, document: string): Promise<void> {
+    await run(
+      this.direct,
+      `INSERT INTO event_source_mappings (uuid, document) VALUES ($1, $2)
+       ON CONFLICT (uuid) DO UPDATE SET document = excluded.document`,
+      [uuid, document],
+    );
+  }
+
+  async deleteEventSourceMapping(uuid: string): Promise<void> {
+    await run(this.direct, 'DELETE FROM event_source_mappings WHERE uuid = $1', [uuid]);
+  }
+
   async claimLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
     const { rowCount } = await run(
       this.direct,

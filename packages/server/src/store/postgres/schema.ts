@@ -192,4 +192,14 @@ export const MIGRATIONS: readonly string[] = [
   UPDATE audit_log SET detail = substr(detail, 1, 500) || '…' WHERE length(detail) > 500;
   UPDATE audit_log SET actor = substr(actor, 1, 200) || '…' WHERE length(actor) > 200;
   `,
+  /* 10: left free for the SNS branch (the coordinator puts its migration here at merge) */ `
+  SELECT 1;
+  `,
+  /* 11: Lambda event source mappings, each the core's JSON document under its UUID, in creation order */ `
+  CREATE TABLE event_source_mappings (
+    id        BIGSERIAL PRIMARY KEY,
+    uuid      TEXT NOT NULL UNIQUE,
+    document  TEXT NOT NULL
+  );
+  `,
 ];

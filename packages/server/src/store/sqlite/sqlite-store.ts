@@ -897,6 +897,19 @@ export class SqliteStore implements Store, TriageStore {
     return (this.statements.clusterState.get(name) as { value: string } | undefined)?.value;
   }
 
+  async eventSourceMappings(): Promise<{ uuid: string; document: string }[]> {
+    return this.statements.eventSourceMappings.all() as { uuid: string; document: string }[];
+  }
+
+  // A mapping is configuration a client was told was made: durable as a queue is.
+  async saveEventSourceMapping(uuid: string, document: string): Promise<void> {
+    await this.write('durable', () => this.statements.saveEventSourceMapping.run(uuid, document));
+  }
+
+  async deleteEventSourceMapping(uuid: string): Promise<void> {
+    await this.write('durable', () => this.statements.deleteEventSourceMapping.run(uuid));
+  }
+
   async reset(): Promise<void> {
     await this.write('durable', () => {
       for (const statement of this.statements.emptyTables) statement.run();

@@ -163,6 +163,11 @@ export function prepareStatements(db: Database.Database) {
       'INSERT INTO cluster_state (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
     ),
     clusterState: db.prepare('SELECT value FROM cluster_state WHERE name = ?'),
+    eventSourceMappings: db.prepare('SELECT uuid, document FROM event_source_mappings ORDER BY id'),
+    saveEventSourceMapping: db.prepare(
+      'INSERT INTO event_source_mappings (uuid, document) VALUES (?, ?) ON CONFLICT (uuid) DO UPDATE SET document = excluded.document',
+    ),
+    deleteEventSourceMapping: db.prepare('DELETE FROM event_source_mappings WHERE uuid = ?'),
     // Move tasks.
     insertMoveTask: db.prepare(
       `INSERT INTO move_tasks (handle, source_arn, source_queue_id, destination_arn, max_per_second, status,

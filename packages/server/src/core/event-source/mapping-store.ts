@@ -1,0 +1,24 @@
+/** Where the mappings are kept: the store's documents, read and written as the core's mappings. */
+import type { EventSourceMappingStore } from '../../store/contract.ts';
+import type { EventSourceMapping } from './mapping-config.ts';
+
+export interface MappingStore {
+  /** Every mapping, oldest first. */
+  loadMappings(): Promise<EventSourceMapping[]>;
+  /** Adds the mapping, or replaces the one of its UUID. */
+  saveMapping(mapping: EventSourceMapping): Promise<void>;
+  deleteMapping(uuid: string): Promise<void>;
+}
+
+/** The mappings in the store, one JSON document each (written only by saveMapping, so read back as is). */
+export function storedMappings(store: EventSourceMappingStore): MappingStore {
+  return {
+    async loadMappings() {
+      return (await store.eventSourceMappings()).map(
+        ({ document }) => JSON.parse(document) as EventSourceMapping,
+      );
+    },
+    saveMapping: (mapping) => store.saveEventSourceMapping(mapping.uuid, JSON.stringify(mapping)),
+    deleteMapping: (uuid) => store.deleteEventSourceMapping(uuid),
+  };
+}
