@@ -293,7 +293,8 @@ const typeOf = (name: string): string => {
         const members = Object.entries(shape.members ?? {}).map(
           ([key, member]) => `  ${key}${required.has(key) ? '' : '?'}: ${typeOf(member.shape)};`,
         );
-        typeLines.push(`export type ${name} = {`, ...members, '};', '');
+        if (members.length === 0) typeLines.push(`export type ${name} = Record<string, never>;`, '');
+        else typeLines.push(`export type ${name} = {`, ...members, '};', '');
       }
       return name;
     }
@@ -348,3 +349,4 @@ writeFileSync(
     '',
   ].join('\n'),
 );
+if (SNS) execFileSync('npx', ['biome', 'format', '--write', API_TYPES_TS], { stdio: 'inherit' });

@@ -142,6 +142,11 @@ export class SqsService implements SqsActions {
     });
   }
 
+  /** How topics deliver into queues: through the send's own checks (SNS, core/sns/). */
+  get deliveries(): Pick<SendActions, 'prepareDelivery' | 'delivered'> {
+    return this.sendActions;
+  }
+
   /** Why the store is degraded (disk full, read-only…), as /health reports it; undefined when it is not. */
   async condition(): Promise<StoreCondition | undefined> {
     return this.store.condition?.();

@@ -96,7 +96,13 @@ export const list = (member: Shape, memberName?: string, flattened = true): List
   flattened,
 });
 
-export const map = (key: Shape, value: Shape, keyName: string, valueName: string, flattened = true): MapShape => ({
+export const map = (
+  key: Shape,
+  value: Shape,
+  keyName: string,
+  valueName: string,
+  flattened = true,
+): MapShape => ({
   type: 'map',
   key,
   value,

@@ -218,7 +218,8 @@ export function queryProtocolFor(service: QueryService): ProtocolAdapter {
   return {
     name: 'query',
     checkGet: (url) => checkQueryGet(url.searchParams, url.pathname),
-    decode: ({ method, url, body }) => decodeQueryRequest(queryParams(method, url, body), url.pathname, service),
+    decode: ({ method, url, body }) =>
+      decodeQueryRequest(queryParams(method, url, body), url.pathname, service),
     render: (action, output, requestId) => ({
       status: 200,
       headers: { 'content-type': XML_CONTENT_TYPE },

@@ -29,6 +29,7 @@ import type { Logger } from './logger.ts';
 import { LONG_POLL_CAP_DEFAULTS, type LongPollCaps, longPollGate } from './long-poll-gate.ts';
 import type { OperatorAudit } from './operator-audit.ts';
 import { ANYONE, type ConsoleChange, type Endpoint, errorPage, type Page, type PageViewer } from './page.ts';
+import type { SnsEntry } from './sns-entry.ts';
 import { actorOf } from './triage-api.ts';
 
 export interface HttpServerOptions {
@@ -68,6 +69,8 @@ export interface HttpServerOptions {
   browser?: BrowserGuard;
   /** Time for waits for answer room and the log of client aborts; the system's by default. */
   clock?: Clock;
+  /** SNS on the same port: the requests it claims are decoded and run by it instead of SQS. */
+  sns?: SnsEntry;
 }
 
 export type SluiceHttpServer = Server | HttpsServer;
@@ -132,7 +135,7 @@ async function handle(
   // SQS's JSON requests all go to "/": the look-up parses no URL for them.
   const testEndpoint = request.url === '/' ? undefined : options.testEndpoints?.get(url().pathname);
   // Test mode's errors are answered in JSON, whatever the request looks like.
-  const protocol: ProtocolAdapter = testEndpoint ? jsonProtocol : protocolOf(request.headers);
+  let protocol: ProtocolAdapter = testEndpoint ? jsonProtocol : protocolOf(request.headers);
   let action = 'unknown';
   const cors = options.browser?.corsHeaders(request);
   const reply = (status: number, headers: Record<string, string>, body: string | Buffer, api = true) => {
@@ -225,6 +228,9 @@ async function handle(
     answer('contentType' in viewer ? viewer : await refusedAsPage(() => change(body, viewer, request)));
     return;
   }
+  // SNS: its own model, XML namespace and actions, with everything else (access, transport) shared.
+  const sns = options.sns?.claims(request, body) ? options.sns : undefined;
+  if (sns) protocol = sns.protocol;
   try {
     const crossOrigin = options.browser?.crossOriginRefusal(request);
     if (crossOrigin) throw crossOrigin;
@@ -284,7 +290,9 @@ async function handle(
       via: sessionKey ? 'console-session' : caller ? 'signature' : 'unauthenticated',
     }));
     const finishAudit = audit && (await audit);
-    const output = await dispatch(options.service, action, decoded.input, context);
+    const output = sns
+      ? await sns.dispatch(action, decoded.input, context)
+      : await dispatch(options.service, action, decoded.input, context);
     // The action is done: a trail that cannot be written is logged, not answered as the action's failure.
     await finishAudit?.(output).catch((error: unknown) =>
       options.logger.error({ err: error, requestId, action }, 'audit entry not written'),

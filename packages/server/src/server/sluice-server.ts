@@ -6,6 +6,7 @@ import type { CapacityLimits } from '../core/limits.ts';
 import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts';
 import { ActivityFlusher, QueueSampler } from '../core/queue-history.ts';
 import { startRetentionSweeper } from '../core/retention.ts';
+import { SnsService } from '../core/sns/sns-service.ts';
 import { SqsService, serviceReads } from '../core/sqs-service.ts';
 import { MessageTriage } from '../core/triage.ts';
 import type { Store } from '../store/contract.ts';
@@ -23,6 +24,8 @@ import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import type { LongPollCaps } from './long-poll-gate.ts';
 import { createServerMetrics } from './metrics.ts';
 import { operatorAudit } from './operator-audit.ts';
+import { serveSns } from './sns-entry.ts';
+import { snsSigning } from './sns-signing.ts';
 import { TestClock } from './test-clock.ts';
 import { createTestMode, testEndpoints } from './test-mode.ts';
 import { triageChanges, triagePages } from './triage-api.ts';
@@ -200,6 +203,16 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     },
     warn: (details, message) => logger.warn(details, message),
   });
+  const signing = await snsSigning(store);
+  const sns = new SnsService({
+    store,
+    clock,
+    scope: { region: service.region, accountId: service.accountId },
+    queues: service.queues,
+    deliveries: service.deliveries,
+    signer: signing,
+    warn: (details, message) => logger.warn(details, message),
+  });
   const alarmSettings = { ...ALARM_DEFAULTS, ...config.alarms, ...options.alarms };
   const webhooks = [...(config.alarms?.webhooks ?? []), ...(options.alarms?.webhooks ?? [])];
   const deliver = webhookNotifier({ urls: webhooks, clock, logger });
@@ -320,7 +333,12 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
             }),
           })
         : undefined,
+    sns: serveSns(sns),
     pages: {
+      [signing.certificatePath]: () => ({
+        contentType: 'application/x-x509-ca-cert',
+        body: signing.certificatePem,
+      }),
       ...(metrics && {
         '/metrics': async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
       }),

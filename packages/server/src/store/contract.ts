@@ -236,7 +236,10 @@ export interface TopicStore {
     limit: number;
   }): Promise<SubscriptionRecord[]>;
   /** Replaces the subscription's attributes; undefined when it does not exist. */
-  updateSubscription(arn: string, attributes: Record<string, string>): Promise<SubscriptionRecord | undefined>;
+  updateSubscription(
+    arn: string,
+    attributes: Record<string, string>,
+  ): Promise<SubscriptionRecord | undefined>;
   /** false when it did not exist. */
   deleteSubscription(arn: string): Promise<boolean>;
   /**

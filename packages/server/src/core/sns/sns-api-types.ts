@@ -133,8 +133,7 @@ export type GetSMSAttributesInput = {
   attributes?: string[];
 };
 
-export type GetSMSSandboxAccountStatusInput = {
-};
+export type GetSMSSandboxAccountStatusInput = Record<string, never>;
 
 export type GetSubscriptionAttributesInput = {
   SubscriptionArn?: string;
@@ -300,15 +299,13 @@ export type CreateEndpointResponse = {
   EndpointArn?: string;
 };
 
-export type CreateSMSSandboxPhoneNumberResult = {
-};
+export type CreateSMSSandboxPhoneNumberResult = Record<string, never>;
 
 export type CreateTopicResponse = {
   TopicArn?: string;
 };
 
-export type DeleteSMSSandboxPhoneNumberResult = {
-};
+export type DeleteSMSSandboxPhoneNumberResult = Record<string, never>;
 
 export type GetDataProtectionPolicyResponse = {
   DataProtectionPolicy?: string;
@@ -418,8 +415,7 @@ export type ListTopicsResponse = {
   NextToken?: string;
 };
 
-export type OptInPhoneNumberResponse = {
-};
+export type OptInPhoneNumberResponse = Record<string, never>;
 
 export type PublishResponse = {
   MessageId?: string;
@@ -444,21 +440,17 @@ export type PublishBatchResponse = {
   Failed?: BatchResultErrorEntry[];
 };
 
-export type SetSMSAttributesResponse = {
-};
+export type SetSMSAttributesResponse = Record<string, never>;
 
 export type SubscribeResponse = {
   SubscriptionArn?: string;
 };
 
-export type TagResourceResponse = {
-};
+export type TagResourceResponse = Record<string, never>;
 
-export type UntagResourceResponse = {
-};
+export type UntagResourceResponse = Record<string, never>;
 
-export type VerifySMSSandboxPhoneNumberResult = {
-};
+export type VerifySMSSandboxPhoneNumberResult = Record<string, never>;
 
 export type SnsActionInputs = {
   AddPermission: AddPermissionInput;

@@ -321,7 +321,8 @@ function checkScope(parsed: ParsedSignature, region: string): void {
       `Credential should be scoped with a valid terminator: 'aws4_request', not '${parsed.terminator}'.`,
     );
   }
-  if (parsed.service !== SERVICE) {
+  // SNS requests come to the same port, signed for their own service (server/sns-entry.ts).
+  if (parsed.service !== SERVICE && parsed.service !== 'sns') {
     throw errors.signatureDoesNotMatch(`Credential should be scoped to correct service: '${SERVICE}'.`);
   }
   if (parsed.region !== region) {

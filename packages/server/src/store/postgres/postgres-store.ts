@@ -66,9 +66,9 @@ import type {
   TriageStore,
 } from '../triage.ts';
 import { type Db, run } from './db.ts';
-import { postgresTopics as topics } from './topics.ts';
 import { lockGroup, planSteps } from './plan-steps.ts';
 import { MIGRATIONS } from './schema.ts';
+import { postgresTopics as topics } from './topics.ts';
 import { PostgresTriage } from './triage.ts';
 
 export interface PostgresStoreOptions {
@@ -401,7 +401,10 @@ export class PostgresStore implements Store, TriageStore {
     return this.track(() => topics.listSubscriptions(this.direct, options));
   }
 
-  updateSubscription(arn: string, attributes: Record<string, string>): Promise<SubscriptionRecord | undefined> {
+  updateSubscription(
+    arn: string,
+    attributes: Record<string, string>,
+  ): Promise<SubscriptionRecord | undefined> {
     return this.track(() => topics.updateSubscription(this.direct, arn, attributes));
   }
 

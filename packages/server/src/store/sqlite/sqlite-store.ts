@@ -329,32 +329,30 @@ export class SqliteStore implements Store, TriageStore {
 
   /** sendMessages' work, inside a write: a send, or a topic's delivery into one queue. */
   private sendInWrite(queueId: number, messages: NewMessage[]): SentMessage[] {
-    {
-      return messages.map((message) => {
-        const deduplication = message.deduplication;
-        if (deduplication) {
-          const original = this.statements.deduplicated.get(
-            queueId,
-            deduplication.scope,
-            deduplication.id,
-            message.sentAt,
-          ) as { message_id: string; seq: number } | undefined;
-          if (original) return { messageId: original.message_id, seq: original.seq, duplicate: true };
-        }
-        const seq = this.insertMessage(queueId, message);
-        if (deduplication) {
-          this.statements.rememberDeduplication.run(
-            queueId,
-            deduplication.scope,
-            deduplication.id,
-            message.messageId,
-            seq,
-            deduplication.expiresAt,
-          );
-        }
-        return { messageId: message.messageId, seq, duplicate: false };
-      });
-    }
+    return messages.map((message) => {
+      const deduplication = message.deduplication;
+      if (deduplication) {
+        const original = this.statements.deduplicated.get(
+          queueId,
+          deduplication.scope,
+          deduplication.id,
+          message.sentAt,
+        ) as { message_id: string; seq: number } | undefined;
+        if (original) return { messageId: original.message_id, seq: original.seq, duplicate: true };
+      }
+      const seq = this.insertMessage(queueId, message);
+      if (deduplication) {
+        this.statements.rememberDeduplication.run(
+          queueId,
+          deduplication.scope,
+          deduplication.id,
+          message.messageId,
+          seq,
+          deduplication.expiresAt,
+        );
+      }
+      return { messageId: message.messageId, seq, duplicate: false };
+    });
   }
 
   // ---- Topics (TopicStore) ----------------------------------------------------------------------------

@@ -148,7 +148,11 @@ export class SqliteTopics {
   }
 
   /** Runs inside one write: every publication of the request, or none. */
-  publish(topicName: string, publications: Publication[], touched: Set<number>): PublishOutcome[] | undefined {
+  publish(
+    topicName: string,
+    publications: Publication[],
+    touched: Set<number>,
+  ): PublishOutcome[] | undefined {
     if (this.statements.topic.get(topicName) === undefined) return undefined;
     if (publications.some((publication) => publication.deduplication))
       this.statements.forgetExpired.run(topicName, publications[0]!.deduplication?.now ?? 0);
@@ -159,7 +163,11 @@ export class SqliteTopics {
           | { message_id: string; sequence_number: number }
           | undefined;
         if (original)
-          return { messageId: original.message_id, sequenceNumber: original.sequence_number, duplicate: true };
+          return {
+            messageId: original.message_id,
+            sequenceNumber: original.sequence_number,
+            duplicate: true,
+          };
       }
       const sequenceNumber = publication.sequenced
         ? (this.statements.nextSequence.get(topicName) as { last_sequence: number }).last_sequence

@@ -1,0 +1,444 @@
+import assert from 'node:assert/strict';
+import { verify, X509Certificate } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import {
+  CreateTopicCommand,
+  DeleteTopicCommand,
+  GetSubscriptionAttributesCommand,
+  GetTopicAttributesCommand,
+  ListSubscriptionsByTopicCommand,
+  ListTagsForResourceCommand,
+  ListTopicsCommand,
+  PublishBatchCommand,
+  PublishCommand,
+  SetSubscriptionAttributesCommand,
+  SNSServiceException,
+  SubscribeCommand,
+  TagResourceCommand,
+  UnsubscribeCommand,
+} from '@aws-sdk/client-sns';
+import {
+  CreateQueueCommand,
+  DeleteQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { startSluice } from 'sluice';
+import { freshDatabase } from '../../tools/postgres.ts';
+import { useServer } from '../helpers/server.ts';
+import { snsClient } from '../helpers/sns-client.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
+
+/**
+ * SNS on Sluice's port, through the AWS SDK's SNS and SQS clients, on both stores: topics, subscriptions,
+ * the envelope and its signature, raw delivery, MessageStructure=json, filter policies in both scopes, FIFO
+ * topics into FIFO queues, subscription dead-letter queues.
+ */
+
+interface Backend {
+  endpoint: string;
+  close(): Promise<void>;
+}
+
+const backends: Array<[string, () => Promise<Backend>]> = [
+  ['SQLite', async () => useServer()],
+  [
+    'PostgreSQL',
+    async () => {
+      const database = await freshDatabase();
+      const node = await startSluice({
+        port: 0,
+        storeUrl: database.url,
+        logLevel: 'silent',
+        dataDir: ':memory:',
+      });
+      return {
+        endpoint: node.endpoint,
+        close: async () => {
+          await node.close();
+          await database.drop();
+        },
+      };
+    },
+  ],
+];
+
+const errorOf = async (promise: Promise<unknown>): Promise<SNSServiceException> => {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof SNSServiceException) return error;
+    throw error;
+  }
+  assert.fail('expected an SNS error');
+};
+
+async function receiveAll(sqs: SQSClient, QueueUrl: string, expected: number) {
+  const bodies: Array<{
+    Body?: string;
+    MessageAttributes?: Record<string, unknown>;
+    Attributes?: Record<string, string>;
+  }> = [];
+  for (let attempt = 0; attempt < 20 && bodies.length < expected; attempt++) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 1,
+        VisibilityTimeout: 600,
+        MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
+      }),
+    );
+    bodies.push(...Messages);
+  }
+  return bodies;
+}
+
+for (const [label, start] of backends) {
+  describe(`SNS on ${label}`, () => {
+    let backend: Backend;
+    let sns: ReturnType<typeof snsClient>;
+    let sqs: SQSClient;
+    const queue = async (QueueName: string, Attributes?: Record<string, string>) => {
+      const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName, Attributes }));
+      const { Attributes: attributes } = await sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+      );
+      return { url: QueueUrl!, arn: attributes!.QueueArn! };
+    };
+
+    before(async () => {
+      backend = await start();
+      sns = snsClient(backend.endpoint);
+      sqs = sqsClient(backend.endpoint);
+    });
+    after(async () => backend.close());
+
+    test('topics: created idempotently, listed, described, tagged and deleted', async () => {
+      const { TopicArn } = await sns.send(
+        new CreateTopicCommand({ Name: 'orders', Attributes: { DisplayName: 'Orders' } }),
+      );
+      assert.equal(TopicArn, 'arn:aws:sns:us-east-1:000000000000:orders');
+      const again = await sns.send(
+        new CreateTopicCommand({ Name: 'orders', Attributes: { DisplayName: 'Orders' } }),
+      );
+      assert.equal(again.TopicArn, TopicArn);
+      const different = await errorOf(
+        sns.send(new CreateTopicCommand({ Name: 'orders', Attributes: { DisplayName: 'Other' } })),
+      );
+      assert.equal(different.name, 'InvalidParameterException');
+      assert.match(
+        different.message,
+        /^Invalid parameter: Attributes Reason: Topic already exists with different attributes/,
+      );
+      const { Attributes } = await sns.send(new GetTopicAttributesCommand({ TopicArn }));
+      assert.equal(Attributes?.DisplayName, 'Orders');
+      assert.equal(Attributes?.SubscriptionsConfirmed, '0');
+      assert.equal(Attributes?.Owner, '000000000000');
+      assert.equal(JSON.parse(Attributes!.Policy!).Statement[0].Resource, TopicArn);
+      await sns.send(new TagResourceCommand({ ResourceArn: TopicArn, Tags: [{ Key: 'team', Value: 'a' }] }));
+      const { Tags } = await sns.send(new ListTagsForResourceCommand({ ResourceArn: TopicArn }));
+      assert.deepEqual(Tags, [{ Key: 'team', Value: 'a' }]);
+      for (let i = 0; i < 105; i++)
+        await sns.send(new CreateTopicCommand({ Name: `page-${String(i).padStart(3, '0')}` }));
+      const first = await sns.send(new ListTopicsCommand({}));
+      assert.equal(first.Topics?.length, 100);
+      assert.ok(first.NextToken);
+      const second = await sns.send(new ListTopicsCommand({ NextToken: first.NextToken }));
+      assert.equal(second.Topics?.length, 6);
+      assert.equal(second.NextToken, undefined);
+      await sns.send(new DeleteTopicCommand({ TopicArn }));
+      const gone = await errorOf(sns.send(new GetTopicAttributesCommand({ TopicArn })));
+      assert.equal(gone.name, 'NotFoundException');
+      assert.equal(gone.$metadata.httpStatusCode, 404);
+    });
+
+    test('a standard delivery is the signed envelope; raw delivery carries the body and attributes', async () => {
+      const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'events' }));
+      const wrapped = await queue('events-wrapped');
+      const raw = await queue('events-raw');
+      const { SubscriptionArn } = await sns.send(
+        new SubscribeCommand({ TopicArn, Protocol: 'sqs', Endpoint: wrapped.arn }),
+      );
+      assert.match(SubscriptionArn!, /^arn:aws:sns:us-east-1:000000000000:events:[0-9a-f-]{36}$/);
+      const same = await sns.send(new SubscribeCommand({ TopicArn, Protocol: 'sqs', Endpoint: wrapped.arn }));
+      assert.equal(same.SubscriptionArn, SubscriptionArn);
+      await sns.send(
+        new SubscribeCommand({
+          TopicArn,
+          Protocol: 'sqs',
+          Endpoint: raw.arn,
+          Attributes: { RawMessageDelivery: 'true' },
+        }),
+      );
+      const { MessageId } = await sns.send(
+        new PublishCommand({
+          TopicArn,
+          Message: 'hello "world"',
+          Subject: 'greeting',
+          MessageAttributes: { kind: { DataType: 'String', StringValue: 'greeting' } },
+        }),
+      );
+      const [delivered] = await receiveAll(sqs, wrapped.url, 1);
+      const envelope = JSON.parse(delivered!.Body!);
+      assert.equal(envelope.Type, 'Notification');
+      assert.equal(envelope.MessageId, MessageId);
+      assert.equal(envelope.TopicArn, TopicArn);
+      assert.equal(envelope.Subject, 'greeting');
+      assert.equal(envelope.Message, 'hello "world"');
+      assert.match(envelope.Timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      assert.equal(envelope.SignatureVersion, '1');
+      assert.deepEqual(envelope.MessageAttributes, { kind: { Type: 'String', Value: 'greeting' } });
+      assert.ok(envelope.UnsubscribeURL.includes(encodeURIComponent(SubscriptionArn!)));
+      assert.deepEqual(Object.keys(envelope), [
+        'Type',
+        'MessageId',
+        'TopicArn',
+        'Subject',
+        'Message',
+        'Timestamp',
+        'SignatureVersion',
+        'Signature',
+        'SigningCertURL',
+        'UnsubscribeURL',
+        'MessageAttributes',
+      ]);
+      // The signature verifies with the certificate the server serves at SigningCertURL.
+      const certificate = new X509Certificate(await (await fetch(envelope.SigningCertURL)).text());
+      const signed = ['Message', 'MessageId', 'Subject', 'Timestamp', 'TopicArn', 'Type']
+        .map((name) => `${name}\n${envelope[name]}\n`)
+        .join('');
+      assert.ok(
+        verify('sha1', Buffer.from(signed), certificate.publicKey, Buffer.from(envelope.Signature, 'base64')),
+      );
+      const [rawDelivery] = await receiveAll(sqs, raw.url, 1);
+      assert.equal(rawDelivery!.Body, 'hello "world"');
+      assert.deepEqual(rawDelivery!.MessageAttributes, {
+        kind: { DataType: 'String', StringValue: 'greeting' },
+      });
+      const { Subscriptions } = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
+      assert.equal(Subscriptions?.length, 2);
+      const { Attributes } = await sns.send(new GetSubscriptionAttributesCommand({ SubscriptionArn }));
+      assert.equal(Attributes?.Endpoint, wrapped.arn);
+      assert.equal(Attributes?.RawMessageDelivery, 'false');
+    });
+
+    test('MessageStructure=json delivers the sqs text; filter policies choose by attributes and by body', async () => {
+      const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'filtered' }));
+      const byAttribute = await queue('filtered-attribute');
+      const byBody = await queue('filtered-body');
+      const everything = await queue('filtered-all');
+      await sns.send(
+        new SubscribeCommand({
+          TopicArn,
+          Protocol: 'sqs',
+          Endpoint: byAttribute.arn,
+          Attributes: {
+            FilterPolicy: JSON.stringify({ price: [{ numeric: ['>', 100] }] }),
+            RawMessageDelivery: 'true',
+          },
+        }),
+      );
+      const { SubscriptionArn: bodyArn } = await sns.send(
+        new SubscribeCommand({
+          TopicArn,
+          Protocol: 'sqs',
+          Endpoint: byBody.arn,
+          Attributes: { RawMessageDelivery: 'true' },
+        }),
+      );
+      await sns.send(
+        new SetSubscriptionAttributesCommand({
+          SubscriptionArn: bodyArn,
+          AttributeName: 'FilterPolicyScope',
+          AttributeValue: 'MessageBody',
+        }),
+      );
+      await sns.send(
+        new SetSubscriptionAttributesCommand({
+          SubscriptionArn: bodyArn,
+          AttributeName: 'FilterPolicy',
+          AttributeValue: JSON.stringify({ Records: { eventName: [{ prefix: 'ObjectCreated:' }] } }),
+        }),
+      );
+      await sns.send(
+        new SubscribeCommand({
+          TopicArn,
+          Protocol: 'sqs',
+          Endpoint: everything.arn,
+          Attributes: { RawMessageDelivery: 'true' },
+        }),
+      );
+      const refused = await errorOf(
+        sns.send(
+          new SetSubscriptionAttributesCommand({
+            SubscriptionArn: bodyArn,
+            AttributeName: 'FilterPolicy',
+            AttributeValue: '{"a": [{"nope": 1}]}',
+          }),
+        ),
+      );
+      assert.equal(refused.name, 'InvalidParameterException');
+      await sns.send(
+        new PublishCommand({
+          TopicArn,
+          Message: 'cheap',
+          MessageAttributes: { price: { DataType: 'Number', StringValue: '5' } },
+        }),
+      );
+      await sns.send(
+        new PublishCommand({
+          TopicArn,
+          Message: 'dear',
+          MessageAttributes: { price: { DataType: 'Number', StringValue: '500' } },
+        }),
+      );
+      const s3Event = JSON.stringify({
+        Records: [{ eventName: 'ObjectRemoved:Delete' }, { eventName: 'ObjectCreated:Put' }],
+      });
+      await sns.send(new PublishCommand({ TopicArn, Message: s3Event }));
+      await sns.send(
+        new PublishCommand({
+          TopicArn,
+          MessageStructure: 'json',
+          Message: JSON.stringify({ default: 'for everyone', sqs: 'for queues', email: 'for mail' }),
+        }),
+      );
+      assert.deepEqual(
+        (await receiveAll(sqs, byAttribute.url, 1)).map((m) => m.Body),
+        ['dear'],
+      );
+      assert.deepEqual(
+        (await receiveAll(sqs, byBody.url, 1)).map((m) => m.Body),
+        [s3Event],
+      );
+      const all = (await receiveAll(sqs, everything.url, 4)).map((m) => m.Body).sort();
+      assert.deepEqual(all, ['cheap', 'dear', 'for queues', s3Event].sort());
+      const noDefault = await errorOf(
+        sns.send(new PublishCommand({ TopicArn, MessageStructure: 'json', Message: '{"sqs": "x"}' })),
+      );
+      assert.equal(
+        noDefault.message,
+        'Invalid parameter: Message Structure - No default entry in JSON message body',
+      );
+    });
+
+    test('a FIFO topic needs a group, deduplicates, and keeps each group in order into a FIFO queue', async () => {
+      const { TopicArn } = await sns.send(
+        new CreateTopicCommand({
+          Name: 'ledger.fifo',
+          Attributes: { FifoTopic: 'true', ContentBasedDeduplication: 'true' },
+        }),
+      );
+      const fifoQueue = await queue('ledger.fifo', { FifoQueue: 'true' });
+      await sns.send(
+        new SubscribeCommand({
+          TopicArn,
+          Protocol: 'sqs',
+          Endpoint: fifoQueue.arn,
+          Attributes: { RawMessageDelivery: 'true' },
+        }),
+      );
+      const noGroup = await errorOf(sns.send(new PublishCommand({ TopicArn, Message: 'x' })));
+      assert.equal(
+        noGroup.message,
+        'Invalid parameter: The MessageGroupId parameter is required for FIFO topics',
+      );
+      const first = await sns.send(new PublishCommand({ TopicArn, Message: 'one', MessageGroupId: 'g' }));
+      const duplicate = await sns.send(new PublishCommand({ TopicArn, Message: 'one', MessageGroupId: 'g' }));
+      assert.equal(duplicate.MessageId, first.MessageId);
+      assert.equal(duplicate.SequenceNumber, first.SequenceNumber);
+      assert.match(first.SequenceNumber!, /^\d{20}$/);
+      const batch = await sns.send(
+        new PublishBatchCommand({
+          TopicArn,
+          PublishBatchRequestEntries: ['two', 'three', 'four'].map((Message, i) => ({
+            Id: `e${i}`,
+            Message,
+            MessageGroupId: 'g',
+          })),
+        }),
+      );
+      assert.equal(batch.Successful?.length, 3);
+      const bodies: string[] = [];
+      for (let attempt = 0; attempt < 20 && bodies.length < 4; attempt++) {
+        const { Messages = [] } = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: fifoQueue.url,
+            MaxNumberOfMessages: 10,
+            WaitTimeSeconds: 1,
+            VisibilityTimeout: 600,
+          }),
+        );
+        bodies.push(...Messages.map((m) => m.Body!));
+      }
+      assert.deepEqual(bodies, ['one', 'two', 'three', 'four']);
+      const standard = await sns.send(new CreateTopicCommand({ Name: 'plain' }));
+      const fifoOnStandard = await errorOf(
+        sns.send(
+          new SubscribeCommand({ TopicArn: standard.TopicArn, Protocol: 'sqs', Endpoint: fifoQueue.arn }),
+        ),
+      );
+      assert.equal(fifoOnStandard.name, 'InvalidParameterException');
+    });
+
+    test('an undeliverable message goes to the subscription dead-letter queue, else it is dropped', async () => {
+      const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'fragile' }));
+      const target = await queue('fragile-target');
+      const deadLetters = await queue('fragile-dlq');
+      await sns.send(
+        new SubscribeCommand({
+          TopicArn,
+          Protocol: 'sqs',
+          Endpoint: target.arn,
+          Attributes: {
+            RedrivePolicy: JSON.stringify({ deadLetterTargetArn: deadLetters.arn }),
+            RawMessageDelivery: 'true',
+          },
+        }),
+      );
+      const { SubscriptionArn: unguarded } = await sns.send(
+        new SubscribeCommand({
+          TopicArn,
+          Protocol: 'sqs',
+          Endpoint: 'arn:aws:sqs:us-east-1:000000000000:never-created',
+        }),
+      );
+      await sqs.send(new DeleteQueueCommand({ QueueUrl: target.url }));
+      await sns.send(new PublishCommand({ TopicArn, Message: 'lost queue' }));
+      assert.deepEqual(
+        (await receiveAll(sqs, deadLetters.url, 1)).map((m) => m.Body),
+        ['lost queue'],
+      );
+      await sns.send(new UnsubscribeCommand({ SubscriptionArn: unguarded }));
+      const { Subscriptions } = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
+      assert.equal(Subscriptions?.length, 1);
+    });
+
+    test('SNS actions Sluice does not serve answer one error naming them; other protocols are refused', async () => {
+      const response = await fetch(`${backend.endpoint}/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'Action=CreatePlatformApplication&Name=a&Platform=GCM&Attributes.entry.1.key=k&Attributes.entry.1.value=v',
+      });
+      const text = await response.text();
+      assert.equal(response.status, 400);
+      assert.match(text, /xmlns="http:\/\/sns\.amazonaws\.com\/doc\/2010-03-31\/"/);
+      assert.match(text, /Sluice does not serve the SNS action CreatePlatformApplication/);
+      const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'web' }));
+      const http = await errorOf(
+        sns.send(new SubscribeCommand({ TopicArn, Protocol: 'http', Endpoint: 'http://example.com/' })),
+      );
+      assert.equal(http.name, 'InvalidParameterException');
+      const unknown = await errorOf(
+        sns.send(new SubscribeCommand({ TopicArn, Protocol: 'pigeon', Endpoint: 'x' })),
+      );
+      assert.equal(
+        unknown.message,
+        'Invalid parameter: Amazon SNS does not support this protocol string: pigeon',
+      );
+    });
+  });
+}
