@@ -16,7 +16,7 @@ import { type AccessKey, createAuthenticator } from './auth/access.ts';
 import { createPageAccess } from './auth/page-access.ts';
 import { createBrowserGuard, isLoopback } from './browser-guard.ts';
 import { ClusterLease } from './cluster-lease.ts';
-import { applyConfig, readConfigFile } from './config-file.ts';
+import { applyConfig, applyTopicConfig, readConfigFile } from './config-file.ts';
 import type { ConnectionLimits } from './connections.ts';
 import { type AlarmsAnswer, consoleApi, consoleChanges, consolePages } from './console-api.ts';
 import { createHttpServer } from './http-server.ts';
@@ -365,6 +365,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const { port } = server.address() as AddressInfo;
   const endpoint = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   await applyConfig(service, config, { baseUrl: endpoint, senderId: service.accountId });
+  await applyTopicConfig(sns, service, config);
   await service.moveTasks.stop();
   // Where several nodes share the store, who runs the cluster jobs is news; a server alone always does.
   const leaseNews = (message: string) =>
