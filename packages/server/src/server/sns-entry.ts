@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { RequestContext } from '../core/request-context.ts';
 import { dispatchSns, isSnsAction } from '../core/sns/sns-dispatch.ts';
+import { snsErrors } from '../core/sns/sns-errors.ts';
 import type { SnsActions } from '../core/sns/sns-service.ts';
 import type { ProtocolAdapter } from '../protocol/adapter.ts';
 import { queryProtocolFor } from '../protocol/query.ts';
@@ -29,7 +30,18 @@ const SHARED_ACTIONS = new Set(['AddPermission', 'RemovePermission']);
  * JSON request (X-Amz-Target) is always SQS's.
  */
 export function serveSns(service: SnsActions): SnsEntry {
-  const protocol = queryProtocolFor(SNS_QUERY);
+  const query = queryProtocolFor(SNS_QUERY);
+  // The transport's refusals (a key's action list) are SQS's AccessDenied; SNS words them AuthorizationError.
+  const protocol: ProtocolAdapter = {
+    ...query,
+    renderError: (error, requestId) =>
+      query.renderError(
+        error.code === 'AccessDenied'
+          ? snsErrors.authorization(error.message.replace(' perform: sqs:', ' perform: SNS:'))
+          : error,
+        requestId,
+      ),
+  };
   return {
     protocol,
     claims(request, body) {

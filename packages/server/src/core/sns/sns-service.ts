@@ -16,6 +16,7 @@ import { type SnsFilterPolicy, SnsPublication } from '../event-filter/index.ts';
 import { sequenceNumberOf } from '../fifo.ts';
 import { md5Hex } from '../message-attributes.ts';
 import type { QueueDirectory } from '../queue-directory.ts';
+import type { CallerScope } from '../queue-reference.ts';
 import type { RequestContext } from '../request-context.ts';
 import type { SendActions } from '../send-actions.ts';
 import {
@@ -174,13 +175,14 @@ export class SnsService implements SnsActions {
 
   // ---- Topics ------------------------------------------------------------------------------------------
 
-  async CreateTopic(input: CreateTopicInput): Promise<CreateTopicResponse> {
+  async CreateTopic(input: CreateTopicInput, caller: CallerScope = {}): Promise<CreateTopicResponse> {
     if (input.DataProtectionPolicy !== undefined)
       throw snsErrors.unsupported('CreateTopic with a DataProtectionPolicy');
     const fifo = asksForFifo(input.Attributes);
     const name = checkTopicName(input.Name, fifo);
     const attributes = checkTopicAttributes(input.Attributes ?? {}, fifo, true);
     const tags = tagMap(input.Tags);
+    this.authorize(caller, { name, attributes });
     const topic = await this.store.createTopic({ name, fifo, attributes, tags, now: this.clock.now() });
     if (!sameAttributes(topic.attributes, attributes)) {
       throw snsErrors.invalidParameter('Attributes Reason: Topic already exists with different attributes');
@@ -191,30 +193,36 @@ export class SnsService implements SnsActions {
     return { TopicArn: topicArnOf(this.scope, name) };
   }
 
-  async DeleteTopic(input: DeleteTopicInput): Promise<EmptyOutput> {
+  async DeleteTopic(input: DeleteTopicInput, caller: CallerScope = {}): Promise<EmptyOutput> {
     // SNS answers success for a topic that does not exist.
     await this.store.deleteTopic(topicNameOf(this.scope, input.TopicArn));
     return {};
   }
 
-  async ListTopics(input: ListTopicsInput): Promise<ListTopicsResponse> {
+  async ListTopics(input: ListTopicsInput, caller: CallerScope = {}): Promise<ListTopicsResponse> {
     const topics = await this.store.listTopics({ afterName: pageToken(input.NextToken), limit: PAGE + 1 });
-    const page = topics.slice(0, PAGE);
+    // A page may show fewer topics than PAGE when the caller's key may not see some (as ListQueues).
+    const page = topics
+      .slice(0, PAGE)
+      .filter((topic) => caller.access?.allows(this.resourceOf(topic)) ?? true);
     const output: ListTopicsResponse = {
       Topics: page.map((topic) => ({ TopicArn: topicArnOf(this.scope, topic.name) })),
     };
-    if (topics.length > PAGE) output.NextToken = nextToken(page.at(-1)!.name);
+    if (topics.length > PAGE) output.NextToken = nextToken(topics[PAGE - 1]!.name);
     return output;
   }
 
-  async GetTopicAttributes(input: GetTopicAttributesInput): Promise<GetTopicAttributesResponse> {
-    const topic = await this.topic(input.TopicArn);
+  async GetTopicAttributes(
+    input: GetTopicAttributesInput,
+    caller: CallerScope = {},
+  ): Promise<GetTopicAttributesResponse> {
+    const topic = await this.topic(input.TopicArn, caller);
     const subscriptions = await this.subscriptionsOf(topic.name);
     return { Attributes: reportedTopicAttributes(this.scope, topic, subscriptions.length) };
   }
 
-  async SetTopicAttributes(input: SetTopicAttributesInput): Promise<EmptyOutput> {
-    const topic = await this.topic(input.TopicArn);
+  async SetTopicAttributes(input: SetTopicAttributesInput, caller: CallerScope = {}): Promise<EmptyOutput> {
+    const topic = await this.topic(input.TopicArn, caller);
     const name = input.AttributeName;
     if (name === undefined || name === '') throw snsErrors.invalidParameter('AttributeName');
     if (name === 'FifoTopic') throw snsErrors.invalidParameter('AttributeName: FifoTopic cannot be changed');
@@ -223,8 +231,8 @@ export class SnsService implements SnsActions {
     return {};
   }
 
-  async AddPermission(input: AddPermissionInput): Promise<EmptyOutput> {
-    const topic = await this.topic(input.TopicArn);
+  async AddPermission(input: AddPermissionInput, caller: CallerScope = {}): Promise<EmptyOutput> {
+    const topic = await this.topic(input.TopicArn, caller);
     const policy = withTopicPermission(
       topic.attributes.Policy,
       {
@@ -239,8 +247,8 @@ export class SnsService implements SnsActions {
     return {};
   }
 
-  async RemovePermission(input: RemovePermissionInput): Promise<EmptyOutput> {
-    const topic = await this.topic(input.TopicArn);
+  async RemovePermission(input: RemovePermissionInput, caller: CallerScope = {}): Promise<EmptyOutput> {
+    const topic = await this.topic(input.TopicArn, caller);
     if (input.Label === undefined || input.Label === '') throw snsErrors.invalidParameter('Label');
     const policy = withoutTopicPermission(topic.attributes.Policy, input.Label);
     if (policy !== topic.attributes.Policy) {
@@ -254,8 +262,8 @@ export class SnsService implements SnsActions {
 
   // ---- Tags --------------------------------------------------------------------------------------------
 
-  async TagResource(input: TagResourceRequest): Promise<EmptyOutput> {
-    const topic = await this.taggedTopic(input.ResourceArn);
+  async TagResource(input: TagResourceRequest, caller: CallerScope = {}): Promise<EmptyOutput> {
+    const topic = await this.taggedTopic(input.ResourceArn, caller);
     const tags = { ...topic.tags, ...tagMap(input.Tags) };
     if (Object.keys(tags).length > 50) {
       throw new SqsError(
@@ -267,23 +275,26 @@ export class SnsService implements SnsActions {
     return {};
   }
 
-  async UntagResource(input: UntagResourceRequest): Promise<EmptyOutput> {
-    const topic = await this.taggedTopic(input.ResourceArn);
+  async UntagResource(input: UntagResourceRequest, caller: CallerScope = {}): Promise<EmptyOutput> {
+    const topic = await this.taggedTopic(input.ResourceArn, caller);
     const tags = { ...topic.tags };
     for (const key of input.TagKeys ?? []) delete tags[key];
     await this.store.updateTopic(topic.name, { tags });
     return {};
   }
 
-  async ListTagsForResource(input: ListTagsForResourceRequest): Promise<ListTagsForResourceResponse> {
-    const topic = await this.taggedTopic(input.ResourceArn);
+  async ListTagsForResource(
+    input: ListTagsForResourceRequest,
+    caller: CallerScope = {},
+  ): Promise<ListTagsForResourceResponse> {
+    const topic = await this.taggedTopic(input.ResourceArn, caller);
     return { Tags: Object.entries(topic.tags).map(([Key, Value]) => ({ Key, Value })) };
   }
 
   // ---- Subscriptions -----------------------------------------------------------------------------------
 
-  async Subscribe(input: SubscribeInput): Promise<SubscribeResponse> {
-    const topic = await this.topic(input.TopicArn);
+  async Subscribe(input: SubscribeInput, caller: CallerScope = {}): Promise<SubscribeResponse> {
+    const topic = await this.topic(input.TopicArn, caller);
     const protocol = input.Protocol;
     if (protocol === undefined || protocol === '') throw snsErrors.invalidParameter('Protocol');
     if (protocol !== 'sqs') {
@@ -326,16 +337,22 @@ export class SnsService implements SnsActions {
     return { SubscriptionArn: subscription.arn };
   }
 
-  async Unsubscribe(input: UnsubscribeInput): Promise<EmptyOutput> {
+  async Unsubscribe(input: UnsubscribeInput, caller: CallerScope = {}): Promise<EmptyOutput> {
     subscriptionTopicArn(input.SubscriptionArn);
+    if (
+      caller.access !== undefined &&
+      (await this.store.getSubscription(input.SubscriptionArn!)) !== undefined
+    )
+      await this.subscription(input.SubscriptionArn, caller);
     await this.store.deleteSubscription(input.SubscriptionArn!);
     return {};
   }
 
   async GetSubscriptionAttributes(
     input: GetSubscriptionAttributesInput,
+    caller: CallerScope = {},
   ): Promise<GetSubscriptionAttributesResponse> {
-    const subscription = await this.subscription(input.SubscriptionArn);
+    const subscription = await this.subscription(input.SubscriptionArn, caller);
     return {
       Attributes: reportedSubscriptionAttributes(
         subscription,
@@ -344,8 +361,11 @@ export class SnsService implements SnsActions {
     };
   }
 
-  async SetSubscriptionAttributes(input: SetSubscriptionAttributesInput): Promise<EmptyOutput> {
-    const subscription = await this.subscription(input.SubscriptionArn);
+  async SetSubscriptionAttributes(
+    input: SetSubscriptionAttributesInput,
+    caller: CallerScope = {},
+  ): Promise<EmptyOutput> {
+    const subscription = await this.subscription(input.SubscriptionArn, caller);
     const name = input.AttributeName;
     if (name === undefined || name === '') throw snsErrors.invalidParameter('AttributeName');
     const attributes = checkSubscriptionAttributes(
@@ -357,14 +377,26 @@ export class SnsService implements SnsActions {
     return {};
   }
 
-  async ListSubscriptions(input: ListSubscriptionsInput): Promise<ListSubscriptionsResponse> {
-    return this.subscriptionPage(undefined, input.NextToken);
+  async ListSubscriptions(
+    input: ListSubscriptionsInput,
+    caller: CallerScope = {},
+  ): Promise<ListSubscriptionsResponse> {
+    const page = await this.subscriptionPage(undefined, input.NextToken);
+    if (caller.access === undefined) return page;
+    const visible = (arn: string | undefined) =>
+      caller.access!.allows({
+        name: arn!.split(':')[5]!,
+        arn: arn!.slice(0, arn!.lastIndexOf(':')),
+        policy: undefined,
+      });
+    return { ...page, Subscriptions: page.Subscriptions?.filter((s) => visible(s.SubscriptionArn)) };
   }
 
   async ListSubscriptionsByTopic(
     input: ListSubscriptionsByTopicInput,
+    caller: CallerScope = {},
   ): Promise<ListSubscriptionsByTopicResponse> {
-    const topic = await this.topic(input.TopicArn);
+    const topic = await this.topic(input.TopicArn, caller);
     return this.subscriptionPage(topic.name, input.NextToken);
   }
 
@@ -378,7 +410,7 @@ export class SnsService implements SnsActions {
     if (input.TopicArn === undefined && /^arn:aws:sns:[^:]+:\d+:endpoint\//.test(arn)) {
       throw snsErrors.unsupported('Publish to a platform endpoint (mobile push)');
     }
-    const topic = await this.topic(arn, input.TopicArn === undefined ? 'TargetArn' : 'TopicArn');
+    const topic = await this.topic(arn, context, input.TopicArn === undefined ? 'TargetArn' : 'TopicArn');
     const checked = checkPublication(topic, input);
     const [outcome] = await this.publish(topic, [checked], context);
     const output: PublishResponse = { MessageId: outcome!.messageId };
@@ -387,7 +419,7 @@ export class SnsService implements SnsActions {
   }
 
   async PublishBatch(input: PublishBatchInput, context: RequestContext): Promise<PublishBatchResponse> {
-    const topic = await this.topic(input.TopicArn);
+    const topic = await this.topic(input.TopicArn, context);
     const entries = input.PublishBatchRequestEntries ?? [];
     if (entries.length === 0) throw snsErrors.emptyBatch();
     if (entries.length > 10) throw snsErrors.tooManyEntries(entries.length);
@@ -606,26 +638,55 @@ export class SnsService implements SnsActions {
 
   // ---- Look-ups ----------------------------------------------------------------------------------------
 
-  private async topic(arn: string | undefined, parameter = 'TopicArn'): Promise<TopicRecord> {
+  /** The topic an ARN names, once the caller may run the request's action on it. */
+  private async topic(
+    arn: string | undefined,
+    caller: CallerScope,
+    parameter = 'TopicArn',
+  ): Promise<TopicRecord> {
     const topic = await this.store.getTopic(topicNameOf(this.scope, arn, parameter));
     if (topic === undefined) throw snsErrors.topicNotFound();
+    this.authorize(caller, topic);
     return topic;
   }
 
-  /** Tags are on topics only here (SNS also tags platform applications, which Sluice does not serve). */
-  private async taggedTopic(arn: string | undefined): Promise<TopicRecord> {
+  /**
+   * Access keys' patterns and other accounts' topic policies, as for queues: a topic is the resource SNS's
+   * actions are authorized on. Refusals are SNS's AuthorizationError.
+   */
+  private authorize(caller: CallerScope, topic: Pick<TopicRecord, 'name' | 'attributes'>): void {
+    if (caller.access === undefined) return;
     try {
-      return await this.topic(arn, 'ResourceArn');
+      caller.access.require(this.resourceOf(topic));
+    } catch (error) {
+      if (error instanceof SqsError && error.code === 'AccessDenied')
+        throw snsErrors.authorization(error.message.replace(' perform: sqs:', ' perform: SNS:'));
+      throw error;
+    }
+  }
+
+  private resourceOf(topic: Pick<TopicRecord, 'name' | 'attributes'>) {
+    return { name: topic.name, arn: topicArnOf(this.scope, topic.name), policy: topic.attributes.Policy };
+  }
+
+  /** Tags are on topics only here (SNS also tags platform applications, which Sluice does not serve). */
+  private async taggedTopic(arn: string | undefined, caller: CallerScope): Promise<TopicRecord> {
+    try {
+      return await this.topic(arn, caller, 'ResourceArn');
     } catch (error) {
       if (error instanceof SqsError && error.code === 'SnsNotFound') throw snsErrors.resourceNotFound();
       throw error;
     }
   }
 
-  private async subscription(arn: string | undefined): Promise<SubscriptionRecord> {
+  private async subscription(arn: string | undefined, caller: CallerScope): Promise<SubscriptionRecord> {
     subscriptionTopicArn(arn);
     const subscription = await this.store.getSubscription(arn!);
     if (subscription === undefined) throw snsErrors.subscriptionNotFound();
+    if (caller.access !== undefined) {
+      const topic = await this.store.getTopic(subscription.topicName);
+      this.authorize(caller, topic ?? { name: subscription.topicName, attributes: {} });
+    }
     return subscription;
   }
 

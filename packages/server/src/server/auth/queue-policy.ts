@@ -60,7 +60,10 @@ export function evaluateQueuePolicy(policyText: string | undefined, request: Pol
 }
 
 function statementMatches(statement: Record<string, unknown>, request: PolicyRequest): boolean {
-  const action = policyActionOf(request.action);
+  // A topic's policy (SNS) names SNS's actions; a queue's, SQS's.
+  const action = request.resource.startsWith('arn:aws:sns:')
+    ? `sns:${request.action}`
+    : policyActionOf(request.action);
   return (
     either(statement, 'Principal', 'NotPrincipal', (value) => principalMatches(value, request.account)) &&
     either(statement, 'Action', 'NotAction', (value) =>
