@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { verify, X509Certificate } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
   CreateTopicCommand,
@@ -21,6 +24,7 @@ import {
   CreateQueueCommand,
   DeleteQueueCommand,
   GetQueueAttributesCommand,
+  GetQueueUrlCommand,
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
@@ -442,3 +446,92 @@ for (const [label, start] of backends) {
     });
   });
 }
+
+describe('SNS with --in-memory, --test-clock and a config file', () => {
+  let backend: Backend;
+  let directory: string;
+  before(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'sluice-sns-config-'));
+    const config = join(directory, 'config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        queues: [{ name: 'billing' }, { name: 'ledger.fifo', attributes: { FifoQueue: true } }],
+        topics: [
+          {
+            name: 'orders',
+            attributes: { DisplayName: 'Orders' },
+            tags: { team: 'payments' },
+            subscriptions: [
+              {
+                queue: 'billing',
+                attributes: { RawMessageDelivery: true, FilterPolicy: { total: [{ numeric: ['>', 100] }] } },
+              },
+            ],
+          },
+          {
+            name: 'ledger.fifo',
+            attributes: { FifoTopic: true, ContentBasedDeduplication: true },
+            subscriptions: [{ queue: 'ledger.fifo', attributes: { RawMessageDelivery: true } }],
+          },
+        ],
+      }),
+    );
+    backend = await useServer({ inMemory: true, args: ['--test-clock', '--config', config] });
+  });
+  after(async () => {
+    await backend.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  test('topics and subscriptions come from the file; the deduplication window runs on the test clock; a reset forgets them', async () => {
+    const sns = snsClient(backend.endpoint);
+    const sqs = sqsClient(backend.endpoint);
+    const orders = 'arn:aws:sns:us-east-1:000000000000:orders';
+    const { Attributes } = await sns.send(new GetTopicAttributesCommand({ TopicArn: orders }));
+    assert.equal(Attributes?.DisplayName, 'Orders');
+    assert.equal(Attributes?.SubscriptionsConfirmed, '1');
+    await sns.send(
+      new PublishCommand({
+        TopicArn: orders,
+        Message: 'small',
+        MessageAttributes: { total: { DataType: 'Number', StringValue: '5' } },
+      }),
+    );
+    await sns.send(
+      new PublishCommand({
+        TopicArn: orders,
+        Message: 'large',
+        MessageAttributes: { total: { DataType: 'Number', StringValue: '500' } },
+      }),
+    );
+    const { QueueUrl: billing } = await sqs.send(new GetQueueUrlCommand({ QueueName: 'billing' }));
+    assert.deepEqual(
+      (await receiveAll(sqs, billing!, 1)).map((m) => m.Body),
+      ['large'],
+    );
+
+    const ledger = 'arn:aws:sns:us-east-1:000000000000:ledger.fifo';
+    const first = await sns.send(
+      new PublishCommand({ TopicArn: ledger, Message: 'entry', MessageGroupId: 'g' }),
+    );
+    const again = await sns.send(
+      new PublishCommand({ TopicArn: ledger, Message: 'entry', MessageGroupId: 'g' }),
+    );
+    assert.equal(again.MessageId, first.MessageId);
+    const advanced = await fetch(`${backend.endpoint}/_sluice/clock/advance`, {
+      method: 'POST',
+      body: JSON.stringify({ seconds: 301 }),
+    });
+    assert.equal(advanced.status, 200);
+    const later = await sns.send(
+      new PublishCommand({ TopicArn: ledger, Message: 'entry', MessageGroupId: 'g' }),
+    );
+    assert.notEqual(later.MessageId, first.MessageId, 'past the 5-minute window, the same message is new');
+
+    const reset = await fetch(`${backend.endpoint}/_sluice/reset`, { method: 'POST' });
+    assert.equal(reset.status, 200);
+    const { Topics } = await sns.send(new ListTopicsCommand({}));
+    assert.deepEqual(Topics ?? [], []);
+  });
+});
