@@ -510,6 +510,17 @@ describe('SNS with --in-memory, --test-clock and a config file', () => {
       (await receiveAll(sqs, billing!, 1)).map((m) => m.Body),
       ['large'],
     );
+    const metrics = await (await fetch(`${backend.endpoint}/metrics`)).text();
+    assert.match(metrics, /^sluice_sns_messages_published_total\{topic="orders"\} 2$/m);
+    assert.match(
+      metrics,
+      /^sluice_sns_deliveries_total\{topic="orders",subscription="[^"]+",outcome="delivered"\} 1$/m,
+    );
+    assert.match(
+      metrics,
+      /^sluice_sns_deliveries_total\{topic="orders",subscription="[^"]+",outcome="filtered"\} 1$/m,
+    );
+    assert.match(metrics, /^sluice_requests_total\{action="Publish",status="200"\} 2$/m);
 
     const ledger = 'arn:aws:sns:us-east-1:000000000000:ledger.fifo';
     const first = await sns.send(

@@ -235,7 +235,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const metrics =
     options.metrics === false
       ? undefined
-      : createServerMetrics(service, () => alarms.clusterStates(), sampler.counts);
+      : createServerMetrics(service, () => alarms.clusterStates(), sampler.counts, undefined, sns.activity);
   // Every node, holder or not, adds its activity to the store for the holder's history samples.
   const activityFlusher = new ActivityFlusher(jobs, (error) =>
     logger.error({ err: error }, 'activity flush failed'),
