@@ -26,6 +26,7 @@ import {
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
   ReceiveMessageCommand,
+  SetQueueAttributesCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { startSluice } from 'sluice';
@@ -544,5 +545,62 @@ describe('SNS with --in-memory, --test-clock and a config file', () => {
     assert.equal(reset.status, 200);
     const { Topics } = await sns.send(new ListTopicsCommand({}));
     assert.deepEqual(Topics ?? [], []);
+  });
+});
+
+describe('SNS with --strict-policies', () => {
+  let backend: Backend;
+  before(async () => {
+    backend = await useServer({ inMemory: true, args: ['--strict-policies'] });
+  });
+  after(async () => backend.close());
+
+  test('a queue whose policy does not allow the topic receives nothing, as on AWS; one that does, receives', async () => {
+    const sns = snsClient(backend.endpoint);
+    const sqs = sqsClient(backend.endpoint);
+    const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'strict' }));
+    const arnOf = async (QueueUrl: string) =>
+      (await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes!
+        .QueueArn!;
+    const { QueueUrl: closed } = await sqs.send(new CreateQueueCommand({ QueueName: 'strict-closed' }));
+    const { QueueUrl: open } = await sqs.send(new CreateQueueCommand({ QueueName: 'strict-open' }));
+    const openArn = await arnOf(open!);
+    await sqs.send(
+      new SetQueueAttributesCommand({
+        QueueUrl: open,
+        Attributes: {
+          Policy: JSON.stringify({
+            Version: '2012-10-17',
+            Statement: [
+              {
+                Effect: 'Allow',
+                Principal: { Service: 'sns.amazonaws.com' },
+                Action: 'sqs:SendMessage',
+                Resource: openArn,
+                Condition: { ArnEquals: { 'aws:SourceArn': TopicArn } },
+              },
+            ],
+          }),
+        },
+      }),
+    );
+    for (const QueueUrl of [closed!, open!])
+      await sns.send(
+        new SubscribeCommand({
+          TopicArn,
+          Protocol: 'sqs',
+          Endpoint: await arnOf(QueueUrl),
+          Attributes: { RawMessageDelivery: 'true' },
+        }),
+      );
+    await sns.send(new PublishCommand({ TopicArn, Message: 'policy checked' }));
+    assert.deepEqual(
+      (await receiveAll(sqs, open!, 1)).map((m) => m.Body),
+      ['policy checked'],
+    );
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: closed, WaitTimeSeconds: 1 }),
+    );
+    assert.deepEqual(Messages, []);
   });
 });

@@ -94,6 +94,9 @@ Options:
   --strict-receipt-handles  standard queues refuse a stale receipt handle (superseded by a later
                       receive, or its visibility timeout lapsed) with ReceiptHandleIsInvalid, counted
                       in /metrics; by default they honour it, as AWS does (also per queue in --config)
+  --strict-policies   SNS deliveries into a queue whose policy does not allow the topic
+                      (sqs:SendMessage for sns.amazonaws.com, aws:SourceArn the topic) are refused, as
+                      on AWS; by default they are made, with a warning in the log
   --test-clock        test mode: tests read the server's time (GET /_sluice/clock) and move it forward
                       (POST /_sluice/clock/advance {"seconds": N}), and POST /_sluice/reset (or moto's
                       /moto-api/reset) forgets every queue; SQLite only; with credentials
@@ -272,6 +275,7 @@ async function serve(args: string[]): Promise<void> {
       metrics: !values['no-metrics'],
       metricsToken: metricsToken(values['metrics-token']),
       strictReceiptHandles: values['strict-receipt-handles'] ?? false,
+      strictPolicies: values['strict-policies'] ?? false,
       testClock: values['test-clock'] ?? false,
     });
   } catch (error) {
@@ -372,6 +376,7 @@ function parseServeArgs(args: string[]) {
       'no-metrics': { type: 'boolean' },
       'metrics-token': { type: 'string' },
       'strict-receipt-handles': { type: 'boolean' },
+      'strict-policies': { type: 'boolean' },
       'test-clock': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },

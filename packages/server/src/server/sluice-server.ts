@@ -14,6 +14,7 @@ import { DEFAULT_DISK_RESERVE_BYTES, type Durability, SqliteStore } from '../sto
 import { isTriageStore } from '../store/triage.ts';
 import { type AccessKey, createAuthenticator } from './auth/access.ts';
 import { createPageAccess } from './auth/page-access.ts';
+import { queuePolicyAllowsTopic } from './auth/queue-policy.ts';
 import { createBrowserGuard, isLoopback } from './browser-guard.ts';
 import { ClusterLease } from './cluster-lease.ts';
 import { applyConfig, applyTopicConfig, readConfigFile } from './config-file.ts';
@@ -56,6 +57,11 @@ export interface SluiceOptions {
    * store only; not with `clock`.
    */
   testClock?: boolean;
+  /**
+   * Refuse SNS deliveries into queues whose policy does not let the topic send (as AWS does, even in one
+   * account); by default they are delivered, with a warning in the log.
+   */
+  strictPolicies?: boolean;
   /** Use this store instead of opening SQLite in dataDir (tests, other backends). */
   store?: Store;
   /**
@@ -212,6 +218,9 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     deliveries: service.deliveries,
     signer: signing,
     warn: (details, message) => logger.warn(details, message),
+    queueAllows: (queue, topicArn) =>
+      queuePolicyAllowsTopic(queue.attributes.Policy, service.queues.queueArn(queue.name), topicArn),
+    strictPolicies: options.strictPolicies,
   });
   const alarmSettings = { ...ALARM_DEFAULTS, ...config.alarms, ...options.alarms };
   const webhooks = [...(config.alarms?.webhooks ?? []), ...(options.alarms?.webhooks ?? [])];

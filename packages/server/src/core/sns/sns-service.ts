@@ -106,6 +106,13 @@ export interface SnsServiceOptions {
   signer: NotificationSigner;
   /** Told of deliveries that could not be made (no dead-letter queue took them). */
   warn?: (details: Record<string, unknown>, message: string) => void;
+  /**
+   * Whether the queue's policy lets the topic deliver into it, as AWS requires (server/auth/queue-policy.ts);
+   * every queue lets it when absent.
+   */
+  queueAllows?: (queue: QueueRecord, topicArn: string) => boolean;
+  /** `--strict-policies`: refuse those deliveries as AWS does; otherwise deliver, and log a warning once. */
+  strictPolicies?: boolean;
 }
 
 /** Every SNS action Sluice serves, with its typed input and output. */
@@ -171,6 +178,36 @@ export class SnsService implements SnsActions {
     this.deliveries = options.deliveries;
     this.signer = options.signer;
     this.warn = options.warn ?? (() => {});
+    this.queueAllows = options.queueAllows ?? (() => true);
+    this.strictPolicies = options.strictPolicies ?? false;
+  }
+
+  private readonly queueAllows: NonNullable<SnsServiceOptions['queueAllows']>;
+  private readonly strictPolicies: boolean;
+  /** Subscriptions (with their queue's policy) already warned about, so the log says it once. */
+  private readonly warned = new Set<string>();
+
+  /**
+   * A subscription's queue whose policy would refuse the topic on AWS: with --strict-policies no queue
+   * (the delivery fails as on AWS), else the queue, with a warning the first time.
+   */
+  private admittedQueue(
+    subscription: SubscriptionRecord,
+    queue: QueueRecord | undefined,
+    topicArn: string,
+  ): QueueRecord | undefined {
+    if (queue === undefined || this.queueAllows(queue, topicArn)) return queue;
+    if (this.strictPolicies) return undefined;
+    const key = `${subscription.arn}\n${queue.attributes.Policy ?? ''}`;
+    if (!this.warned.has(key)) {
+      if (this.warned.size > 10_000) this.warned.clear();
+      this.warned.add(key);
+      this.warn(
+        { subscription: subscription.arn, queue: queue.name, topic: topicArn },
+        `on AWS this subscription would deliver nothing: queue ${queue.name}'s policy does not allow topic ${topicArn} (sqs:SendMessage for sns.amazonaws.com with aws:SourceArn); Sluice delivers, and refuses with --strict-policies`,
+      );
+    }
+    return queue;
   }
 
   // ---- Topics ------------------------------------------------------------------------------------------
@@ -611,10 +648,14 @@ export class SnsService implements SnsActions {
         .filter((subscription) => subscription.protocol === 'sqs')
         .map(async (subscription) => {
           const deadLetterArn = deadLetterTargetOf(subscription.attributes);
+          const topicArn = topicArnOf(this.scope, topic.name);
+          const queue = await this.queues.queueByArn(subscription.endpoint);
+          const deadLetter =
+            deadLetterArn === undefined ? undefined : await this.queues.queueByArn(deadLetterArn);
           return {
             subscription,
-            queue: await this.queues.queueByArn(subscription.endpoint),
-            deadLetter: deadLetterArn === undefined ? undefined : await this.queues.queueByArn(deadLetterArn),
+            queue: this.admittedQueue(subscription, queue, topicArn),
+            deadLetter: this.admittedQueue(subscription, deadLetter, topicArn),
             policy: this.policyOf(subscription),
             raw: isRaw(subscription.attributes),
           };
