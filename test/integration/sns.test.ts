@@ -417,6 +417,31 @@ for (const [label, start] of backends) {
         (await receiveAll(sqs, deadLetters.url, 1)).map((m) => m.Body),
         ['lost queue'],
       );
+      // Too large for the queue (its MaximumMessageSize), not for its dead-letter queue.
+      const { TopicArn: bulky } = await sns.send(new CreateTopicCommand({ Name: 'bulky' }));
+      const small = await queue('bulky-small', { MaximumMessageSize: '1024' });
+      const bulkyDeadLetters = await queue('bulky-dlq');
+      await sns.send(
+        new SubscribeCommand({
+          TopicArn: bulky,
+          Protocol: 'sqs',
+          Endpoint: small.arn,
+          Attributes: {
+            RedrivePolicy: JSON.stringify({ deadLetterTargetArn: bulkyDeadLetters.arn }),
+            RawMessageDelivery: 'true',
+          },
+        }),
+      );
+      await sns.send(new PublishCommand({ TopicArn: bulky, Message: 'x'.repeat(2000) }));
+      await sns.send(new PublishCommand({ TopicArn: bulky, Message: 'fits' }));
+      assert.deepEqual(
+        (await receiveAll(sqs, bulkyDeadLetters.url, 1)).map((m) => m.Body?.length),
+        [2000],
+      );
+      assert.deepEqual(
+        (await receiveAll(sqs, small.url, 1)).map((m) => m.Body),
+        ['fits'],
+      );
       await sns.send(new UnsubscribeCommand({ SubscriptionArn: unguarded }));
       const { Subscriptions } = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
       assert.equal(Subscriptions?.length, 1);
