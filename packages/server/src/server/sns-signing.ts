@@ -47,8 +47,13 @@ export async function snsSigning(
   return {
     certificatePath,
     certificatePem,
+    // With a callback, node:crypto signs in its thread pool: a publish signs one notification per message.
     sign: (text, version) =>
-      sign(version === '2' ? 'sha256' : 'sha1', Buffer.from(text, 'utf8'), key).toString('base64'),
+      new Promise((resolve, reject) =>
+        sign(version === '2' ? 'sha256' : 'sha1', Buffer.from(text, 'utf8'), key, (error, signature) =>
+          error ? reject(error) : resolve(signature.toString('base64')),
+        ),
+      ),
     certificateUrl: (baseUrl) => `${baseUrl}${certificatePath}`,
   };
 }

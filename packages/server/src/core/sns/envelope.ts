@@ -29,8 +29,11 @@ export interface Notification {
 
 /** The server's signing key and where its certificate is served. */
 export interface NotificationSigner {
-  /** Base64 RSA-SHA1 signature of `text` (SignatureVersion 1) or RSA-SHA256 (2). */
-  sign(text: string, version: '1' | '2'): string;
+  /**
+   * Base64 RSA-SHA1 signature of `text` (SignatureVersion 1) or RSA-SHA256 (2); asynchronous, so the RSA work
+   * (milliseconds each) runs off the event loop.
+   */
+  sign(text: string, version: '1' | '2'): Promise<string>;
   /** The certificate's URL on the server the client reached. */
   certificateUrl(baseUrl: string): string;
 }

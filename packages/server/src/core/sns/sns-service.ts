@@ -515,79 +515,83 @@ export class SnsService implements SnsActions {
       filtered: new Map<string, number>(),
       failed: new Map<string, number>(),
     };
-    const publications: Publication[] = checked.map((publication) => {
-      const messageId = randomUUID();
-      const notification: Notification = {
-        messageId,
-        topicArn,
-        subject: publication.subject,
-        message: publication.message,
-        timestamp: new Date(now).toISOString(),
-        attributes: publication.attributes,
-        // The real number is known in the transaction; every one has 20 digits, so sizes do not change.
-        sequenceNumber: topic.fifo ? sequenceNumberOf(0) : undefined,
-      };
-      const version = topic.attributes.SignatureVersion === '2' ? '2' : '1';
-      const signing = {
-        version: version as '1' | '2',
-        signature: this.signer.sign(notificationStringToSign(notification), version),
-        certificateUrl: this.signer.certificateUrl(context.baseUrl),
-      };
-      const filterable = new SnsPublication(
-        publication.message,
-        new Map(Object.entries(publication.attributes)),
-      );
-      const planned: Array<{
-        route: Route;
-        queue: QueueRecord;
-        body: (sequence: string | undefined) => string;
-        message: NewMessage;
-      }> = [];
-      for (const route of routes) {
-        const arn = route.subscription.arn;
-        if (route.policy !== undefined && !route.policy.matches(filterable)) {
-          increment(counts.filtered, arn);
-          continue;
+    // Only envelopes are signed: a topic whose subscriptions all take raw deliveries signs nothing.
+    const signs = routes.some((route) => !route.raw);
+    const publications: Publication[] = await Promise.all(
+      checked.map(async (publication) => {
+        const messageId = randomUUID();
+        const notification: Notification = {
+          messageId,
+          topicArn,
+          subject: publication.subject,
+          message: publication.message,
+          timestamp: new Date(now).toISOString(),
+          attributes: publication.attributes,
+          // The real number is known in the transaction; every one has 20 digits, so sizes do not change.
+          sequenceNumber: topic.fifo ? sequenceNumberOf(0) : undefined,
+        };
+        const version = topic.attributes.SignatureVersion === '2' ? '2' : '1';
+        const signing = {
+          version: version as '1' | '2',
+          signature: signs ? await this.signer.sign(notificationStringToSign(notification), version) : '',
+          certificateUrl: this.signer.certificateUrl(context.baseUrl),
+        };
+        const filterable = new SnsPublication(
+          publication.message,
+          new Map(Object.entries(publication.attributes)),
+        );
+        const planned: Array<{
+          route: Route;
+          queue: QueueRecord;
+          body: (sequence: string | undefined) => string;
+          message: NewMessage;
+        }> = [];
+        for (const route of routes) {
+          const arn = route.subscription.arn;
+          if (route.policy !== undefined && !route.policy.matches(filterable)) {
+            increment(counts.filtered, arn);
+            continue;
+          }
+          const body = (sequence: string | undefined) =>
+            route.raw
+              ? publication.message
+              : notificationEnvelope(
+                  { ...notification, sequenceNumber: sequence },
+                  signing,
+                  `${context.baseUrl}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(arn)}`,
+                );
+          const target = this.prepare(route, publication, body(notification.sequenceNumber), context);
+          if (target === undefined) {
+            increment(counts.failed, arn);
+            continue;
+          }
+          if (target.queue !== route.queue) increment(counts.failed, arn);
+          else increment(counts.delivered, arn);
+          planned.push({ route, queue: target.queue, body, message: target.message });
         }
-        const body = (sequence: string | undefined) =>
-          route.raw
-            ? publication.message
-            : notificationEnvelope(
-                { ...notification, sequenceNumber: sequence },
-                signing,
-                `${context.baseUrl}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(arn)}`,
-              );
-        const target = this.prepare(route, publication, body(notification.sequenceNumber), context);
-        if (target === undefined) {
-          increment(counts.failed, arn);
-          continue;
-        }
-        if (target.queue !== route.queue) increment(counts.failed, arn);
-        else increment(counts.delivered, arn);
-        planned.push({ route, queue: target.queue, body, message: target.message });
-      }
-      return {
-        messageId,
-        sequenced: topic.fifo,
-        deduplication: publication.deduplication && {
-          id: publication.deduplication.key,
-          now,
-          expiresAt: now + DEDUPLICATION_WINDOW_MS,
-        },
-        deliveries: (sequenceNumber: number): QueueDelivery[] =>
-          planned.map(({ route, queue, body, message }) => {
-            let stored = message;
-            if (topic.fifo && !route.raw) {
-              const text = body(sequenceNumberOf(sequenceNumber));
-              stored = { ...message, body: text, md5OfBody: md5Hex(text) };
-            }
-            const entry = touched.get(queue.id);
-            if (entry) entry.messages.push(stored);
-            else touched.set(queue.id, { queue, messages: [stored] });
-            return { queueId: queue.id, message: stored };
-          }),
-      };
-    });
+        return {
+          messageId,
+          sequenced: topic.fifo,
+          deduplication: publication.deduplication && {
+            id: publication.deduplication.key,
+            now,
+            expiresAt: now + DEDUPLICATION_WINDOW_MS,
+          },
+          deliveries: (sequenceNumber: number): QueueDelivery[] =>
+            planned.map(({ route, queue, body, message }) => {
+              let stored = message;
+              if (topic.fifo && !route.raw) {
+                const text = body(sequenceNumberOf(sequenceNumber));
+                stored = { ...message, body: text, md5OfBody: md5Hex(text) };
+              }
+              const entry = touched.get(queue.id);
+              if (entry) entry.messages.push(stored);
+              else touched.set(queue.id, { queue, messages: [stored] });
+              return { queueId: queue.id, message: stored };
+            }),
+        };
+      }),
+    );
     const outcomes = await this.store.publish(topic.name, publications, () => {
       for (const { queue, messages } of touched.values()) this.deliveries.delivered(queue, messages);
     });
