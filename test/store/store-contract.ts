@@ -379,6 +379,140 @@ export function storeContractSuite(backend: string, factory: () => StoreFactory)
       });
     });
 
+    describe('TopicStore', () => {
+      const receiveAll = async (queueId: number) =>
+        (await store.receiveMessages({ ...receiveFrom(queueId), max: 10 })).messages.map((m) => m.body);
+      const receiveFrom = (queueId: number): ReceiveRequest => ({
+        queueId,
+        max: 10,
+        now: NOW,
+        visibleUntil: NOW + 60_000,
+        newReceiptToken: () => 'token',
+        maxInFlight: 120_000,
+      });
+
+      it('creates a topic once, lists by name, updates and deletes it with its subscriptions', async () => {
+        const created = await store.createTopic({
+          name: 't-a',
+          fifo: false,
+          attributes: { DisplayName: 'A' },
+          tags: {},
+          now: NOW,
+        });
+        assert.deepEqual(created, {
+          name: 't-a',
+          fifo: false,
+          attributes: { DisplayName: 'A' },
+          tags: {},
+          createdAt: NOW,
+        });
+        const again = await store.createTopic({
+          name: 't-a',
+          fifo: false,
+          attributes: { DisplayName: 'B' },
+          tags: {},
+          now: NOW + 1,
+        });
+        assert.deepEqual(again, created, 'the existing topic, as it is');
+        await store.createTopic({ name: 't-b.fifo', fifo: true, attributes: {}, tags: {}, now: NOW });
+        assert.deepEqual(
+          (await store.listTopics({ limit: 10 })).map((t) => t.name),
+          ['t-a', 't-b.fifo'],
+        );
+        assert.deepEqual(
+          (await store.listTopics({ afterName: 't-a', limit: 10 })).map((t) => t.name),
+          ['t-b.fifo'],
+        );
+        const updated = await store.updateTopic('t-a', { tags: { team: 'x' } });
+        assert.deepEqual(updated?.tags, { team: 'x' });
+        assert.deepEqual(updated?.attributes, { DisplayName: 'A' });
+        const subscription = {
+          topicName: 't-a',
+          protocol: 'sqs',
+          endpoint: 'arn:q',
+          owner: '1',
+          attributes: {},
+          now: NOW,
+        };
+        const first = await store.createSubscription({ ...subscription, arn: 'arn:t-a:1' });
+        const same = await store.createSubscription({ ...subscription, arn: 'arn:t-a:2' });
+        assert.equal(same?.arn, first?.arn, 'one subscription per topic, protocol and endpoint');
+        assert.equal(
+          await store.createSubscription({ ...subscription, topicName: 'none', arn: 'arn:x' }),
+          undefined,
+        );
+        assert.deepEqual(
+          (await store.updateSubscription('arn:t-a:1', { RawMessageDelivery: 'true' }))?.attributes,
+          {
+            RawMessageDelivery: 'true',
+          },
+        );
+        assert.equal((await store.listSubscriptions({ topicName: 't-a', limit: 10 })).length, 1);
+        assert.equal(await store.deleteTopic('t-a'), true);
+        assert.equal(await store.getSubscription('arn:t-a:1'), undefined);
+        assert.equal(await store.deleteTopic('t-a'), false);
+        assert.equal(await store.getTopic('t-a'), undefined);
+      });
+
+      it('stores every delivery of a publication, in one transaction, into every queue', async () => {
+        await store.createTopic({ name: 't-fan', fifo: false, attributes: {}, tags: {}, now: NOW });
+        const a = await createQueue();
+        const b = await createQueue();
+        const outcomes = await store.publish('t-fan', [
+          {
+            messageId: 'p1',
+            sequenced: false,
+            deduplication: undefined,
+            deliveries: () => [
+              { queueId: a.id, message: newMessage('m1', 'one') },
+              { queueId: b.id, message: newMessage('m2', 'one') },
+            ],
+          },
+          {
+            messageId: 'p2',
+            sequenced: false,
+            deduplication: undefined,
+            deliveries: () => [{ queueId: b.id, message: newMessage('m3', 'two') }],
+          },
+        ]);
+        assert.deepEqual(outcomes, [
+          { messageId: 'p1', sequenceNumber: 0, duplicate: false },
+          { messageId: 'p2', sequenceNumber: 0, duplicate: false },
+        ]);
+        assert.deepEqual(await receiveAll(a.id), ['one']);
+        assert.deepEqual(await receiveAll(b.id), ['one', 'two']);
+        assert.equal(await store.publish('no-such-topic', []), undefined);
+      });
+
+      it('numbers a FIFO topic publications and delivers a duplicate within the window once', async () => {
+        await store.createTopic({ name: 't-seq.fifo', fifo: true, attributes: {}, tags: {}, now: NOW });
+        const queue = await createQueue();
+        const publication = (messageId: string, id: string, now: number) => ({
+          messageId,
+          sequenced: true,
+          deduplication: { id, now, expiresAt: now + 300_000 },
+          deliveries: (sequence: number) => [
+            { queueId: queue.id, message: newMessage(`${messageId}-m`, `${messageId}#${sequence}`) },
+          ],
+        });
+        const first = await store.publish('t-seq.fifo', [
+          publication('p1', 'd1', NOW),
+          publication('p2', 'd1', NOW),
+        ]);
+        assert.deepEqual(first, [
+          { messageId: 'p1', sequenceNumber: 1, duplicate: false },
+          { messageId: 'p1', sequenceNumber: 1, duplicate: true },
+        ]);
+        const later = await store.publish('t-seq.fifo', [publication('p3', 'd1', NOW + 300_000)]);
+        assert.deepEqual(
+          later,
+          [{ messageId: 'p3', sequenceNumber: 2, duplicate: false }],
+          'the window has passed',
+        );
+        assert.deepEqual(await receiveAll(queue.id), ['p1#1', 'p3#2']);
+      });
+    });
+
     describe('ClusterStore', () => {
       it('keeps the last saved document of each name', async () => {
         assert.equal(await store.clusterState('alarms'), undefined);

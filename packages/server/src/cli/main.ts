@@ -101,6 +101,9 @@ Options:
                       name "function") or any HTTP handler; without it mappings are kept, not polled
   --lambda-timeout S  an invocation not answered within S seconds is a function error (default 3,
                       Lambda's default function time-out)
+  --strict-policies   SNS deliveries into a queue whose policy does not allow the topic
+                      (sqs:SendMessage for sns.amazonaws.com, aws:SourceArn the topic) are refused, as
+                      on AWS; by default they are made, with a warning in the log
   --test-clock        test mode: tests read the server's time (GET /_sluice/clock) and move it forward
                       (POST /_sluice/clock/advance {"seconds": N}), and POST /_sluice/reset (or moto's
                       /moto-api/reset) forgets every queue; SQLite only; with credentials
@@ -283,6 +286,7 @@ async function serve(args: string[]): Promise<void> {
       metrics: !values['no-metrics'],
       metricsToken: metricsToken(values['metrics-token']),
       strictReceiptHandles: values['strict-receipt-handles'] ?? false,
+      strictPolicies: values['strict-policies'] ?? false,
       testClock: values['test-clock'] ?? false,
       lambdaEndpoint: values['lambda-endpoint'],
       lambdaTimeoutSeconds: integer('lambda-timeout', values['lambda-timeout'], 1, 900),
@@ -374,6 +378,7 @@ function parseServeArgs(args: string[]) {
       'no-metrics': { type: 'boolean' },
       'metrics-token': { type: 'string' },
       'strict-receipt-handles': { type: 'boolean' },
+      'strict-policies': { type: 'boolean' },
       'test-clock': { type: 'boolean' },
       'lambda-endpoint': { type: 'string' },
       'lambda-timeout': { type: 'string' },

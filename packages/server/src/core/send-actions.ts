@@ -127,6 +127,27 @@ export class SendActions {
   }
 
   /**
+   * A topic's delivery into `queue`, checked by the queue's own rules as a SendMessage would be (size,
+   * attributes, delay, retention, FIFO group and deduplication): the message to store, or the SqsError a send
+   * would get.
+   */
+  prepareDelivery(queue: QueueRecord, input: SendMessageRequest, context: RequestContext): NewMessage {
+    return this.prepareMessage(queue, input, context, tooLongAlone).stored;
+  }
+
+  /** After a topic's deliveries are stored: long polls wake, and the queue counts the sends. */
+  delivered(queue: QueueRecord, messages: readonly NewMessage[]): void {
+    this.wakeReceivers(
+      queue,
+      messages.map((message) => message.visibleAt),
+    );
+    this.deps.activity.sent(
+      queue.name,
+      messages.map((message) => Buffer.byteLength(message.body)),
+    );
+  }
+
+  /**
    * `maxStoredBytes`: refuses sends once the store is that big. The size is read at most once a second,
    * so the cap can be passed by one second's worth of sends; it guards a disk, not an exact quota.
    */

@@ -58,6 +58,8 @@ export class SqsService {
   /** Which receipt handles each queue honours, and the stale ones refused (for /metrics). */
   readonly receiptRules: ReceiptRules;
   readonly limits: CapacityLimits;
+  /** How topics deliver into queues: through the send's own checks (SNS, core/sns/). */
+  readonly deliveries: SendActions;
 
   constructor(options: ServiceOptions) {
     this.limits = { ...DEFAULT_CAPACITY, ...options.limits };
@@ -85,6 +87,7 @@ export class SqsService {
       longPoll: this.longPoll,
       activity: this.activity,
     };
+    this.deliveries = new SendActions(shared);
     this.actions = actionTable({
       queueActions: new QueueActions({
         ...shared,
@@ -92,7 +95,7 @@ export class SqsService {
         receiptRules: this.receiptRules,
         warn: options.warn ?? (() => {}),
       }),
-      sendActions: new SendActions(shared),
+      sendActions: this.deliveries,
       receiveActions: new ReceiveActions(shared),
       receiptActions: new ReceiptActions({ ...shared, receiptRules: this.receiptRules }),
       moveTasks: this.moveTasks,

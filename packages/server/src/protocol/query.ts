@@ -6,7 +6,7 @@
 import { errors } from '../core/errors.ts';
 import type { DecodedRequest, ProtocolAdapter } from './adapter.ts';
 import { membersOf, operation, type Shape, type StructureShape, setEntry } from './model.ts';
-import { renderQueryError, renderQueryResponse } from './xml.ts';
+import { type QueryService, renderQueryError, renderQueryResponse, SQS_QUERY } from './xml.ts';
 
 const INTEGER = /^[+-]?\d+$/;
 
@@ -155,10 +155,14 @@ export function decodeStructure(shape: StructureShape, params: URLSearchParams):
  * (`/000000000000/myqueue`) without a QueueUrl param gets the path as QueueUrl, which the core resolves.
  * An unknown action is returned as is, with an empty input, for the core to answer.
  */
-export function decodeQueryRequest(params: URLSearchParams, path: string): DecodedRequest {
+export function decodeQueryRequest(
+  params: URLSearchParams,
+  path: string,
+  service: QueryService = SQS_QUERY,
+): DecodedRequest {
   const action = params.get('Action')?.trim();
   if (action === undefined || action === '') throw errors.missingParameter('Action');
-  const found = operation(action);
+  const found = service.operation(action);
   if (found === undefined) return { action, input: {} };
   const input = decodeStructure(found.input, params);
   if (input.QueueUrl === undefined && 'QueueUrl' in found.input.members && path !== '' && path !== '/') {
@@ -195,26 +199,38 @@ function rejectInvalidPercentEncoding(body: string): void {
 
 const XML_CONTENT_TYPE = 'text/xml';
 
-/** SQS's Query protocol: form params by POST, or the URL's by GET, answered in XML. */
-export const queryProtocol: ProtocolAdapter = {
-  name: 'query',
-  checkGet: (url) => checkQueryGet(url.searchParams, url.pathname),
-  decode({ method, url, body }) {
-    if (method !== 'POST' && method !== 'GET') throw errors.unknownOperation(method);
-    const params = new URLSearchParams(url.search);
-    if (method === 'POST') {
-      rejectInvalidPercentEncoding(body);
-      for (const [key, value] of new URLSearchParams(body)) params.append(key, value);
-    }
-    return decodeQueryRequest(params, url.pathname);
-  },
-  render: (action, output, requestId) => ({
-    status: 200,
-    headers: { 'content-type': XML_CONTENT_TYPE },
-    body: renderQueryResponse(action, output, requestId),
-  }),
-  renderError(error, requestId) {
-    const { status, body } = renderQueryError(error, requestId);
-    return { status, headers: { 'content-type': XML_CONTENT_TYPE }, body };
-  },
-};
+/** A request's Query params: the URL's, and for POST the form body's after them. */
+export function queryParams(method: string, url: URL, body: string): URLSearchParams {
+  if (method !== 'POST' && method !== 'GET') throw errors.unknownOperation(method);
+  const params = new URLSearchParams(url.search);
+  if (method === 'POST') {
+    rejectInvalidPercentEncoding(body);
+    for (const [key, value] of new URLSearchParams(body)) params.append(key, value);
+  }
+  return params;
+}
+
+/**
+ * The Query protocol for one service: form params by POST, or the URL's by GET, answered in the service's
+ * XML. SQS and SNS differ only in their model and namespace.
+ */
+export function queryProtocolFor(service: QueryService): ProtocolAdapter {
+  return {
+    name: 'query',
+    checkGet: (url) => checkQueryGet(url.searchParams, url.pathname),
+    decode: ({ method, url, body }) =>
+      decodeQueryRequest(queryParams(method, url, body), url.pathname, service),
+    render: (action, output, requestId) => ({
+      status: 200,
+      headers: { 'content-type': XML_CONTENT_TYPE },
+      body: renderQueryResponse(action, output, requestId, service),
+    }),
+    renderError(error, requestId) {
+      const { status, body } = renderQueryError(error, requestId, service);
+      return { status, headers: { 'content-type': XML_CONTENT_TYPE }, body };
+    },
+  };
+}
+
+/** SQS's Query protocol. */
+export const queryProtocol: ProtocolAdapter = queryProtocolFor(SQS_QUERY);

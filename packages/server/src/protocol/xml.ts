@@ -4,9 +4,17 @@
  */
 import type { SqsError } from '../core/errors.ts';
 import { toXmlText } from '../shared/xml-characters.ts';
-import { membersOf, operation, type Shape, type StructureShape } from './model.ts';
+import { membersOf, type Operation, operation, type Shape, type StructureShape } from './model.ts';
 
 export const XML_NAMESPACE = 'http://queue.amazonaws.com/doc/2012-11-05/';
+
+/** A service the Query protocol serves: its operations and the namespace of its XML answers. */
+export interface QueryService {
+  readonly operation: (action: string) => Operation | undefined;
+  readonly namespace: string;
+}
+
+export const SQS_QUERY: QueryService = { operation, namespace: XML_NAMESPACE };
 const DECLARATION = '<?xml version="1.0"?>';
 
 const SPECIAL = /[&<>"\r]/;
@@ -97,21 +105,26 @@ export function renderQueryResponse(
   action: string,
   output: Record<string, unknown>,
   requestId: string,
+  service: QueryService = SQS_QUERY,
 ): string {
-  const found = operation(action);
+  const found = service.operation(action);
   const result =
     found?.output === undefined ? '' : element(`${action}Result`, renderMembers(found.output, output));
   return (
-    `${DECLARATION}<${action}Response xmlns="${XML_NAMESPACE}">` +
+    `${DECLARATION}<${action}Response xmlns="${service.namespace}">` +
     `${result}${metadata(requestId)}</${action}Response>`
   );
 }
 
 /** The status and XML document for an error, with the legacy Query code clients match on. */
-export function renderQueryError(err: SqsError, requestId: string): { status: number; body: string } {
+export function renderQueryError(
+  err: SqsError,
+  requestId: string,
+  service: QueryService = SQS_QUERY,
+): { status: number; body: string } {
   const { spec } = err;
   const body =
-    `${DECLARATION}<ErrorResponse xmlns="${XML_NAMESPACE}"><Error>` +
+    `${DECLARATION}<ErrorResponse xmlns="${service.namespace}"><Error>` +
     `<Type>${spec.sender ? 'Sender' : 'Receiver'}</Type>` +
     `<Code>${escapeXml(spec.queryCode)}</Code>` +
     `<Message>${escapeXml(err.queryMessage)}</Message><Detail/></Error>` +

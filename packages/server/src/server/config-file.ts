@@ -6,6 +6,7 @@ import type { MoveTaskSettings } from '../core/move-tasks.ts';
 import { attributeCatalog, JSON_POLICY_ATTRIBUTES } from '../core/queue-attributes.ts';
 import type { QueueDirectory } from '../core/queue-directory.ts';
 import type { RequestContext } from '../core/request-context.ts';
+import type { SnsService } from '../core/sns/sns-service.ts';
 import type { QueueAttributes } from '../shared/sqs-values.ts';
 import type { AccessKey } from './auth/access.ts';
 import { isWebhookUrl } from './webhooks.ts';
@@ -17,6 +18,7 @@ import { isWebhookUrl } from './webhooks.ts';
  */
 export interface ConfigFile {
   queues?: ConfigQueue[];
+  topics?: ConfigTopic[];
   redrive?: Partial<MoveTaskSettings>;
   alarms?: Partial<AlarmSettings> & { webhooks?: string[] };
   credentials?: AccessKey[];
@@ -62,10 +64,27 @@ export interface ConfigQueue {
   strictReceiptHandles?: boolean;
 }
 
+/** An SNS topic, and its subscriptions to this server's queues (named as in "queues"). */
+export interface ConfigTopic {
+  name: string;
+  /** As SNS takes them, strings (numbers, booleans and JSON policies may be written as they are). */
+  attributes?: Record<string, string>;
+  tags?: Record<string, string>;
+  subscriptions?: ConfigSubscription[];
+}
+
+export interface ConfigSubscription {
+  /** The queue's name on this server. */
+  queue: string;
+  /** FilterPolicy, FilterPolicyScope, RawMessageDelivery, RedrivePolicy (JSON ones as objects or text). */
+  attributes?: Record<string, string>;
+}
+
 // The keys each section may hold. Typed by the settings they fill, so that a new setting does not compile
 // until it is listed here, and a key the server would not read (a typo) is refused instead of ignored.
 const FILE_KEYS: Record<keyof ConfigFile, true> = {
   queues: true,
+  topics: true,
   redrive: true,
   alarms: true,
   credentials: true,
@@ -78,6 +97,13 @@ const QUEUE_KEYS: Record<keyof ConfigQueue, true> = {
   tags: true,
   strictReceiptHandles: true,
 };
+const TOPIC_KEYS: Record<keyof ConfigTopic, true> = {
+  name: true,
+  attributes: true,
+  tags: true,
+  subscriptions: true,
+};
+const SUBSCRIPTION_KEYS: Record<keyof ConfigSubscription, true> = { queue: true, attributes: true };
 const REDRIVE_KEYS: Record<keyof MoveTaskSettings, true> = { defaultRate: true, backlogLimit: true };
 const ALARM_KEYS: Record<keyof NonNullable<ConfigFile['alarms']>, true> = {
   threshold: true,
@@ -165,6 +191,42 @@ class ConfigReader {
       if (typeof field !== 'number' || !(field >= 0))
         this.fail(`"${where}.${key}" must be a non-negative number`);
       result[key] = field;
+    }
+    return result;
+  }
+
+  topic(value: unknown, index: number): ConfigTopic {
+    const where = `topics[${index}]`;
+    if (!value || typeof value !== 'object' || typeof (value as { name?: unknown }).name !== 'string')
+      this.fail(`${where} needs a "name"`);
+    const { name, attributes, tags, subscriptions } = this.object(value, where, TOPIC_KEYS);
+    const topic: ConfigTopic = { name: name as string };
+    if (attributes !== undefined) topic.attributes = this.strings(attributes, `${where}.attributes`);
+    if (tags !== undefined) topic.tags = this.strings(tags, `${where}.tags`, false);
+    if (subscriptions !== undefined) {
+      if (!Array.isArray(subscriptions)) this.fail(`"${where}.subscriptions" must be a list`);
+      topic.subscriptions = subscriptions.map((subscription: unknown, n) => {
+        const at = `${where}.subscriptions[${n}]`;
+        const fields = this.object(subscription, at, SUBSCRIPTION_KEYS);
+        if (typeof fields.queue !== 'string') this.fail(`${at} needs a "queue" (a queue's name)`);
+        const entry: ConfigSubscription = { queue: fields.queue };
+        if (fields.attributes !== undefined)
+          entry.attributes = this.strings(fields.attributes, `${at}.attributes`);
+        return entry;
+      });
+    }
+    return topic;
+  }
+
+  /** A map of strings; with `convert`, numbers and booleans as text and objects (policies) as JSON. */
+  strings(value: unknown, where: string, convert = true): Record<string, string> {
+    const result: Record<string, string> = {};
+    for (const [key, field] of Object.entries(this.anyObject(value, where))) {
+      if (typeof field === 'string') result[key] = field;
+      else if (convert && (typeof field === 'number' || typeof field === 'boolean'))
+        result[key] = String(field);
+      else if (convert && field !== null && typeof field === 'object') result[key] = JSON.stringify(field);
+      else this.fail(`"${where}.${key}" must be a string`);
     }
     return result;
   }
@@ -278,11 +340,18 @@ export function readConfigFile(path: string): ConfigFile {
     if (!Object.hasOwn(FILE_KEYS, key))
       reader.fail(`unknown key "${key}" (known: ${Object.keys(FILE_KEYS).join(', ')})`);
   }
-  const { queues, redrive, alarms, credentials, metricsToken, lambda } = parsed as Record<string, unknown>;
+  const { queues, topics, redrive, alarms, credentials, metricsToken, lambda } = parsed as Record<
+    string,
+    unknown
+  >;
   const config: ConfigFile = {};
   if (queues !== undefined) {
     if (!Array.isArray(queues)) reader.fail('"queues" must be a list');
     config.queues = queues.map((queue, index) => reader.queue(queue, index));
+  }
+  if (topics !== undefined) {
+    if (!Array.isArray(topics)) reader.fail('"topics" must be a list');
+    config.topics = topics.map((topic, index) => reader.topic(topic, index));
   }
   if (redrive !== undefined)
     config.redrive = reader.numbers(reader.object(redrive, 'redrive', REDRIVE_KEYS), 'redrive', [
@@ -337,12 +406,50 @@ export async function applyConfig(
   }
 }
 
-/** Runs one queue's step, an SQS error becoming a start-up error that names the queue. */
-async function configuring(queue: string, step: () => Promise<unknown>): Promise<void> {
+/**
+ * Creates or updates the configured topics and their subscriptions through SNS's own actions, after the
+ * queues: a topic's attributes and a subscription's are set one by one when it already exists.
+ */
+export async function applyTopicConfig(
+  sns: SnsService,
+  sqs: { queues: QueueDirectory },
+  config: ConfigFile,
+): Promise<void> {
+  for (const topic of config.topics ?? []) {
+    await configuring(
+      topic.name,
+      async () => {
+        const { FifoTopic, ...settable } = topic.attributes ?? {};
+        const { TopicArn } = await sns.CreateTopic({
+          Name: topic.name,
+          Attributes: FifoTopic === undefined ? {} : { FifoTopic },
+        });
+        for (const [AttributeName, AttributeValue] of Object.entries(settable))
+          await sns.SetTopicAttributes({ TopicArn, AttributeName, AttributeValue });
+        const Tags = Object.entries(topic.tags ?? {}).map(([Key, Value]) => ({ Key, Value }));
+        if (Tags.length > 0) await sns.TagResource({ ResourceArn: TopicArn, Tags });
+        for (const subscription of topic.subscriptions ?? []) {
+          const { SubscriptionArn } = await sns.Subscribe({
+            TopicArn,
+            Protocol: 'sqs',
+            Endpoint: sqs.queues.queueArn(subscription.queue),
+          });
+          for (const [AttributeName, AttributeValue] of Object.entries(subscription.attributes ?? {}))
+            await sns.SetSubscriptionAttributes({ SubscriptionArn, AttributeName, AttributeValue });
+        }
+      },
+      'topic',
+    );
+  }
+}
+
+/** Runs one queue's (or topic's) step, an API error becoming a start-up error that names it. */
+async function configuring(name: string, step: () => Promise<unknown>, kind = 'queue'): Promise<void> {
   try {
     await step();
   } catch (error) {
-    if (error instanceof SqsError) throw new Error(`config: queue ${queue}: ${error.code}: ${error.message}`);
+    if (error instanceof SqsError)
+      throw new Error(`config: ${kind} ${name}: ${error.code}: ${error.message}`);
     throw error;
   }
 }

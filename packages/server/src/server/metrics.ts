@@ -6,6 +6,8 @@ import type { ActivityTotals, QueueActivity } from '../core/queue-activity.ts';
 import { type CountsDependencies, QueueCounts } from '../core/queue-counts.ts';
 import { ageSeconds, SAMPLE_PERIOD_MS } from '../core/queue-history.ts';
 import type { ReceiptRules } from '../core/receipt-rules.ts';
+import type { SnsActivity } from '../core/sns/sns-activity.ts';
+import { isSnsAction } from '../core/sns/sns-dispatch.ts';
 import type { MessageCounts } from '../store/contract.ts';
 import { mappingMetrics } from './mapping-metrics.ts';
 import { LabelledHistogram, labelValue, PairCounter } from './metric-families.ts';
@@ -47,8 +49,10 @@ export function createServerMetrics(
   alarmStates: () => Promise<AlarmState[]>,
   counts: QueueCounts = new QueueCounts(service),
   monotonicNow: () => number = () => performance.now(),
+  sns?: Pick<SnsActivity, 'snapshot'>,
 ): ServerMetrics {
   const registry = new Registry();
+  if (sns) snsFamilies(registry, sns);
   processMemoryGauges(registry);
   // Queues whose counts this node's own clients changed since the last render; past MAX_TOUCHED (nobody
   // scraping while queues come and go), the next render reads them all instead.
@@ -152,11 +156,41 @@ export function createServerMetrics(
     },
     observeRequest(action, status, seconds) {
       // A client can name any action; only real ones become label values, so the series stay bounded.
-      const known = isActionName(action) ? action : 'unknown';
+      const known = isActionName(action) || isSnsAction(action) ? action : 'unknown';
       requests.inc(known, String(status));
       latency.observe(known, seconds);
     },
   };
+}
+
+/**
+ * SNS, since this node started: messages published per topic, and per subscription what became of them
+ * (delivered into its queue, filtered out by its policy, failed: sent to its dead-letter queue or dropped).
+ */
+function snsFamilies(registry: Registry, sns: Pick<SnsActivity, 'snapshot'>): void {
+  new Counter({
+    name: 'sluice_sns_messages_published_total',
+    help: 'Messages published to the SNS topic (duplicates within a FIFO topic window not counted).',
+    labelNames: ['topic'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [topic, activity] of sns.snapshot()) this.inc({ topic }, activity.published);
+    },
+  });
+  new Counter({
+    name: 'sluice_sns_deliveries_total',
+    help: "Publications per SNS subscription, by outcome: delivered, filtered (its filter policy did not match), failed (its queue refused it: sent to the subscription's dead-letter queue, or dropped).",
+    labelNames: ['topic', 'subscription', 'outcome'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [topic, activity] of sns.snapshot())
+        for (const [subscription, counts] of activity.subscriptions)
+          for (const [outcome, count] of Object.entries(counts))
+            this.inc({ topic, subscription, outcome }, count);
+    },
+  });
 }
 
 interface QueueFamily {

@@ -11,6 +11,7 @@ import type { CapacityLimits } from '../core/limits.ts';
 import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts';
 import { ActivityFlusher, QueueSampler } from '../core/queue-history.ts';
 import { startRetentionSweeper } from '../core/retention.ts';
+import { SnsService } from '../core/sns/sns-service.ts';
 import { SqsService, serviceReads } from '../core/sqs-service.ts';
 import { MessageTriage } from '../core/triage.ts';
 import type { Store } from '../store/contract.ts';
@@ -18,9 +19,10 @@ import { DEFAULT_DISK_RESERVE_BYTES, type Durability, SqliteStore } from '../sto
 import { isTriageStore } from '../store/triage.ts';
 import { type AccessKey, createAuthenticator } from './auth/access.ts';
 import { createPageAccess } from './auth/page-access.ts';
+import { queuePolicyAllowsTopic } from './auth/queue-policy.ts';
 import { createBrowserGuard, isLoopback } from './browser-guard.ts';
 import { ClusterLease } from './cluster-lease.ts';
-import { applyConfig, readConfigFile } from './config-file.ts';
+import { applyConfig, applyTopicConfig, readConfigFile } from './config-file.ts';
 import type { ConnectionLimits } from './connections.ts';
 import { type AlarmsAnswer, consoleApi, consoleChanges, consolePages, json } from './console-api.ts';
 import { exposureWarning } from './exposure-warning.ts';
@@ -31,6 +33,8 @@ import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import type { LongPollCaps } from './long-poll-gate.ts';
 import { createServerMetrics } from './metrics.ts';
 import { operatorAudit } from './operator-audit.ts';
+import { serveSns } from './sns-entry.ts';
+import { snsSigning } from './sns-signing.ts';
 import { TestClock } from './test-clock.ts';
 import { createTestMode, testEndpoints } from './test-mode.ts';
 import { triageChanges, triagePages } from './triage-api.ts';
@@ -61,6 +65,11 @@ export interface SluiceOptions {
    * store only; not with `clock`.
    */
   testClock?: boolean;
+  /**
+   * Refuse SNS deliveries into queues whose policy does not let the topic send (as AWS does, even in one
+   * account); by default they are delivered, with a warning in the log.
+   */
+  strictPolicies?: boolean;
   /** Use this store instead of opening SQLite in dataDir (tests, other backends). */
   store?: Store;
   /**
@@ -218,10 +227,23 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     },
     warn: (details, message) => logger.warn(details, message),
   });
+  const signing = await snsSigning(store);
+  const sns = new SnsService({
+    store,
+    clock,
+    scope: { region: service.region, accountId: service.accountId },
+    queues: service.queues,
+    deliveries: service.deliveries,
+    signer: signing,
+    warn: (details, message) => logger.warn(details, message),
+    queueAllows: (queue, topicArn) =>
+      queuePolicyAllowsTopic(queue.attributes.Policy, service.queues.queueArn(queue.name), topicArn),
+    strictPolicies: options.strictPolicies,
+  });
   const lambdaEndpoint = options.lambdaEndpoint ?? config.lambda?.endpoint;
   const eventSourceMappings = new EventSourceMappings({
     store: storedMappings(store),
-    sqs: service,
+    sqs: service.actions,
     queues: service.queues,
     clock,
     region: service.region,
@@ -271,7 +293,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const metrics =
     options.metrics === false
       ? undefined
-      : createServerMetrics(service, () => alarms.clusterStates(), sampler.counts);
+      : createServerMetrics(service, () => alarms.clusterStates(), sampler.counts, undefined, sns.activity);
   // Every node, holder or not, adds its activity to the store for the holder's history samples.
   const activityFlusher = new ActivityFlusher(jobs, (error) =>
     logger.error({ err: error }, 'activity flush failed'),
@@ -368,7 +390,12 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
             }),
           })
         : undefined,
+    sns: serveSns(sns),
     pages: {
+      [signing.certificatePath]: () => ({
+        contentType: 'application/x-x509-ca-cert',
+        body: signing.certificatePem,
+      }),
       ...(metrics && {
         '/metrics': async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
       }),
@@ -405,6 +432,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const endpoint = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   baseUrl = endpoint;
   await applyConfig(service, config, { baseUrl: endpoint, senderId: service.accountId });
+  await applyTopicConfig(sns, service, config);
   for (const [index, mapping] of (config.lambda?.eventSourceMappings ?? []).entries()) {
     await eventSourceMappings.configure(mapping).catch((error: unknown) => {
       throw new Error(`config: lambda.eventSourceMappings[${index}]: ${(error as Error).message}`);

@@ -221,6 +221,54 @@ export interface StoreLifecycle {
   close(): Promise<void>;
 }
 
+/**
+ * SNS topics and their subscriptions, and publishing: a publication's deliveries into every matching
+ * subscription's queue are stored in one transaction (docs/decisions/sns-topics.md).
+ */
+export interface TopicStore {
+  /** Creates the topic, or returns the one of that name as it is (checked and created atomically). */
+  createTopic(topic: NewTopic): Promise<TopicRecord>;
+  getTopic(name: string): Promise<TopicRecord | undefined>;
+  /** Names in ascending order, after `afterName` when given, at most `limit`. */
+  listTopics(options: { afterName?: string; limit: number }): Promise<TopicRecord[]>;
+  /** Replaces the attributes or tags given; undefined when the topic does not exist. */
+  updateTopic(name: string, changes: TopicChanges): Promise<TopicRecord | undefined>;
+  /** Deletes the topic, its subscriptions and its deduplication ids; false when it did not exist. */
+  deleteTopic(name: string): Promise<boolean>;
+  /**
+   * Creates the subscription, or returns the topic's subscription to the same protocol and endpoint as it is
+   * (checked and created atomically); undefined when the topic does not exist.
+   */
+  createSubscription(subscription: NewSubscription): Promise<SubscriptionRecord | undefined>;
+  getSubscription(arn: string): Promise<SubscriptionRecord | undefined>;
+  /** By ARN in ascending order (of one topic when `topicName` is given), after `afterArn`, at most `limit`. */
+  listSubscriptions(options: {
+    topicName?: string;
+    afterArn?: string;
+    limit: number;
+  }): Promise<SubscriptionRecord[]>;
+  /** Replaces the subscription's attributes; undefined when it does not exist. */
+  updateSubscription(
+    arn: string,
+    attributes: Record<string, string>,
+  ): Promise<SubscriptionRecord | undefined>;
+  /** false when it did not exist. */
+  deleteSubscription(arn: string): Promise<boolean>;
+  /**
+   * Stores each publication's deliveries, all of them in ONE transaction, and resolves once it is durable.
+   * A FIFO topic's publication (`sequenced`) takes the topic's next sequence number; one whose
+   * `deduplication` id was published to the topic within its window is not delivered again: its outcome is
+   * the original's. `deliveries` is called inside the transaction with the publication's sequence number (0
+   * for a standard topic) and must not fail. undefined when the topic no longer exists (nothing stored).
+   * `onVisible` is told the queues that received messages, as soon as receivers can see them.
+   */
+  publish(
+    topicName: string,
+    publications: Publication[],
+    onVisible?: (queueIds: number[]) => void,
+  ): Promise<PublishOutcome[] | undefined>;
+}
+
 /** Every part of the contract: what a backend implements and the server is wired with. */
 export type Store = QueueStore &
   MessageStore &
@@ -228,7 +276,70 @@ export type Store = QueueStore &
   HistoryStore &
   ClusterStore &
   EventSourceMappingStore &
+  TopicStore &
   StoreLifecycle;
+
+export interface NewTopic {
+  name: string;
+  fifo: boolean;
+  /** The attributes set on the topic, as the API gives them (defaults and counts are the core's). */
+  attributes: Record<string, string>;
+  tags: Record<string, string>;
+  now: number;
+}
+
+export interface TopicRecord {
+  name: string;
+  fifo: boolean;
+  attributes: Record<string, string>;
+  tags: Record<string, string>;
+  createdAt: number;
+}
+
+export interface TopicChanges {
+  attributes?: Record<string, string>;
+  tags?: Record<string, string>;
+}
+
+export interface NewSubscription {
+  arn: string;
+  topicName: string;
+  /** `sqs` (the only protocol Sluice delivers to yet). */
+  protocol: string;
+  endpoint: string;
+  /** The account that subscribed. */
+  owner: string;
+  attributes: Record<string, string>;
+  now: number;
+}
+
+export interface SubscriptionRecord extends Omit<NewSubscription, 'now'> {
+  createdAt: number;
+}
+
+/** One published message. */
+export interface Publication {
+  messageId: string;
+  /** FIFO topics: take the topic's next sequence number. */
+  sequenced: boolean;
+  /** FIFO topics: the key that makes a later publication within `expiresAt` a duplicate of this one. */
+  deduplication: { id: string; now: number; expiresAt: number } | undefined;
+  /** The messages to store, in the queues they go to, given the publication's sequence number. */
+  deliveries(sequenceNumber: number): QueueDelivery[];
+}
+
+export interface QueueDelivery {
+  queueId: number;
+  message: NewMessage;
+}
+
+export interface PublishOutcome {
+  messageId: string;
+  /** The topic's sequence number for it; 0 on a standard topic. */
+  sequenceNumber: number;
+  /** A duplicate within the deduplication window: the id and number are the original's, nothing stored. */
+  duplicate: boolean;
+}
 
 export interface NewQueue {
   name: string;

@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type Clock, type PeriodicJob, repeatEvery } from '#toolkit/clock';
+import type { SqsActions } from '../actions.ts';
 import { integerAttribute } from '../queue-attributes.ts';
 import type { QueueDirectory } from '../queue-directory.ts';
-import type { SqsActions } from '../sqs-service.ts';
 import { lambdaErrors } from './lambda-errors.ts';
 import {
   type EventSourceMapping,

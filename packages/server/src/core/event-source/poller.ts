@@ -7,11 +7,11 @@
  * concurrency and back down to one.
  */
 import type { Clock } from '#toolkit/clock';
+import type { SqsActions } from '../actions.ts';
 import type { Message } from '../api-types.ts';
 import { SqsError } from '../errors.ts';
 import type { JsonObjectValue } from '../event-filter/index.ts';
 import type { RequestContext } from '../request-context.ts';
-import type { SqsActions } from '../sqs-service.ts';
 import { reportedFailures, withLaterGroupRecords } from './batch-response.ts';
 import { compileFilters, DEFAULT_MAXIMUM_CONCURRENCY, type EventSourceMapping } from './mapping-config.ts';
 import { type SqsRecord, sqsRecord } from './sqs-event.ts';

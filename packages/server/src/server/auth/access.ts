@@ -15,9 +15,9 @@ import {
 
 /** One access key the server accepts (config file `credentials`, or `--credentials ID:SECRET`). */
 export interface AccessKey extends SigningCredential {
-  /** Queue name patterns (`*` any run, `?` one character) this key may touch; all when absent. */
+  /** Queue (and SNS topic) name patterns (`*` any run, `?` one character) this key may touch; all when absent. */
   readonly queues?: readonly string[];
-  /** Actions (`SendMessage`, `sqs:Receive*`, `*`) this key may call; all when absent. */
+  /** Actions (`SendMessage`, `sqs:Receive*`, `sns:Publish`, `*`) this key may call; all when absent. */
   readonly actions?: readonly string[];
   /**
    * The 12-digit account the key belongs to; the server's own account when absent. A key of another
@@ -58,7 +58,7 @@ export function createAuthenticator(options: {
 }): Authenticator {
   const byId = new Map(options.keys.map((key) => [key.accessKeyId, key]));
   const actionPatterns = new Map(
-    options.keys.map((key) => [key, key.actions?.map((action) => action.replace(/^sqs:/i, ''))]),
+    options.keys.map((key) => [key, key.actions?.map((action) => action.replace(/^(sqs|sns):/i, ''))]),
   );
   const mayCall = (key: AccessKey, action: string) =>
     actionPatterns.get(key)?.some((pattern) => globMatches(pattern, action, true)) ?? true;

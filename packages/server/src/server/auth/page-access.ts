@@ -4,6 +4,7 @@ import { errors, SqsError } from '../../core/errors.ts';
 import type { AccessedQueue, QueueAccess } from '../../core/queue-reference.ts';
 import { loginPage } from '../console-api.ts';
 import { ANYONE, errorPage, type Page, type PageViewer } from '../page.ts';
+import { SNS_CERTIFICATE_PREFIX } from '../sns-signing.ts';
 import { type AccessKey, type Authenticator, sameSecret } from './access.ts';
 import { ConsoleSessions, LoginThrottle, SESSION_COOKIE, SESSION_TTL_MS } from './console-sessions.ts';
 
@@ -145,6 +146,8 @@ export function createPageAccess(options: PageAccessOptions): PageAccess {
     },
 
     admit(path, request) {
+      // SNS's signing certificate is public, as AWS serves it: anyone verifying a notification fetches it.
+      if (path.startsWith(SNS_CERTIFICATE_PREFIX)) return ANYONE;
       const isMetrics = path === '/metrics';
       const bearer = bearerToken(request);
       if (isMetrics && metricsToken !== undefined && bearer !== undefined) {

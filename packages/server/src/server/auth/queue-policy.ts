@@ -12,6 +12,8 @@ export interface PolicyRequest {
   action: string;
   /** The caller's 12-digit account id. */
   account: string;
+  /** An AWS service acting for the account (`sns.amazonaws.com` delivering a topic's message). */
+  service?: string;
   /** The queue's ARN. */
   resource: string;
   /** Condition keys the request carries (aws:SourceArn, aws:SourceAccount, ...); names are case-insensitive. */
@@ -60,9 +62,14 @@ export function evaluateQueuePolicy(policyText: string | undefined, request: Pol
 }
 
 function statementMatches(statement: Record<string, unknown>, request: PolicyRequest): boolean {
-  const action = policyActionOf(request.action);
+  // A topic's policy (SNS) names SNS's actions; a queue's, SQS's.
+  const action = request.resource.startsWith('arn:aws:sns:')
+    ? `sns:${request.action}`
+    : policyActionOf(request.action);
   return (
-    either(statement, 'Principal', 'NotPrincipal', (value) => principalMatches(value, request.account)) &&
+    either(statement, 'Principal', 'NotPrincipal', (value) =>
+      principalMatches(value, request.account, request.service),
+    ) &&
     either(statement, 'Action', 'NotAction', (value) =>
       stringsOf(value)?.some((pattern) => globMatches(pattern, action, true)),
     ) &&
@@ -100,9 +107,11 @@ function stringsOf(value: unknown): string[] | undefined {
 }
 
 /** "*", {"AWS": "*"}, {"AWS": account id | arn:aws:iam::ACCOUNT:root | arn:aws:iam::ACCOUNT:... | list}. */
-function principalMatches(principal: unknown, account: string): boolean | undefined {
+function principalMatches(principal: unknown, account: string, service?: string): boolean | undefined {
   if (principal === '*') return true;
   if (!principal || typeof principal !== 'object' || Array.isArray(principal)) return undefined;
+  if (service !== undefined && stringsOf((principal as { Service?: unknown }).Service)?.includes(service))
+    return true;
   const aws = stringsOf((principal as { AWS?: unknown }).AWS);
   if (aws === undefined) return false;
   return aws.some((entry) => {
@@ -196,4 +205,25 @@ function conditionsHold(condition: unknown, context: PolicyRequest['context']): 
       return negated ? !matched : matched;
     });
   });
+}
+
+/**
+ * Whether a queue's policy lets an SNS topic deliver into it, as AWS requires even within one account:
+ * `sqs:SendMessage` allowed to `sns.amazonaws.com` (or the topic's account) with the topic as `aws:SourceArn`.
+ */
+export function queuePolicyAllowsTopic(
+  policy: string | undefined,
+  queueArn: string,
+  topicArn: string,
+): boolean {
+  const account = topicArn.split(':')[4] ?? '';
+  return (
+    evaluateQueuePolicy(policy, {
+      action: 'SendMessage',
+      account,
+      service: 'sns.amazonaws.com',
+      resource: queueArn,
+      context: { 'aws:SourceArn': topicArn, 'aws:SourceAccount': account },
+    }) === 'allow'
+  );
 }

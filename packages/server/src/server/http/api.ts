@@ -11,6 +11,8 @@ export interface ApiCall {
   readonly body: string;
   /** "unknown" until the service has decoded the action: the metrics and the log name it. */
   action: string;
+  /** The protocol the service answers in when it is not the request's own (SNS's Query model and namespace). */
+  protocol?: ProtocolAdapter;
 }
 
 /** One API's work on a request whose body is read and whose origin is allowed; what it throws is answered. */
@@ -60,8 +62,9 @@ async function apiRequest(
     const error = asSqsError(thrown);
     if (error instanceof UnavailableError)
       logger.warn({ requestId, action, reason: error.reason, cause: String(error.cause) }, error.message);
-    if (error instanceof SqsError) return { ...protocol.renderError(error, requestId), action };
+    const answering = call.protocol ?? protocol;
+    if (error instanceof SqsError) return { ...answering.renderError(error, requestId), action };
     logger.error({ err: error, requestId, action }, 'unexpected error');
-    return { ...protocol.renderError(errors.internal(), requestId), action };
+    return { ...answering.renderError(errors.internal(), requestId), action };
   }
 }

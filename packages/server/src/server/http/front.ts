@@ -14,6 +14,7 @@ import type { Logger } from '../logger.ts';
 import type { LongPollCaps, longPollGate } from '../long-poll-gate.ts';
 import type { OperatorAudit } from '../operator-audit.ts';
 import type { ConsoleChange, Endpoint, Page, PageViewer } from '../page.ts';
+import type { SnsEntry } from '../sns-entry.ts';
 
 /*
  * What the HTTP front is built from (HttpServerOptions), what it shares between requests (Transport), what a
@@ -62,6 +63,8 @@ export interface HttpServerOptions {
   clock?: Clock;
   /** The Lambda API's event-source-mapping actions (lambda-entry.ts), for paths under LAMBDA_PATH_PREFIX. */
   lambda?: LambdaHandler;
+  /** SNS on the API's root: the requests it claims are decoded and run by it instead of SQS (sns-entry.ts). */
+  sns?: SnsEntry;
 }
 
 /** What the server shares between its requests: caps, budgets and the abort log. */

@@ -47,6 +47,7 @@ export function routesOf(options: HttpServerOptions, transport: Transport): Rout
         pageAccess,
         operatorAudit: options.operatorAudit,
         logger,
+        sns: options.sns,
       }),
     },
   };

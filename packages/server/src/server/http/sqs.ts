@@ -8,6 +8,7 @@ import type { PageAccess } from '../auth/page-access.ts';
 import { BudgetShare, type ByteBudget } from '../byte-budget.ts';
 import type { Logger } from '../logger.ts';
 import type { OperatorAudit } from '../operator-audit.ts';
+import type { SnsEntry } from '../sns-entry.ts';
 import { actorOf } from '../triage-api.ts';
 import type { ApiCall, ServeApi } from './api.ts';
 import type { Exchange, Reply, Transport } from './front.ts';
@@ -20,10 +21,12 @@ export interface SqsRouteParts {
   pageAccess: PageAccess | undefined;
   operatorAudit: OperatorAudit | undefined;
   logger: Logger;
+  /** SNS, served on the same root: a request it claims is decoded, run and answered by it. */
+  sns: SnsEntry | undefined;
 }
 
 /**
- * The SQS API: the caller (a signature, or the console's session), the action and its input as the protocol
+ * The SQS API (and SNS's, which shares all but its model and actions): the caller (a signature, or the console's session), the action and its input as the protocol
  * decodes them, the action's permission, then the action itself (core/actions.ts) and its answer rendered in
  * the request's protocol; purges, deletions and move tasks are written to the audit trail.
  */
@@ -34,12 +37,15 @@ export function serveSqs(parts: SqsRouteParts): ServeApi {
 async function sqsRequest(
   parts: SqsRouteParts,
   exchange: Exchange,
-  protocol: ProtocolAdapter,
+  requestProtocol: ProtocolAdapter,
   call: ApiCall,
 ): Promise<Reply | undefined> {
   const { sqs, transport, auth, pageAccess, operatorAudit, logger } = parts;
   const { request, response, method, baseUrl, requestId } = exchange;
   const { body } = call;
+  const sns = parts.sns?.claims(request, body) ? parts.sns : undefined;
+  if (sns) call.protocol = sns.protocol;
+  const protocol = call.protocol ?? requestProtocol;
   if (method === 'GET') {
     protocol.checkGet(exchange.url());
     // SQS takes a Query request by GET, signed; any web page can make a browser send a GET (an `<img>`, with
@@ -89,7 +95,9 @@ async function sqsRequest(
     via: sessionKey ? 'console-session' : caller ? 'signature' : 'unauthenticated',
   }));
   const finishAudit = audit && (await audit);
-  const output = await dispatch(sqs.actions, action, decoded.input, context);
+  const output = sns
+    ? await sns.dispatch(action, decoded.input, context)
+    : await dispatch(sqs.actions, action, decoded.input, context);
   // The action is done: a trail that cannot be written is logged, not answered as the action's failure.
   await finishAudit?.(output).catch((error: unknown) =>
     logger.error({ err: error, requestId, action }, 'audit entry not written'),

@@ -16,6 +16,10 @@ import type {
   NewMessage,
   NewMoveTask,
   NewQueue,
+  NewSubscription,
+  NewTopic,
+  Publication,
+  PublishOutcome,
   QueueActivityCounts,
   QueueChanges,
   QueueRecord,
@@ -27,6 +31,9 @@ import type {
   Store,
   StoreCondition,
   StoredMessage,
+  SubscriptionRecord,
+  TopicChanges,
+  TopicRecord,
 } from '../contract.ts';
 import { StoreUnavailableError } from '../contract.ts';
 import { runAwaiting } from '../plan.ts';
@@ -61,6 +68,7 @@ import type {
 import { type Db, run } from './db.ts';
 import { lockGroup, planSteps } from './plan-steps.ts';
 import { MIGRATIONS } from './schema.ts';
+import { postgresTopics as topics } from './topics.ts';
 import { PostgresTriage } from './triage.ts';
 
 export interface PostgresStoreOptions {
@@ -353,6 +361,117 @@ export class PostgresStore implements Store, TriageStore {
       : await this.sendStandard(queueId, messages);
     onVisible?.();
     return sent;
+  }
+
+  // ---- Topics (TopicStore) ----------------------------------------------------------------------------
+
+  createTopic(topic: NewTopic): Promise<TopicRecord> {
+    return this.track(() => topics.createTopic(this.direct, topic));
+  }
+
+  getTopic(name: string): Promise<TopicRecord | undefined> {
+    return this.track(() => topics.getTopic(this.direct, name));
+  }
+
+  listTopics(options: { afterName?: string; limit: number }): Promise<TopicRecord[]> {
+    return this.track(() => topics.listTopics(this.direct, options));
+  }
+
+  updateTopic(name: string, changes: TopicChanges): Promise<TopicRecord | undefined> {
+    return this.track(() => topics.updateTopic(this.direct, name, changes));
+  }
+
+  deleteTopic(name: string): Promise<boolean> {
+    return this.track(() => topics.deleteTopic(this.direct, name));
+  }
+
+  createSubscription(subscription: NewSubscription): Promise<SubscriptionRecord | undefined> {
+    return this.transaction((db) => topics.createSubscription(db, subscription));
+  }
+
+  getSubscription(arn: string): Promise<SubscriptionRecord | undefined> {
+    return this.track(() => topics.getSubscription(this.direct, arn));
+  }
+
+  listSubscriptions(options: {
+    topicName?: string;
+    afterArn?: string;
+    limit: number;
+  }): Promise<SubscriptionRecord[]> {
+    return this.track(() => topics.listSubscriptions(this.direct, options));
+  }
+
+  updateSubscription(
+    arn: string,
+    attributes: Record<string, string>,
+  ): Promise<SubscriptionRecord | undefined> {
+    return this.track(() => topics.updateSubscription(this.direct, arn, attributes));
+  }
+
+  deleteSubscription(arn: string): Promise<boolean> {
+    return this.track(() => topics.deleteSubscription(this.direct, arn));
+  }
+
+  /**
+   * Every publication's deliveries in one transaction, through the send's own steps (FIFO queues' dedup and
+   * groups, fair queues' tenants), with the topic locked so its sequence numbers and deduplication ids are
+   * taken in order.
+   */
+  async publish(
+    topicName: string,
+    publications: Publication[],
+    onVisible?: (queueIds: number[]) => void,
+  ): Promise<PublishOutcome[] | undefined> {
+    const touched = new Set<number>();
+    const outcomes = await this.transaction(async (db) => {
+      touched.clear();
+      const now = publications.find((publication) => publication.deduplication)?.deduplication?.now ?? 0;
+      if (!(await topics.lockTopic(db, topicName, now))) return undefined;
+      const results: PublishOutcome[] = [];
+      for (const publication of publications) {
+        const { deduplication } = publication;
+        const original = deduplication && (await topics.deduplicated(db, topicName, deduplication.id, now));
+        if (original) {
+          results.push({ ...original, duplicate: true });
+          continue;
+        }
+        const sequenceNumber = publication.sequenced ? await topics.nextSequence(db, topicName) : 0;
+        const byQueue = new Map<number, NewMessage[]>();
+        for (const { queueId, message } of publication.deliveries(sequenceNumber)) {
+          const messages = byQueue.get(queueId);
+          if (messages) messages.push(message);
+          else byQueue.set(queueId, [message]);
+        }
+        // A queue deleted since the publisher looked it up receives nothing (as if deleted just before).
+        const existing = await topics.existingQueues(db, [...byQueue.keys()]);
+        for (const [queueId, messages] of byQueue) {
+          if (!existing.has(queueId)) continue;
+          if (await this.isFifo(queueId)) await this.sendFifo(db, queueId, messages);
+          else {
+            const tenants = [...new Set(messages.flatMap((message) => message.groupId ?? []))];
+            await this.insertMessages(db, queueId, messages, {
+              tenants: tenants.length > 0 ? [...tenants, ''] : [],
+              announce: false,
+            });
+          }
+          touched.add(queueId);
+        }
+        if (deduplication)
+          await topics.rememberDeduplication(
+            db,
+            topicName,
+            deduplication.id,
+            publication.messageId,
+            sequenceNumber,
+            deduplication.expiresAt,
+          );
+        results.push({ messageId: publication.messageId, sequenceNumber, duplicate: false });
+      }
+      await this.announce(db, touched);
+      return results;
+    });
+    onVisible?.([...touched]);
+    return outcomes;
   }
 
   /**

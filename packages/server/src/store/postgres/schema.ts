@@ -192,8 +192,35 @@ export const MIGRATIONS: readonly string[] = [
   UPDATE audit_log SET detail = substr(detail, 1, 500) || '…' WHERE length(detail) > 500;
   UPDATE audit_log SET actor = substr(actor, 1, 200) || '…' WHERE length(actor) > 200;
   `,
-  /* 10: left free for the SNS branch (the coordinator puts its migration here at merge) */ `
-  SELECT 1;
+  /* 10: SNS topics, their subscriptions, and a FIFO topic's deduplication ids (docs/decisions/sns-topics.md);
+         a FIFO topic's sequence numbers count up in its row */ `
+  CREATE TABLE topics (
+    name          TEXT COLLATE "C" PRIMARY KEY,
+    fifo          BOOLEAN NOT NULL,
+    attributes    TEXT NOT NULL,
+    tags          TEXT NOT NULL,
+    created_at    BIGINT NOT NULL,
+    last_sequence BIGINT NOT NULL DEFAULT 0
+  );
+  CREATE TABLE subscriptions (
+    arn        TEXT COLLATE "C" PRIMARY KEY,
+    topic_name TEXT COLLATE "C" NOT NULL,
+    protocol   TEXT NOT NULL,
+    endpoint   TEXT NOT NULL,
+    owner      TEXT NOT NULL,
+    attributes TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+  );
+  CREATE UNIQUE INDEX subscriptions_by_endpoint ON subscriptions (topic_name, protocol, endpoint);
+  CREATE INDEX subscriptions_by_topic ON subscriptions (topic_name, arn);
+  CREATE TABLE topic_deduplication (
+    topic_name       TEXT COLLATE "C" NOT NULL,
+    deduplication_id TEXT NOT NULL,
+    message_id       TEXT NOT NULL,
+    sequence_number  BIGINT NOT NULL,
+    expires_at       BIGINT NOT NULL,
+    PRIMARY KEY (topic_name, deduplication_id)
+  );
   `,
   /* 11: Lambda event source mappings, each the core's JSON document under its UUID, in creation order */ `
   CREATE TABLE event_source_mappings (

@@ -16,6 +16,10 @@ import type {
   NewMessage,
   NewMoveTask,
   NewQueue,
+  NewSubscription,
+  NewTopic,
+  Publication,
+  PublishOutcome,
   QueueActivityCounts,
   QueueChanges,
   QueueRecord,
@@ -27,6 +31,9 @@ import type {
   Store,
   StoreCondition,
   StoredMessage,
+  SubscriptionRecord,
+  TopicChanges,
+  TopicRecord,
 } from '../contract.ts';
 import { StoreUnavailableError, UNAVAILABLE_CONDITIONS } from '../contract.ts';
 import { runNow } from '../plan.ts';
@@ -64,6 +71,7 @@ import { DiskReserve, fileBytes } from './disk-reserve.ts';
 import { openDatabase } from './native-binding.ts';
 import { MIGRATIONS } from './schema.ts';
 import { prepareStatements, type Statements } from './statements.ts';
+import { SqliteTopics } from './topics.ts';
 import { inWrites, SqliteTriage } from './triage.ts';
 
 /**
@@ -178,6 +186,7 @@ export class SqliteStore implements Store, TriageStore {
   private readonly deliveryStates = new Map<number, DeliveryState>();
   private readonly warmUpRows: number;
   private readonly triage: SqliteTriage;
+  private readonly topics: SqliteTopics;
 
   constructor(options: SqliteStoreOptions) {
     const file = options.dataDir === ':memory:' ? ':memory:' : join(ensureDir(options.dataDir), 'sluice.db');
@@ -222,6 +231,11 @@ export class SqliteStore implements Store, TriageStore {
           runNow(refreshGroup(this.steps, row.queue_id, row.group_id));
       },
       insertMessage: (queueId, message) => this.insertMessage(queueId, message),
+    });
+    this.topics = new SqliteTopics(this.db, {
+      // A queue deleted since the publisher looked it up receives nothing (as if deleted just before).
+      sendInWrite: (queueId, messages) =>
+        this.statements.queueById.get(queueId) === undefined ? [] : this.sendInWrite(queueId, messages),
     });
     this.tenantTurn = (this.statements.lastTenantTurn.get() as { turn: number }).turn;
     if (file !== ':memory:') {
@@ -310,32 +324,97 @@ export class SqliteStore implements Store, TriageStore {
     messages: NewMessage[],
     onVisible?: () => void,
   ): Promise<SentMessage[]> {
-    return this.write('adds', onVisible, () => {
-      return messages.map((message) => {
-        const deduplication = message.deduplication;
-        if (deduplication) {
-          const original = this.statements.deduplicated.get(
-            queueId,
-            deduplication.scope,
-            deduplication.id,
-            message.sentAt,
-          ) as { message_id: string; seq: number } | undefined;
-          if (original) return { messageId: original.message_id, seq: original.seq, duplicate: true };
-        }
-        const seq = this.insertMessage(queueId, message);
-        if (deduplication) {
-          this.statements.rememberDeduplication.run(
-            queueId,
-            deduplication.scope,
-            deduplication.id,
-            message.messageId,
-            seq,
-            deduplication.expiresAt,
-          );
-        }
-        return { messageId: message.messageId, seq, duplicate: false };
-      });
+    return this.write('adds', onVisible, () => this.sendInWrite(queueId, messages));
+  }
+
+  /** sendMessages' work, inside a write: a send, or a topic's delivery into one queue. */
+  private sendInWrite(queueId: number, messages: NewMessage[]): SentMessage[] {
+    return messages.map((message) => {
+      const deduplication = message.deduplication;
+      if (deduplication) {
+        const original = this.statements.deduplicated.get(
+          queueId,
+          deduplication.scope,
+          deduplication.id,
+          message.sentAt,
+        ) as { message_id: string; seq: number } | undefined;
+        if (original) return { messageId: original.message_id, seq: original.seq, duplicate: true };
+      }
+      const seq = this.insertMessage(queueId, message);
+      if (deduplication) {
+        this.statements.rememberDeduplication.run(
+          queueId,
+          deduplication.scope,
+          deduplication.id,
+          message.messageId,
+          seq,
+          deduplication.expiresAt,
+        );
+      }
+      return { messageId: message.messageId, seq, duplicate: false };
     });
+  }
+
+  // ---- Topics (TopicStore) ----------------------------------------------------------------------------
+
+  async createTopic(topic: NewTopic): Promise<TopicRecord> {
+    return this.write('durable', () => this.topics.createTopic(topic));
+  }
+
+  async getTopic(name: string): Promise<TopicRecord | undefined> {
+    return this.topics.getTopic(name);
+  }
+
+  async listTopics(options: { afterName?: string; limit: number }): Promise<TopicRecord[]> {
+    return this.topics.listTopics(options);
+  }
+
+  async updateTopic(name: string, changes: TopicChanges): Promise<TopicRecord | undefined> {
+    return this.write('durable', () => this.topics.updateTopic(name, changes));
+  }
+
+  async deleteTopic(name: string): Promise<boolean> {
+    return this.write('durable', () => this.topics.deleteTopic(name));
+  }
+
+  async createSubscription(subscription: NewSubscription): Promise<SubscriptionRecord | undefined> {
+    return this.write('durable', () => this.topics.createSubscription(subscription));
+  }
+
+  async getSubscription(arn: string): Promise<SubscriptionRecord | undefined> {
+    return this.topics.getSubscription(arn);
+  }
+
+  async listSubscriptions(options: {
+    topicName?: string;
+    afterArn?: string;
+    limit: number;
+  }): Promise<SubscriptionRecord[]> {
+    return this.topics.listSubscriptions(options);
+  }
+
+  async updateSubscription(
+    arn: string,
+    attributes: Record<string, string>,
+  ): Promise<SubscriptionRecord | undefined> {
+    return this.write('durable', () => this.topics.updateSubscription(arn, attributes));
+  }
+
+  async deleteSubscription(arn: string): Promise<boolean> {
+    return this.write('durable', () => this.topics.deleteSubscription(arn));
+  }
+
+  async publish(
+    topicName: string,
+    publications: Publication[],
+    onVisible?: (queueIds: number[]) => void,
+  ): Promise<PublishOutcome[] | undefined> {
+    const touched = new Set<number>();
+    return this.write(
+      'adds',
+      () => onVisible?.([...touched]),
+      () => this.topics.publish(topicName, publications, touched),
+    );
   }
 
   /** Inserts a new message with its FIFO group or fair-queue tenant; returns its seq. */

@@ -1,0 +1,159 @@
+import { createHash } from 'node:crypto';
+import type { TopicRecord } from '../../store/contract.ts';
+import type { PublishedAttribute } from './envelope.ts';
+import type { MessageAttributeValue, PublishBatchRequestEntry } from './sns-api-types.ts';
+import { snsErrors } from './sns-errors.ts';
+
+/** SNS's cap on a message with its attributes (262,144 bytes). */
+export const MAX_MESSAGE_BYTES = 256 * 1024;
+
+/** One message to publish, checked: what every subscription's delivery is made from. */
+export interface CheckedPublication {
+  /** The text SQS subscribers get (MessageStructure=json: the `sqs` entry, else `default`). */
+  readonly message: string;
+  readonly subject: string | undefined;
+  readonly attributes: Record<string, PublishedAttribute>;
+  readonly groupId: string | undefined;
+  /** FIFO topics: the id the topic deduplicates by (given, or the message's SHA-256), in its scope. */
+  readonly deduplication: { id: string; key: string } | undefined;
+}
+
+/** The fields Publish and each PublishBatch entry share. */
+type PublishFields = Omit<PublishBatchRequestEntry, 'Id'>;
+
+/** Checks one message for `topic` as SNS does; SNS's InvalidParameter errors otherwise. */
+export function checkPublication(topic: TopicRecord, input: PublishFields): CheckedPublication {
+  const raw = input.Message;
+  if (raw === undefined || raw === '') throw snsErrors.invalidParameter('Empty message');
+  const message = input.MessageStructure === undefined ? raw : sqsText(raw, input.MessageStructure);
+  const subject = input.Subject;
+  if (
+    subject !== undefined &&
+    (subject === '' || subject.length >= 100 || [...subject].some((character) => character < ' '))
+  ) {
+    throw snsErrors.invalidParameter('Subject');
+  }
+  const attributes = checkAttributes(input.MessageAttributes ?? {});
+  const size =
+    Buffer.byteLength(raw) +
+    Object.entries(attributes).reduce(
+      (sum, [name, value]) =>
+        sum +
+        Buffer.byteLength(name) +
+        Buffer.byteLength(value.DataType) +
+        Buffer.byteLength(value.StringValue ?? value.BinaryValue ?? ''),
+      0,
+    );
+  if (size > MAX_MESSAGE_BYTES) throw snsErrors.invalidParameter('Message too long');
+  const groupId = input.MessageGroupId;
+  if (groupId !== undefined) checkFifoId('MessageGroupId', groupId);
+  if (!topic.fifo) {
+    if (input.MessageDeduplicationId !== undefined) {
+      throw snsErrors.invalidParameter(
+        'MessageDeduplicationId Reason: The request includes MessageDeduplicationId parameter that is not valid for this topic type',
+      );
+    }
+    return { message, subject, attributes, groupId, deduplication: undefined };
+  }
+  if (groupId === undefined) {
+    throw snsErrors.invalidParameter('The MessageGroupId parameter is required for FIFO topics');
+  }
+  let id = input.MessageDeduplicationId;
+  if (id !== undefined) checkFifoId('MessageDeduplicationId', id);
+  else if (topic.attributes.ContentBasedDeduplication === 'true') {
+    // SNS: a SHA-256 of the message body, not of its attributes.
+    id = createHash('sha256').update(raw).digest('hex');
+  } else {
+    throw snsErrors.invalidParameter(
+      'The topic should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly',
+    );
+  }
+  // FifoThroughputScope MessageGroup: deduplication within each group (SNS API reference).
+  const key = topic.attributes.FifoThroughputScope === 'MessageGroup' ? `${groupId}\n${id}` : id;
+  return { message, subject, attributes, groupId, deduplication: { id, key } };
+}
+
+/** MessageStructure=json: the message is a JSON object of texts per protocol, with a `default`. */
+function sqsText(raw: string, structure: string): string {
+  if (structure !== 'json') {
+    throw snsErrors.invalidParameter(`MessageStructure Reason: Invalid value [${structure}]. Must be json`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw snsErrors.invalidParameter('Message Structure - JSON message body failed to parse');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw snsErrors.invalidParameter('Message Structure - JSON message body failed to parse');
+  }
+  const texts = parsed as Record<string, unknown>;
+  if (typeof texts.default !== 'string') {
+    throw snsErrors.invalidParameter('Message Structure - No default entry in JSON message body');
+  }
+  // Keys of other protocols and non-string values are ignored (SNS API reference, Publish).
+  return typeof texts.sqs === 'string' ? texts.sqs : texts.default;
+}
+
+const FIFO_ID = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
+
+function checkFifoId(name: string, value: string): void {
+  if (!FIFO_ID.test(value)) {
+    throw snsErrors.invalidParameter(
+      `${name} Reason: ${name} can only include alphanumeric and punctuation characters. 1 to 128 in length.`,
+    );
+  }
+}
+
+const TYPE_PREFIXES = ['String', 'Number', 'Binary'];
+
+/** SNS's message attribute types: String, String.Array, Number, Binary, each with optional custom labels. */
+function checkAttributes(given: Record<string, MessageAttributeValue>): Record<string, PublishedAttribute> {
+  const checked: Record<string, PublishedAttribute> = {};
+  for (const [name, value] of Object.entries(given)) {
+    if (
+      name === '' ||
+      name.length > 256 ||
+      !/^[A-Za-z0-9_.-]+$/.test(name) ||
+      name.startsWith('AWS.') ||
+      name.startsWith('Amazon.')
+    ) {
+      throw snsErrors.invalidParameter(
+        `MessageAttributes Reason: The message attribute name '${name}' is invalid.`,
+      );
+    }
+    const type = value.DataType ?? '';
+    const base = type.split('.')[0]!;
+    if (!TYPE_PREFIXES.includes(base)) {
+      throw snsErrors.invalidParameter(
+        `The message attribute '${name}' has an invalid message attribute type, the set of supported type prefixes is Binary, Number, and String.`,
+      );
+    }
+    const text = base === 'Binary' ? value.BinaryValue : value.StringValue;
+    if (text === undefined || text === '') {
+      throw snsErrors.invalidParameter(
+        `The message attribute '${name}' must contain non-empty message attribute value for message attribute type '${base}'.`,
+      );
+    }
+    if (base === 'Number' && !/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(text)) {
+      throw snsErrors.invalidParameter(`Could not cast message attribute '${name}' value to number.`);
+    }
+    if (type === 'String.Array' && !isArrayOfScalars(text)) {
+      throw snsErrors.invalidParameter(
+        `The message attribute '${name}' with type 'String.Array' must be an array of valid types`,
+      );
+    }
+    checked[name] =
+      base === 'Binary' ? { DataType: type, BinaryValue: text } : { DataType: type, StringValue: text };
+  }
+  return checked;
+}
+
+function isArrayOfScalars(text: string): boolean {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) && parsed.every((item) => item === null || typeof item !== 'object');
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,802 @@
+import { randomUUID } from 'node:crypto';
+import { parseQueueArn } from '#toolkit/arn';
+import type { Clock } from '#toolkit/clock';
+import type {
+  NewMessage,
+  Publication,
+  QueueDelivery,
+  QueueRecord,
+  SubscriptionRecord,
+  TopicRecord,
+  TopicStore,
+} from '../../store/contract.ts';
+import type { EmptyOutput } from '../api-types.ts';
+import { SqsError } from '../errors.ts';
+import { type SnsFilterPolicy, SnsPublication } from '../event-filter/index.ts';
+import { sequenceNumberOf } from '../fifo.ts';
+import { md5Hex } from '../message-attributes.ts';
+import type { QueueDirectory } from '../queue-directory.ts';
+import type { CallerScope } from '../queue-reference.ts';
+import type { RequestContext } from '../request-context.ts';
+import type { SendActions } from '../send-actions.ts';
+import {
+  type Notification,
+  type NotificationSigner,
+  notificationEnvelope,
+  notificationStringToSign,
+} from './envelope.ts';
+import { type CheckedPublication, checkPublication, MAX_MESSAGE_BYTES } from './publish-input.ts';
+import { SnsActivity } from './sns-activity.ts';
+import type {
+  AddPermissionInput,
+  BatchResultErrorEntry,
+  CreateTopicInput,
+  CreateTopicResponse,
+  DeleteTopicInput,
+  GetSubscriptionAttributesInput,
+  GetSubscriptionAttributesResponse,
+  GetTopicAttributesInput,
+  GetTopicAttributesResponse,
+  ListSubscriptionsByTopicInput,
+  ListSubscriptionsByTopicResponse,
+  ListSubscriptionsInput,
+  ListSubscriptionsResponse,
+  ListTagsForResourceRequest,
+  ListTagsForResourceResponse,
+  ListTopicsInput,
+  ListTopicsResponse,
+  PublishBatchInput,
+  PublishBatchResponse,
+  PublishBatchResultEntry,
+  PublishInput,
+  PublishResponse,
+  RemovePermissionInput,
+  SetSubscriptionAttributesInput,
+  SetTopicAttributesInput,
+  SnsActionInputs,
+  SnsActionName,
+  SnsActionOutputs,
+  SubscribeInput,
+  SubscribeResponse,
+  Tag,
+  TagResourceRequest,
+  UnsubscribeInput,
+  UntagResourceRequest,
+} from './sns-api-types.ts';
+import { snsErrors } from './sns-errors.ts';
+import { checkTopicName, type SnsScope, subscriptionTopicArn, topicArnOf, topicNameOf } from './sns-names.ts';
+import {
+  checkSubscriptionAttributes,
+  deadLetterTargetOf,
+  filterPolicyOf,
+  isRaw,
+  reportedSubscriptionAttributes,
+} from './subscription-attributes.ts';
+import {
+  asksForFifo,
+  checkTopicAttributes,
+  reportedTopicAttributes,
+  sameAttributes,
+} from './topic-attributes.ts';
+import { withoutTopicPermission, withTopicPermission } from './topic-policy.ts';
+
+/** A page of ListTopics, ListSubscriptions and ListSubscriptionsByTopic (SNS API reference). */
+const PAGE = 100;
+/** SNS's FIFO deduplication interval. */
+const DEDUPLICATION_WINDOW_MS = 5 * 60 * 1000;
+/** Protocols SNS knows and Sluice does not deliver to (yet). */
+const KNOWN_PROTOCOLS = new Set([
+  'http',
+  'https',
+  'email',
+  'email-json',
+  'sms',
+  'application',
+  'lambda',
+  'firehose',
+]);
+
+export interface SnsServiceOptions {
+  store: TopicStore;
+  clock: Clock;
+  scope: SnsScope;
+  /** The SQS side: queues by ARN, and a send's checks and wake-ups for each delivery. */
+  queues: QueueDirectory;
+  deliveries: Pick<SendActions, 'prepareDelivery' | 'delivered'>;
+  signer: NotificationSigner;
+  /** Told of deliveries that could not be made (no dead-letter queue took them). */
+  warn?: (details: Record<string, unknown>, message: string) => void;
+  /**
+   * Whether the queue's policy lets the topic deliver into it, as AWS requires (server/auth/queue-policy.ts);
+   * every queue lets it when absent.
+   */
+  queueAllows?: (queue: QueueRecord, topicArn: string) => boolean;
+  /** `--strict-policies`: refuse those deliveries as AWS does; otherwise deliver, and log a warning once. */
+  strictPolicies?: boolean;
+}
+
+/** Every SNS action Sluice serves, with its typed input and output. */
+export type SnsActions = {
+  [Action in SupportedSnsAction]: (
+    input: SnsActionInputs[Action],
+    context: RequestContext,
+  ) => Promise<SnsActionOutputs[Action]>;
+};
+
+export const SUPPORTED_SNS_ACTIONS = [
+  'CreateTopic',
+  'DeleteTopic',
+  'ListTopics',
+  'GetTopicAttributes',
+  'SetTopicAttributes',
+  'Subscribe',
+  'Unsubscribe',
+  'GetSubscriptionAttributes',
+  'SetSubscriptionAttributes',
+  'ListSubscriptions',
+  'ListSubscriptionsByTopic',
+  'Publish',
+  'PublishBatch',
+  'TagResource',
+  'UntagResource',
+  'ListTagsForResource',
+  'AddPermission',
+  'RemovePermission',
+] as const satisfies readonly SnsActionName[];
+
+export type SupportedSnsAction = (typeof SUPPORTED_SNS_ACTIONS)[number];
+
+/** Where one publication goes: a queue, with the subscription that sends it there. */
+interface Route {
+  subscription: SubscriptionRecord;
+  queue: QueueRecord | undefined;
+  deadLetter: QueueRecord | undefined;
+  policy: SnsFilterPolicy | undefined;
+  raw: boolean;
+}
+
+/**
+ * SNS topics that deliver into this server's queues: each public method is one action. A publication is
+ * answered once its deliveries into every matching subscription's queue are committed, in one transaction
+ * of the store (docs/decisions/sns-topics.md).
+ */
+export class SnsService implements SnsActions {
+  readonly activity = new SnsActivity();
+  private readonly store: TopicStore;
+  private readonly clock: Clock;
+  private readonly scope: SnsScope;
+  private readonly queues: QueueDirectory;
+  private readonly deliveries: SnsServiceOptions['deliveries'];
+  private readonly signer: NotificationSigner;
+  private readonly warn: NonNullable<SnsServiceOptions['warn']>;
+
+  constructor(options: SnsServiceOptions) {
+    this.store = options.store;
+    this.clock = options.clock;
+    this.scope = options.scope;
+    this.queues = options.queues;
+    this.deliveries = options.deliveries;
+    this.signer = options.signer;
+    this.warn = options.warn ?? (() => {});
+    this.queueAllows = options.queueAllows ?? (() => true);
+    this.strictPolicies = options.strictPolicies ?? false;
+  }
+
+  private readonly queueAllows: NonNullable<SnsServiceOptions['queueAllows']>;
+  private readonly strictPolicies: boolean;
+  /** Subscriptions (with their queue's policy) already warned about, so the log says it once. */
+  private readonly warned = new Set<string>();
+
+  /**
+   * A subscription's queue whose policy would refuse the topic on AWS: with --strict-policies no queue
+   * (the delivery fails as on AWS), else the queue, with a warning the first time.
+   */
+  private admittedQueue(
+    subscription: SubscriptionRecord,
+    queue: QueueRecord | undefined,
+    topicArn: string,
+  ): QueueRecord | undefined {
+    if (queue === undefined || this.queueAllows(queue, topicArn)) return queue;
+    if (this.strictPolicies) return undefined;
+    const key = `${subscription.arn}\n${queue.attributes.Policy ?? ''}`;
+    if (!this.warned.has(key)) {
+      if (this.warned.size > 10_000) this.warned.clear();
+      this.warned.add(key);
+      this.warn(
+        { subscription: subscription.arn, queue: queue.name, topic: topicArn },
+        `on AWS this subscription would deliver nothing: queue ${queue.name}'s policy does not allow topic ${topicArn} (sqs:SendMessage for sns.amazonaws.com with aws:SourceArn); Sluice delivers, and refuses with --strict-policies`,
+      );
+    }
+    return queue;
+  }
+
+  // ---- Topics ------------------------------------------------------------------------------------------
+
+  async CreateTopic(input: CreateTopicInput, caller: CallerScope = {}): Promise<CreateTopicResponse> {
+    if (input.DataProtectionPolicy !== undefined)
+      throw snsErrors.unsupported('CreateTopic with a DataProtectionPolicy');
+    const fifo = asksForFifo(input.Attributes);
+    const name = checkTopicName(input.Name, fifo);
+    const attributes = checkTopicAttributes(input.Attributes ?? {}, fifo, true);
+    const tags = tagMap(input.Tags);
+    this.authorize(caller, { name, attributes });
+    const topic = await this.store.createTopic({ name, fifo, attributes, tags, now: this.clock.now() });
+    if (!sameAttributes(topic.attributes, attributes)) {
+      throw snsErrors.invalidParameter('Attributes Reason: Topic already exists with different attributes');
+    }
+    if (input.Tags !== undefined && !sameAttributes(topic.tags, tags)) {
+      throw snsErrors.invalidParameter('Tags Reason: Topic already exists with different tags');
+    }
+    return { TopicArn: topicArnOf(this.scope, name) };
+  }
+
+  async DeleteTopic(input: DeleteTopicInput, caller: CallerScope = {}): Promise<EmptyOutput> {
+    // SNS answers success for a topic that does not exist; the key must still be allowed the topic.
+    const name = topicNameOf(this.scope, input.TopicArn);
+    const topic = await this.store.getTopic(name);
+    this.authorize(caller, topic ?? { name, attributes: {} });
+    await this.store.deleteTopic(name);
+    return {};
+  }
+
+  async ListTopics(input: ListTopicsInput, caller: CallerScope = {}): Promise<ListTopicsResponse> {
+    const topics = await this.store.listTopics({ afterName: pageToken(input.NextToken), limit: PAGE + 1 });
+    // A page may show fewer topics than PAGE when the caller's key may not see some (as ListQueues).
+    const page = topics
+      .slice(0, PAGE)
+      .filter((topic) => caller.access?.allows(this.resourceOf(topic)) ?? true);
+    const output: ListTopicsResponse = {
+      Topics: page.map((topic) => ({ TopicArn: topicArnOf(this.scope, topic.name) })),
+    };
+    if (topics.length > PAGE) output.NextToken = nextToken(topics[PAGE - 1]!.name);
+    return output;
+  }
+
+  async GetTopicAttributes(
+    input: GetTopicAttributesInput,
+    caller: CallerScope = {},
+  ): Promise<GetTopicAttributesResponse> {
+    const topic = await this.topic(input.TopicArn, caller);
+    const subscriptions = await this.subscriptionsOf(topic.name);
+    return { Attributes: reportedTopicAttributes(this.scope, topic, subscriptions.length) };
+  }
+
+  async SetTopicAttributes(input: SetTopicAttributesInput, caller: CallerScope = {}): Promise<EmptyOutput> {
+    const topic = await this.topic(input.TopicArn, caller);
+    const name = input.AttributeName;
+    if (name === undefined || name === '') throw snsErrors.invalidParameter('AttributeName');
+    if (name === 'FifoTopic') throw snsErrors.invalidParameter('AttributeName: FifoTopic cannot be changed');
+    const changed = checkTopicAttributes({ [name]: input.AttributeValue ?? '' }, topic.fifo, false);
+    await this.store.updateTopic(topic.name, { attributes: { ...topic.attributes, ...changed } });
+    return {};
+  }
+
+  async AddPermission(input: AddPermissionInput, caller: CallerScope = {}): Promise<EmptyOutput> {
+    const topic = await this.topic(input.TopicArn, caller);
+    const policy = withTopicPermission(
+      topic.attributes.Policy,
+      {
+        label: input.Label,
+        accounts: input.AWSAccountId ?? [],
+        actions: input.ActionName ?? [],
+        topicArn: topicArnOf(this.scope, topic.name),
+      },
+      this.scope,
+    );
+    await this.store.updateTopic(topic.name, { attributes: { ...topic.attributes, Policy: policy } });
+    return {};
+  }
+
+  async RemovePermission(input: RemovePermissionInput, caller: CallerScope = {}): Promise<EmptyOutput> {
+    const topic = await this.topic(input.TopicArn, caller);
+    if (input.Label === undefined || input.Label === '') throw snsErrors.invalidParameter('Label');
+    const policy = withoutTopicPermission(topic.attributes.Policy, input.Label);
+    if (policy !== topic.attributes.Policy) {
+      const attributes = { ...topic.attributes };
+      if (policy === undefined) delete attributes.Policy;
+      else attributes.Policy = policy;
+      await this.store.updateTopic(topic.name, { attributes });
+    }
+    return {};
+  }
+
+  // ---- Tags --------------------------------------------------------------------------------------------
+
+  async TagResource(input: TagResourceRequest, caller: CallerScope = {}): Promise<EmptyOutput> {
+    const topic = await this.taggedTopic(input.ResourceArn, caller);
+    const tags = { ...topic.tags, ...tagMap(input.Tags) };
+    if (Object.keys(tags).length > 50) {
+      throw new SqsError(
+        'SnsInvalidParameter',
+        'Could not complete request: tag quota of per resource exceeded',
+      );
+    }
+    await this.store.updateTopic(topic.name, { tags });
+    return {};
+  }
+
+  async UntagResource(input: UntagResourceRequest, caller: CallerScope = {}): Promise<EmptyOutput> {
+    const topic = await this.taggedTopic(input.ResourceArn, caller);
+    const tags = { ...topic.tags };
+    for (const key of input.TagKeys ?? []) delete tags[key];
+    await this.store.updateTopic(topic.name, { tags });
+    return {};
+  }
+
+  async ListTagsForResource(
+    input: ListTagsForResourceRequest,
+    caller: CallerScope = {},
+  ): Promise<ListTagsForResourceResponse> {
+    const topic = await this.taggedTopic(input.ResourceArn, caller);
+    return { Tags: Object.entries(topic.tags).map(([Key, Value]) => ({ Key, Value })) };
+  }
+
+  // ---- Subscriptions -----------------------------------------------------------------------------------
+
+  async Subscribe(input: SubscribeInput, caller: CallerScope = {}): Promise<SubscribeResponse> {
+    const topic = await this.topic(input.TopicArn, caller);
+    const protocol = input.Protocol;
+    if (protocol === undefined || protocol === '') throw snsErrors.invalidParameter('Protocol');
+    if (protocol !== 'sqs') {
+      if (KNOWN_PROTOCOLS.has(protocol)) {
+        throw snsErrors.invalidParameter(
+          `Protocol Reason: Sluice delivers only to sqs subscriptions; ${protocol} subscriptions are not supported`,
+        );
+      }
+      throw snsErrors.invalidParameter(`Amazon SNS does not support this protocol string: ${protocol}`);
+    }
+    const endpoint = input.Endpoint;
+    const queueArn = endpoint === undefined ? undefined : parseQueueArn(endpoint);
+    if (queueArn === undefined) throw snsErrors.invalidParameter('SQS endpoint ARN');
+    if (!topic.fifo && queueArn.name.endsWith('.fifo')) {
+      throw snsErrors.invalidParameter(
+        'Invalid parameter: Endpoint Reason: FIFO SQS Queues can not be subscribed to standard SNS topics',
+      );
+    }
+    const attributes = checkSubscriptionAttributes({}, input.Attributes ?? {}, 'Subscribe');
+    const topicArn = topicArnOf(this.scope, topic.name);
+    const subscription = await this.store.createSubscription({
+      arn: `${topicArn}:${randomUUID()}`,
+      topicName: topic.name,
+      protocol,
+      endpoint: endpoint!,
+      owner: this.scope.accountId,
+      attributes,
+      now: this.clock.now(),
+    });
+    if (subscription === undefined) throw snsErrors.topicNotFound();
+    if (
+      !sameAttributes(subscription.attributes, attributes) ||
+      !sameAttributes(attributes, subscription.attributes)
+    ) {
+      throw snsErrors.invalidParameter(
+        'Attributes Reason: Subscription already exists with different attributes',
+      );
+    }
+    // An SQS subscription needs no confirmation: its ARN is answered whatever ReturnSubscriptionArn says.
+    return { SubscriptionArn: subscription.arn };
+  }
+
+  async Unsubscribe(input: UnsubscribeInput, caller: CallerScope = {}): Promise<EmptyOutput> {
+    subscriptionTopicArn(input.SubscriptionArn);
+    if (
+      caller.access !== undefined &&
+      (await this.store.getSubscription(input.SubscriptionArn!)) !== undefined
+    )
+      await this.subscription(input.SubscriptionArn, caller);
+    await this.store.deleteSubscription(input.SubscriptionArn!);
+    return {};
+  }
+
+  async GetSubscriptionAttributes(
+    input: GetSubscriptionAttributesInput,
+    caller: CallerScope = {},
+  ): Promise<GetSubscriptionAttributesResponse> {
+    const subscription = await this.subscription(input.SubscriptionArn, caller);
+    return {
+      Attributes: reportedSubscriptionAttributes(
+        subscription,
+        topicArnOf(this.scope, subscription.topicName),
+      ),
+    };
+  }
+
+  async SetSubscriptionAttributes(
+    input: SetSubscriptionAttributesInput,
+    caller: CallerScope = {},
+  ): Promise<EmptyOutput> {
+    const subscription = await this.subscription(input.SubscriptionArn, caller);
+    const name = input.AttributeName;
+    if (name === undefined || name === '') throw snsErrors.invalidParameter('AttributeName');
+    const attributes = checkSubscriptionAttributes(
+      subscription.attributes,
+      { [name]: input.AttributeValue ?? '' },
+      'SetSubscriptionAttributes',
+    );
+    await this.store.updateSubscription(subscription.arn, attributes);
+    return {};
+  }
+
+  async ListSubscriptions(
+    input: ListSubscriptionsInput,
+    caller: CallerScope = {},
+  ): Promise<ListSubscriptionsResponse> {
+    const page = await this.subscriptionPage(undefined, input.NextToken);
+    if (caller.access === undefined) return page;
+    const visible = (arn: string | undefined) =>
+      caller.access!.allows({
+        name: arn!.split(':')[5]!,
+        arn: arn!.slice(0, arn!.lastIndexOf(':')),
+        policy: undefined,
+      });
+    return { ...page, Subscriptions: page.Subscriptions?.filter((s) => visible(s.SubscriptionArn)) };
+  }
+
+  async ListSubscriptionsByTopic(
+    input: ListSubscriptionsByTopicInput,
+    caller: CallerScope = {},
+  ): Promise<ListSubscriptionsByTopicResponse> {
+    const topic = await this.topic(input.TopicArn, caller);
+    return this.subscriptionPage(topic.name, input.NextToken);
+  }
+
+  // ---- Publishing --------------------------------------------------------------------------------------
+
+  async Publish(input: PublishInput, context: RequestContext): Promise<PublishResponse> {
+    if (input.PhoneNumber !== undefined) throw snsErrors.unsupported('Publish to a phone number (SMS)');
+    const arn = input.TopicArn ?? input.TargetArn;
+    if (arn === undefined)
+      throw snsErrors.invalidParameter('TopicArn or TargetArn Reason: no value for required parameter');
+    if (input.TopicArn === undefined && /^arn:aws:sns:[^:]+:\d+:endpoint\//.test(arn)) {
+      throw snsErrors.unsupported('Publish to a platform endpoint (mobile push)');
+    }
+    const topic = await this.topic(arn, context, input.TopicArn === undefined ? 'TargetArn' : 'TopicArn');
+    const checked = checkPublication(topic, input);
+    const [outcome] = await this.publish(topic, [checked], context);
+    const output: PublishResponse = { MessageId: outcome!.messageId };
+    if (topic.fifo) output.SequenceNumber = sequenceNumberOf(outcome!.sequenceNumber);
+    return output;
+  }
+
+  async PublishBatch(input: PublishBatchInput, context: RequestContext): Promise<PublishBatchResponse> {
+    const topic = await this.topic(input.TopicArn, context);
+    const entries = input.PublishBatchRequestEntries ?? [];
+    if (entries.length === 0) throw snsErrors.emptyBatch();
+    if (entries.length > 10) throw snsErrors.tooManyEntries(entries.length);
+    const ids = new Set<string>();
+    for (const entry of entries) {
+      if (entry.Id === undefined || !/^[A-Za-z0-9_-]{1,80}$/.test(entry.Id))
+        throw snsErrors.invalidBatchEntryId();
+      if (ids.has(entry.Id)) throw snsErrors.batchIdsNotDistinct();
+      ids.add(entry.Id);
+    }
+    const total = entries.reduce((sum, entry) => sum + Buffer.byteLength(entry.Message ?? ''), 0);
+    if (total > MAX_MESSAGE_BYTES) throw snsErrors.batchTooLong();
+    const failed: BatchResultErrorEntry[] = [];
+    const accepted: Array<{ id: string; checked: CheckedPublication }> = [];
+    for (const entry of entries) {
+      try {
+        accepted.push({ id: entry.Id!, checked: checkPublication(topic, entry) });
+      } catch (error) {
+        if (!(error instanceof SqsError)) throw error;
+        failed.push({
+          Id: entry.Id!,
+          Code: error.spec.queryCode,
+          Message: error.message,
+          SenderFault: error.spec.sender,
+        });
+      }
+    }
+    const outcomes =
+      accepted.length === 0
+        ? []
+        : await this.publish(
+            topic,
+            accepted.map((entry) => entry.checked),
+            context,
+          );
+    const successful: PublishBatchResultEntry[] = accepted.map(({ id }, index) => {
+      const entry: PublishBatchResultEntry = { Id: id, MessageId: outcomes[index]!.messageId };
+      if (topic.fifo) entry.SequenceNumber = sequenceNumberOf(outcomes[index]!.sequenceNumber);
+      return entry;
+    });
+    return { Successful: successful, Failed: failed };
+  }
+
+  /**
+   * Stores every publication's deliveries in one transaction and answers each one's id and sequence number.
+   * A delivery the queue's own rules refuse (deleted queue, too large, too many attributes) goes to the
+   * subscription's dead-letter queue, else it is dropped and counted, as SNS does.
+   */
+  private async publish(topic: TopicRecord, checked: CheckedPublication[], context: RequestContext) {
+    const routes = await this.routesOf(topic);
+    const topicArn = topicArnOf(this.scope, topic.name);
+    const now = this.clock.now();
+    const touched = new Map<number, { queue: QueueRecord; messages: NewMessage[] }>();
+    const counts = {
+      delivered: new Map<string, number>(),
+      filtered: new Map<string, number>(),
+      failed: new Map<string, number>(),
+    };
+    // Only envelopes are signed: a topic whose subscriptions all take raw deliveries signs nothing.
+    const signs = routes.some((route) => !route.raw);
+    const publications: Publication[] = await Promise.all(
+      checked.map(async (publication) => {
+        const messageId = randomUUID();
+        const notification: Notification = {
+          messageId,
+          topicArn,
+          subject: publication.subject,
+          message: publication.message,
+          timestamp: new Date(now).toISOString(),
+          attributes: publication.attributes,
+          // The real number is known in the transaction; every one has 20 digits, so sizes do not change.
+          sequenceNumber: topic.fifo ? sequenceNumberOf(0) : undefined,
+        };
+        const version = topic.attributes.SignatureVersion === '2' ? '2' : '1';
+        const signing = {
+          version: version as '1' | '2',
+          signature: signs ? await this.signer.sign(notificationStringToSign(notification), version) : '',
+          certificateUrl: this.signer.certificateUrl(context.baseUrl),
+        };
+        const filterable = new SnsPublication(
+          publication.message,
+          new Map(Object.entries(publication.attributes)),
+        );
+        const planned: Array<{
+          route: Route;
+          queue: QueueRecord;
+          body: (sequence: string | undefined) => string;
+          message: NewMessage;
+        }> = [];
+        for (const route of routes) {
+          const arn = route.subscription.arn;
+          if (route.policy !== undefined && !route.policy.matches(filterable)) {
+            increment(counts.filtered, arn);
+            continue;
+          }
+          const body = (sequence: string | undefined) =>
+            route.raw
+              ? publication.message
+              : notificationEnvelope(
+                  { ...notification, sequenceNumber: sequence },
+                  signing,
+                  `${context.baseUrl}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(arn)}`,
+                );
+          const target = this.prepare(route, publication, body(notification.sequenceNumber), context);
+          if (target === undefined) {
+            increment(counts.failed, arn);
+            continue;
+          }
+          if (target.queue !== route.queue) increment(counts.failed, arn);
+          else increment(counts.delivered, arn);
+          planned.push({ route, queue: target.queue, body, message: target.message });
+        }
+        return {
+          messageId,
+          sequenced: topic.fifo,
+          deduplication: publication.deduplication && {
+            id: publication.deduplication.key,
+            now,
+            expiresAt: now + DEDUPLICATION_WINDOW_MS,
+          },
+          deliveries: (sequenceNumber: number): QueueDelivery[] =>
+            planned.map(({ route, queue, body, message }) => {
+              let stored = message;
+              if (topic.fifo && !route.raw) {
+                const text = body(sequenceNumberOf(sequenceNumber));
+                stored = { ...message, body: text, md5OfBody: md5Hex(text) };
+              }
+              const entry = touched.get(queue.id);
+              if (entry) entry.messages.push(stored);
+              else touched.set(queue.id, { queue, messages: [stored] });
+              return { queueId: queue.id, message: stored };
+            }),
+        };
+      }),
+    );
+    const outcomes = await this.store.publish(topic.name, publications, () => {
+      for (const { queue, messages } of touched.values()) this.deliveries.delivered(queue, messages);
+    });
+    if (outcomes === undefined) throw snsErrors.topicNotFound();
+    const fresh = outcomes.filter((outcome) => !outcome.duplicate).length;
+    this.activity.published(topic.name, fresh);
+    if (fresh > 0) {
+      for (const [kind, bySubscription] of Object.entries(counts) as Array<
+        [keyof typeof counts, Map<string, number>]
+      >)
+        for (const [arn, count] of bySubscription) this.activity.add(topic.name, arn, kind, count);
+    }
+    return outcomes;
+  }
+
+  /**
+   * The message for one subscription's queue, checked by the queue's rules; its dead-letter queue's when
+   * the queue refuses it; undefined when neither takes it (dropped, and logged).
+   */
+  private prepare(
+    route: Route,
+    publication: CheckedPublication,
+    body: string,
+    context: RequestContext,
+  ): { queue: QueueRecord; message: NewMessage } | undefined {
+    let reason = 'the queue does not exist';
+    for (const queue of [route.queue, route.deadLetter]) {
+      if (queue === undefined) continue;
+      try {
+        const message = this.deliveries.prepareDelivery(
+          queue,
+          {
+            MessageBody: body,
+            MessageAttributes: route.raw ? sqsAttributes(publication) : undefined,
+            MessageGroupId: publication.groupId,
+            MessageDeduplicationId: queue.fifo ? publication.deduplication?.id : undefined,
+          },
+          { ...context, senderId: this.scope.accountId, traceHeader: context.traceHeader },
+        );
+        return { queue, message };
+      } catch (error) {
+        if (!(error instanceof SqsError)) throw error;
+        reason = error.message;
+      }
+    }
+    this.warn(
+      { subscription: route.subscription.arn, endpoint: route.subscription.endpoint, reason },
+      'SNS delivery dropped: the queue refused it and the subscription has no dead-letter queue that takes it',
+    );
+    return undefined;
+  }
+
+  /** The topic's SQS subscriptions with their queues and compiled filter policies, read once per publish. */
+  private async routesOf(topic: TopicRecord): Promise<Route[]> {
+    const subscriptions = await this.subscriptionsOf(topic.name);
+    return Promise.all(
+      subscriptions
+        .filter((subscription) => subscription.protocol === 'sqs')
+        .map(async (subscription) => {
+          const deadLetterArn = deadLetterTargetOf(subscription.attributes);
+          const topicArn = topicArnOf(this.scope, topic.name);
+          const queue = await this.queues.queueByArn(subscription.endpoint);
+          const deadLetter =
+            deadLetterArn === undefined ? undefined : await this.queues.queueByArn(deadLetterArn);
+          return {
+            subscription,
+            queue: this.admittedQueue(subscription, queue, topicArn),
+            deadLetter: this.admittedQueue(subscription, deadLetter, topicArn),
+            policy: this.policyOf(subscription),
+            raw: isRaw(subscription.attributes),
+          };
+        }),
+    );
+  }
+
+  private readonly policies = new Map<string, SnsFilterPolicy | undefined>();
+
+  /** Compiled once per policy text and scope (a policy was checked when it was set). */
+  private policyOf(subscription: SubscriptionRecord): SnsFilterPolicy | undefined {
+    const { FilterPolicy: text, FilterPolicyScope: scope } = subscription.attributes;
+    if (text === undefined) return undefined;
+    const key = `${scope ?? ''}\n${text}`;
+    if (!this.policies.has(key)) {
+      if (this.policies.size > 1000) this.policies.clear();
+      this.policies.set(key, filterPolicyOf(subscription.attributes));
+    }
+    return this.policies.get(key);
+  }
+
+  // ---- Look-ups ----------------------------------------------------------------------------------------
+
+  /** The topic an ARN names, once the caller may run the request's action on it. */
+  private async topic(
+    arn: string | undefined,
+    caller: CallerScope,
+    parameter = 'TopicArn',
+  ): Promise<TopicRecord> {
+    const topic = await this.store.getTopic(topicNameOf(this.scope, arn, parameter));
+    if (topic === undefined) throw snsErrors.topicNotFound();
+    this.authorize(caller, topic);
+    return topic;
+  }
+
+  /**
+   * Access keys' patterns and other accounts' topic policies, as for queues: a topic is the resource SNS's
+   * actions are authorized on. Refusals are SNS's AuthorizationError.
+   */
+  private authorize(caller: CallerScope, topic: Pick<TopicRecord, 'name' | 'attributes'>): void {
+    if (caller.access === undefined) return;
+    try {
+      caller.access.require(this.resourceOf(topic));
+    } catch (error) {
+      if (error instanceof SqsError && error.code === 'AccessDenied')
+        throw snsErrors.authorization(error.message.replace(' perform: sqs:', ' perform: SNS:'));
+      throw error;
+    }
+  }
+
+  private resourceOf(topic: Pick<TopicRecord, 'name' | 'attributes'>) {
+    return { name: topic.name, arn: topicArnOf(this.scope, topic.name), policy: topic.attributes.Policy };
+  }
+
+  /** Tags are on topics only here (SNS also tags platform applications, which Sluice does not serve). */
+  private async taggedTopic(arn: string | undefined, caller: CallerScope): Promise<TopicRecord> {
+    try {
+      return await this.topic(arn, caller, 'ResourceArn');
+    } catch (error) {
+      if (error instanceof SqsError && error.code === 'SnsNotFound') throw snsErrors.resourceNotFound();
+      throw error;
+    }
+  }
+
+  private async subscription(arn: string | undefined, caller: CallerScope): Promise<SubscriptionRecord> {
+    subscriptionTopicArn(arn);
+    const subscription = await this.store.getSubscription(arn!);
+    if (subscription === undefined) throw snsErrors.subscriptionNotFound();
+    if (caller.access !== undefined) {
+      const topic = await this.store.getTopic(subscription.topicName);
+      this.authorize(caller, topic ?? { name: subscription.topicName, attributes: {} });
+    }
+    return subscription;
+  }
+
+  /** All of a topic's subscriptions. */
+  async subscriptionsOf(topicName: string): Promise<SubscriptionRecord[]> {
+    const all: SubscriptionRecord[] = [];
+    for (;;) {
+      const page = await this.store.listSubscriptions({ topicName, afterArn: all.at(-1)?.arn, limit: 1000 });
+      all.push(...page);
+      if (page.length < 1000) return all;
+    }
+  }
+
+  private async subscriptionPage(topicName: string | undefined, token: string | undefined) {
+    const rows = await this.store.listSubscriptions({
+      topicName,
+      afterArn: pageToken(token),
+      limit: PAGE + 1,
+    });
+    const page = rows.slice(0, PAGE);
+    const output: ListSubscriptionsResponse = {
+      Subscriptions: page.map((subscription) => ({
+        SubscriptionArn: subscription.arn,
+        Owner: subscription.owner,
+        Protocol: subscription.protocol,
+        Endpoint: subscription.endpoint,
+        TopicArn: topicArnOf(this.scope, subscription.topicName),
+      })),
+    };
+    if (rows.length > PAGE) output.NextToken = nextToken(page.at(-1)!.arn);
+    return output;
+  }
+}
+
+/** Raw delivery: the published attributes as SQS message attributes. */
+function sqsAttributes(publication: CheckedPublication) {
+  const entries = Object.entries(publication.attributes);
+  return entries.length === 0
+    ? undefined
+    : Object.fromEntries(entries.map(([name, value]) => [name, { ...value }]));
+}
+
+function tagMap(tags: Tag[] | undefined): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const tag of tags ?? []) {
+    if (tag.Key === undefined || tag.Key === '')
+      throw snsErrors.invalidParameter('Tags Reason: A tag key is empty');
+    map[tag.Key] = tag.Value ?? '';
+  }
+  return map;
+}
+
+/** Page tokens are the last name (or ARN) of the page before, base64url so clients treat them as opaque. */
+const nextToken = (last: string) => Buffer.from(last).toString('base64url');
+
+function pageToken(token: string | undefined): string | undefined {
+  if (token === undefined || token === '') return undefined;
+  const decoded = Buffer.from(token, 'base64url').toString();
+  if (Buffer.from(decoded).toString('base64url') !== token) throw snsErrors.invalidParameter('NextToken');
+  return decoded;
+}
+
+function increment(counts: Map<string, number>, key: string): void {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+}

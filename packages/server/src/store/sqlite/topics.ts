@@ -1,0 +1,196 @@
+import type Database from 'better-sqlite3';
+import type {
+  NewMessage,
+  NewSubscription,
+  NewTopic,
+  Publication,
+  PublishOutcome,
+  SentMessage,
+  SubscriptionRecord,
+  TopicChanges,
+  TopicRecord,
+} from '../contract.ts';
+import { type SubscriptionRow, type TopicRow, toSubscription, toTopic } from '../topic-rows.ts';
+
+/** What the SQLite store lends its topics: a send into a queue, as SendMessageBatch stores it. */
+export interface SqliteTopicsHost {
+  sendInWrite(queueId: number, messages: NewMessage[]): SentMessage[];
+}
+
+/**
+ * The SQLite side of TopicStore. Each method runs inside the store's write (or as a read) as the store calls
+ * it, so a publication's deliveries share the write, and so the transaction, of its topic's sequence number
+ * and deduplication id.
+ */
+export class SqliteTopics {
+  private readonly statements;
+
+  constructor(
+    db: Database.Database,
+    private readonly host: SqliteTopicsHost,
+  ) {
+    this.statements = {
+      insertTopic: db.prepare(
+        `INSERT INTO topics (name, fifo, attributes, tags, created_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (name) DO NOTHING`,
+      ),
+      topic: db.prepare('SELECT * FROM topics WHERE name = ?'),
+      topics: db.prepare('SELECT * FROM topics WHERE name > ? ORDER BY name LIMIT CAST(? AS INTEGER)'),
+      setTopicAttributes: db.prepare('UPDATE topics SET attributes = ? WHERE name = ?'),
+      setTopicTags: db.prepare('UPDATE topics SET tags = ? WHERE name = ?'),
+      deleteTopic: db.prepare('DELETE FROM topics WHERE name = ?'),
+      deleteTopicSubscriptions: db.prepare('DELETE FROM subscriptions WHERE topic_name = ?'),
+      deleteTopicDeduplication: db.prepare('DELETE FROM topic_deduplication WHERE topic_name = ?'),
+      insertSubscription: db.prepare(
+        `INSERT INTO subscriptions (arn, topic_name, protocol, endpoint, owner, attributes, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      ),
+      subscriptionByEndpoint: db.prepare(
+        'SELECT * FROM subscriptions WHERE topic_name = ? AND protocol = ? AND endpoint = ?',
+      ),
+      subscription: db.prepare('SELECT * FROM subscriptions WHERE arn = ?'),
+      subscriptions: db.prepare(
+        'SELECT * FROM subscriptions WHERE arn > ? ORDER BY arn LIMIT CAST(? AS INTEGER)',
+      ),
+      topicSubscriptions: db.prepare(
+        'SELECT * FROM subscriptions WHERE topic_name = ? AND arn > ? ORDER BY arn LIMIT CAST(? AS INTEGER)',
+      ),
+      setSubscriptionAttributes: db.prepare('UPDATE subscriptions SET attributes = ? WHERE arn = ?'),
+      deleteSubscription: db.prepare('DELETE FROM subscriptions WHERE arn = ?'),
+      nextSequence: db.prepare(
+        'UPDATE topics SET last_sequence = last_sequence + 1 WHERE name = ? RETURNING last_sequence',
+      ),
+      forgetExpired: db.prepare('DELETE FROM topic_deduplication WHERE topic_name = ? AND expires_at <= ?'),
+      deduplicated: db.prepare(
+        `SELECT message_id, sequence_number FROM topic_deduplication
+         WHERE topic_name = ? AND deduplication_id = ? AND expires_at > ?`,
+      ),
+      rememberDeduplication: db.prepare(
+        `INSERT OR REPLACE INTO topic_deduplication
+           (topic_name, deduplication_id, message_id, sequence_number, expires_at) VALUES (?, ?, ?, ?, ?)`,
+      ),
+    };
+  }
+
+  createTopic(topic: NewTopic): TopicRecord {
+    const { insertTopic, topic: byName } = this.statements;
+    insertTopic.run(
+      topic.name,
+      topic.fifo ? 1 : 0,
+      JSON.stringify(topic.attributes),
+      JSON.stringify(topic.tags),
+      topic.now,
+    );
+    return toTopic(byName.get(topic.name) as TopicRow);
+  }
+
+  getTopic(name: string): TopicRecord | undefined {
+    const row = this.statements.topic.get(name) as TopicRow | undefined;
+    return row && toTopic(row);
+  }
+
+  listTopics(options: { afterName?: string; limit: number }): TopicRecord[] {
+    return (this.statements.topics.all(options.afterName ?? '', options.limit) as TopicRow[]).map(toTopic);
+  }
+
+  updateTopic(name: string, changes: TopicChanges): TopicRecord | undefined {
+    if (changes.attributes) this.statements.setTopicAttributes.run(JSON.stringify(changes.attributes), name);
+    if (changes.tags) this.statements.setTopicTags.run(JSON.stringify(changes.tags), name);
+    return this.getTopic(name);
+  }
+
+  deleteTopic(name: string): boolean {
+    this.statements.deleteTopicSubscriptions.run(name);
+    this.statements.deleteTopicDeduplication.run(name);
+    return this.statements.deleteTopic.run(name).changes > 0;
+  }
+
+  createSubscription(subscription: NewSubscription): SubscriptionRecord | undefined {
+    if (this.statements.topic.get(subscription.topicName) === undefined) return undefined;
+    this.statements.insertSubscription.run(
+      subscription.arn,
+      subscription.topicName,
+      subscription.protocol,
+      subscription.endpoint,
+      subscription.owner,
+      JSON.stringify(subscription.attributes),
+      subscription.now,
+    );
+    const row = this.statements.subscriptionByEndpoint.get(
+      subscription.topicName,
+      subscription.protocol,
+      subscription.endpoint,
+    ) as SubscriptionRow;
+    return toSubscription(row);
+  }
+
+  getSubscription(arn: string): SubscriptionRecord | undefined {
+    const row = this.statements.subscription.get(arn) as SubscriptionRow | undefined;
+    return row && toSubscription(row);
+  }
+
+  listSubscriptions(options: { topicName?: string; afterArn?: string; limit: number }): SubscriptionRecord[] {
+    const after = options.afterArn ?? '';
+    const rows =
+      options.topicName === undefined
+        ? this.statements.subscriptions.all(after, options.limit)
+        : this.statements.topicSubscriptions.all(options.topicName, after, options.limit);
+    return (rows as SubscriptionRow[]).map(toSubscription);
+  }
+
+  updateSubscription(arn: string, attributes: Record<string, string>): SubscriptionRecord | undefined {
+    this.statements.setSubscriptionAttributes.run(JSON.stringify(attributes), arn);
+    return this.getSubscription(arn);
+  }
+
+  deleteSubscription(arn: string): boolean {
+    return this.statements.deleteSubscription.run(arn).changes > 0;
+  }
+
+  /** Runs inside one write: every publication of the request, or none. */
+  publish(
+    topicName: string,
+    publications: Publication[],
+    touched: Set<number>,
+  ): PublishOutcome[] | undefined {
+    if (this.statements.topic.get(topicName) === undefined) return undefined;
+    if (publications.some((publication) => publication.deduplication))
+      this.statements.forgetExpired.run(topicName, publications[0]!.deduplication?.now ?? 0);
+    return publications.map((publication) => {
+      const { deduplication } = publication;
+      if (deduplication) {
+        const original = this.statements.deduplicated.get(topicName, deduplication.id, deduplication.now) as
+          | { message_id: string; sequence_number: number }
+          | undefined;
+        if (original)
+          return {
+            messageId: original.message_id,
+            sequenceNumber: original.sequence_number,
+            duplicate: true,
+          };
+      }
+      const sequenceNumber = publication.sequenced
+        ? (this.statements.nextSequence.get(topicName) as { last_sequence: number }).last_sequence
+        : 0;
+      const byQueue = new Map<number, NewMessage[]>();
+      for (const { queueId, message } of publication.deliveries(sequenceNumber)) {
+        const messages = byQueue.get(queueId);
+        if (messages) messages.push(message);
+        else byQueue.set(queueId, [message]);
+      }
+      for (const [queueId, messages] of byQueue) {
+        this.host.sendInWrite(queueId, messages);
+        touched.add(queueId);
+      }
+      if (deduplication)
+        this.statements.rememberDeduplication.run(
+          topicName,
+          deduplication.id,
+          publication.messageId,
+          sequenceNumber,
+          deduplication.expiresAt,
+        );
+      return { messageId: publication.messageId, sequenceNumber, duplicate: false };
+    });
+  }
+}

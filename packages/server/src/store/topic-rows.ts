@@ -1,0 +1,42 @@
+import type { SubscriptionRecord, TopicRecord } from './contract.ts';
+
+/**
+ * The topic tables' rows as both stores read them (same column names, attributes and tags as JSON text),
+ * and their mapping to the contract's records.
+ */
+export interface TopicRow {
+  name: string;
+  /** 1 or 0 in SQLite, a boolean in PostgreSQL. */
+  fifo: number | boolean;
+  attributes: string;
+  tags: string;
+  created_at: number;
+}
+
+export interface SubscriptionRow {
+  arn: string;
+  topic_name: string;
+  protocol: string;
+  endpoint: string;
+  owner: string;
+  attributes: string;
+  created_at: number;
+}
+
+export const toTopic = (row: TopicRow): TopicRecord => ({
+  name: row.name,
+  fifo: row.fifo === true || row.fifo === 1,
+  attributes: JSON.parse(row.attributes) as Record<string, string>,
+  tags: JSON.parse(row.tags) as Record<string, string>,
+  createdAt: row.created_at,
+});
+
+export const toSubscription = (row: SubscriptionRow): SubscriptionRecord => ({
+  arn: row.arn,
+  topicName: row.topic_name,
+  protocol: row.protocol,
+  endpoint: row.endpoint,
+  owner: row.owner,
+  attributes: JSON.parse(row.attributes) as Record<string, string>,
+  createdAt: row.created_at,
+});
