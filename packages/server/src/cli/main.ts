@@ -7,6 +7,7 @@ import { isWebhookUrl } from '../server/webhooks.ts';
 import { audit } from './audit.ts';
 import { dlq } from './dlq.ts';
 import { integerFlag, usageMessage } from './flags.ts';
+import { watchParent } from './parent-watch.ts';
 import { stats } from './stats.ts';
 import { safeText } from './terminal-text.ts';
 
@@ -94,6 +95,9 @@ Options:
   --strict-receipt-handles  standard queues refuse a stale receipt handle (superseded by a later
                       receive, or its visibility timeout lapsed) with ReceiptHandleIsInvalid, counted
                       in /metrics; by default they honour it, as AWS does (also per queue in --config)
+  --outlive-parent    keep running when the process that started it exits; by default the server shuts
+                      down when its parent (npx, npm, a shell script) is gone, so a wrapper killed by
+                      SIGTERM or SIGKILL leaves no orphan holding the port
   --test-clock        test mode: tests read the server's time (GET /_sluice/clock) and move it forward
                       (POST /_sluice/clock/advance {"seconds": N}), and POST /_sluice/reset (or moto's
                       /moto-api/reset) forgets every queue; SQLite only; with credentials
@@ -105,7 +109,8 @@ Environment (a flag given wins; the container image sets all three):
   SLUICE_DATA=DIR     as --data
   SLUICE_INSECURE=1   as --insecure (0 or empty: off); the server says so when it starts
 
-SIGTERM or SIGINT stops accepting requests, answers long polls, and closes the database cleanly.`;
+SIGTERM or SIGINT, or its parent process exiting (unless --outlive-parent), stops accepting requests,
+answers long polls, and closes the database cleanly.`;
 
 const DURABILITY = ['full', 'durable', 'normal', 'off'] as const;
 /** The --data value of an in-memory store (SQLite's own name for one). */
@@ -278,8 +283,8 @@ async function serve(args: string[]): Promise<void> {
     fail(`cannot start: ${(error as Error).message}`);
   }
   // Before the listening line: whoever reads it may signal at once, and an unhandled SIGTERM kills outright.
-  const shutdown = (signal: string) => {
-    process.stdout.write(`sluice: ${signal}, shutting down\n`);
+  const shutdown = (reason: string) => {
+    process.stdout.write(`sluice: ${reason}, shutting down\n`);
     sluice.close().then(
       () => process.exit(0),
       (error: unknown) => fail(`shutdown failed: ${(error as Error).message}`),
@@ -287,6 +292,7 @@ async function serve(args: string[]): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  if (!values['outlive-parent']) watchParent((parent) => shutdown(`parent process ${parent} exited`));
   process.stdout.write(
     `sluice: listening on ${sluice.endpoint} (${
       values.store !== undefined
@@ -373,6 +379,7 @@ function parseServeArgs(args: string[]) {
       'metrics-token': { type: 'string' },
       'strict-receipt-handles': { type: 'boolean' },
       'test-clock': { type: 'boolean' },
+      'outlive-parent': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -29,6 +29,7 @@ import type { Logger } from './logger.ts';
 import { LONG_POLL_CAP_DEFAULTS, type LongPollCaps, longPollGate } from './long-poll-gate.ts';
 import type { OperatorAudit } from './operator-audit.ts';
 import { ANYONE, type ConsoleChange, type Endpoint, errorPage, type Page, type PageViewer } from './page.ts';
+import { HEALTH_SERVER_HEADER } from './port-holder.ts';
 import { actorOf } from './triage-api.ts';
 
 export interface HttpServerOptions {
@@ -174,7 +175,12 @@ async function handle(
     // Degraded is still 200: reads work, and on a full disk so do the receives and deletes that free it.
     const condition = await options.service.condition();
     const health = condition ? { status: 'degraded', reason: condition } : { status: 'ok' };
-    reply(200, { 'content-type': 'application/json' }, JSON.stringify(health), false);
+    reply(
+      200,
+      { 'content-type': 'application/json', server: HEALTH_SERVER_HEADER },
+      JSON.stringify(health),
+      false,
+    );
     return;
   }
   // A browser opening the server's address goes to the console (an SQS client's GET always has an Action).

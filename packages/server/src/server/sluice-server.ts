@@ -23,6 +23,7 @@ import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import type { LongPollCaps } from './long-poll-gate.ts';
 import { createServerMetrics } from './metrics.ts';
 import { operatorAudit } from './operator-audit.ts';
+import { portTakenMessage } from './port-holder.ts';
 import { TestClock } from './test-clock.ts';
 import { createTestMode, testEndpoints } from './test-mode.ts';
 import { triageChanges, triagePages } from './triage-api.ts';
@@ -340,10 +341,19 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     operatorAudit: audit && operatorAudit(service, audit),
     testEndpoints: testEndpoints(testMode),
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 9324, host, () => resolve());
-  });
+  const wantedPort = options.port ?? 9324;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(wantedPort, host, () => resolve());
+    });
+  } catch (error) {
+    // The store this call opened is closed again, so that an embedding program may try another port.
+    if (!options.store) await store.close();
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      throw new Error(await portTakenMessage(host, wantedPort));
+    throw error;
+  }
   const { port } = server.address() as AddressInfo;
   const endpoint = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   await applyConfig(service, config, { baseUrl: endpoint, senderId: service.accountId });
