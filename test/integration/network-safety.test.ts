@@ -35,7 +35,6 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
   it('binds 0.0.0.0 with --insecure (and warns), or with credentials (silently)', async () => {
     const insecure = await startServer({ args: ['--host', '0.0.0.0', '--insecure'] });
     try {
-      // The warning goes to stderr and the "listening" line to stdout: two pipes, so either may arrive first.
       const warned = /without credentials: anyone who can reach it can use every queue/;
       for (let waited = 0; !warned.test(insecure.output()) && waited < 5_000; waited += 50) await sleep(50);
       assert.match(insecure.output(), warned);
@@ -62,7 +61,7 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
     });
     try {
       assert.match(open.endpoint, /^http:\/\/0\.0\.0\.0:\d+$/);
-      const said = /sluice: --insecure is on \(SLUICE_INSECURE in the environment\)/;
+      const said = / WARN  --insecure is on \(SLUICE_INSECURE in the environment\)/;
       for (let waited = 0; !said.test(open.output()) && waited < 5_000; waited += 50) await sleep(50);
       assert.match(open.output(), said);
       assert.ok(existsSync(join(dir, 'sluice.db')), 'the database is in SLUICE_DATA');

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { AccessKey } from '../server/auth/access.ts';
 import { ACCESS_KEY_ID, isMetricsToken, METRICS_TOKEN_RULE } from '../server/config-file.ts';
+import { createLogger, LOG_FORMATS, LOG_LEVELS } from '../server/logger.ts';
 import { startSluice } from '../server/sluice-server.ts';
 import { isWebhookUrl } from '../server/webhooks.ts';
 import { audit } from './audit.ts';
@@ -50,7 +51,10 @@ Options:
   --config FILE       JSON file of queues (attributes, tags) to create or update at start
   --region NAME       region in queue ARNs (default us-east-1)
   --account ID        12-digit account id in queue URLs and ARNs (default 000000000000)
-  --log-level LEVEL   fatal | error | warn | info | debug | trace | silent (default info)
+  --log-level LEVEL   fatal | error | warn | info | debug | trace | silent (default info); the start and stop
+                      lines are written at any level
+  --log-format F      text | json (default text): every log line, on stderr, a line a person reads or one
+                      JSON object
   --max-request-bytes N  largest request body accepted (default 5242880)
   --redrive-rate N    messages/s of move tasks started without MaxNumberOfMessagesPerSecond (default 100)
   --redrive-backlog N such tasks pause while a destination has N or more visible messages
@@ -108,6 +112,7 @@ Environment (a flag given wins; the container image sets all three):
   SLUICE_HOST=ADDR    as --host
   SLUICE_DATA=DIR     as --data
   SLUICE_INSECURE=1   as --insecure (0 or empty: off); the server says so when it starts
+  SLUICE_LOG_FORMAT=F as --log-format
 
 SIGTERM or SIGINT, or its parent process exiting (unless --outlive-parent), stops accepting requests,
 answers long polls, and closes the database cleanly.`;
@@ -115,7 +120,6 @@ answers long polls, and closes the database cleanly.`;
 const DURABILITY = ['full', 'durable', 'normal', 'off'] as const;
 /** The --data value of an in-memory store (SQLite's own name for one). */
 const IN_MEMORY = ':memory:';
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function fail(message: string): never {
   process.stderr.write(`sluice: ${message}\n`);
@@ -217,9 +221,19 @@ async function serve(args: string[]): Promise<void> {
   const dataDir = inMemory ? IN_MEMORY : (dataFlag ?? './sluice-data');
   const insecureFromEnvironment = values.insecure === undefined && environmentSwitch('SLUICE_INSECURE');
   const durability = oneOf('durability', values.durability, DURABILITY) ?? 'durable';
+  const logLevel = oneOf('log-level', values['log-level'], LOG_LEVELS);
+  const logFormat = oneOf(
+    'log-format',
+    values['log-format'] ?? environment('SLUICE_LOG_FORMAT'),
+    LOG_FORMATS,
+  );
+  const logger = createLogger(logLevel, logFormat);
+  // Start, stop and a failed start are said whatever the level: they are what tools and people wait for.
+  const lifecycle = logger.child({}, { level: 'info' });
   let sluice: Awaited<ReturnType<typeof startSluice>>;
   try {
     sluice = await startSluice({
+      logger,
       port: integer('port', values.port, 0, 65535) ?? 9324,
       host: values.host ?? environment('SLUICE_HOST') ?? '127.0.0.1',
       dataDir,
@@ -230,7 +244,6 @@ async function serve(args: string[]): Promise<void> {
       configFile: values.config,
       region: values.region,
       accountId: account,
-      logLevel: oneOf('log-level', values['log-level'], LOG_LEVELS),
       maxRequestBytes: integer('max-request-bytes', values['max-request-bytes'], 65_536, 1 << 30),
       redrive: {
         ...optional('defaultRate', integer('redrive-rate', values['redrive-rate'], 1, 500)),
@@ -280,31 +293,36 @@ async function serve(args: string[]): Promise<void> {
       testClock: values['test-clock'] ?? false,
     });
   } catch (error) {
-    fail(`cannot start: ${(error as Error).message}`);
+    lifecycle.fatal(`cannot start: ${(error as Error).message}`);
+    process.exit(2);
   }
   // Before the listening line: whoever reads it may signal at once, and an unhandled SIGTERM kills outright.
   const shutdown = (reason: string) => {
-    process.stdout.write(`sluice: ${reason}, shutting down\n`);
+    lifecycle.info(`${reason}, shutting down`);
     sluice.close().then(
       () => process.exit(0),
-      (error: unknown) => fail(`shutdown failed: ${(error as Error).message}`),
+      (error: unknown) => {
+        lifecycle.fatal({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
     );
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
   if (!values['outlive-parent']) watchParent((parent) => shutdown(`parent process ${parent} exited`));
-  process.stdout.write(
-    `sluice: listening on ${sluice.endpoint} (${
+  lifecycle.info(
+    `listening on ${sluice.endpoint} (${
       values.store !== undefined
         ? `store: ${withoutPassword(values.store)}`
         : inMemory
           ? 'in memory: nothing is kept when it stops'
           : `data: ${dataDir}, durability: ${durability}`
-    })\nsluice: console at ${consoleUrl(sluice.endpoint)}\n`,
+    })`,
   );
+  lifecycle.info(`console at ${consoleUrl(sluice.endpoint)}`);
   if (insecureFromEnvironment)
-    process.stdout.write(
-      'sluice: --insecure is on (SLUICE_INSECURE in the environment): without credentials, anyone who can reach the port can use every queue\n',
+    lifecycle.warn(
+      '--insecure is on (SLUICE_INSECURE in the environment): without credentials, anyone who can reach the port can use every queue',
     );
 }
 
@@ -350,6 +368,7 @@ function parseServeArgs(args: string[]) {
       region: { type: 'string' },
       account: { type: 'string' },
       'log-level': { type: 'string' },
+      'log-format': { type: 'string' },
       'max-request-bytes': { type: 'string' },
       'redrive-rate': { type: 'string' },
       'redrive-backlog': { type: 'string' },

@@ -19,7 +19,7 @@ import { applyConfig, readConfigFile } from './config-file.ts';
 import type { ConnectionLimits } from './connections.ts';
 import { type AlarmsAnswer, consoleApi, consoleChanges, consolePages } from './console-api.ts';
 import { createHttpServer } from './http-server.ts';
-import { createLogger, type Logger, type LogLevel } from './logger.ts';
+import { createLogger, type LogFormat, type Logger, type LogLevel } from './logger.ts';
 import type { LongPollCaps } from './long-poll-gate.ts';
 import { createServerMetrics } from './metrics.ts';
 import { operatorAudit } from './operator-audit.ts';
@@ -46,6 +46,8 @@ export interface SluiceOptions {
   region?: string;
   configFile?: string;
   logLevel?: LogLevel;
+  /** The log's lines: `text` (default) or `json`, on stderr. Not with `logger`. */
+  logFormat?: LogFormat;
   maxRequestBytes?: number;
   clock?: Clock;
   /**
@@ -159,7 +161,7 @@ async function openStore(options: SluiceOptions, dataDir: string): Promise<Store
 export { isLoopback };
 
 export async function startSluice(options: SluiceOptions = {}): Promise<RunningSluice> {
-  const logger = options.logger ?? createLogger(options.logLevel);
+  const logger = options.logger ?? createLogger(options.logLevel, options.logFormat);
   const dataDir = options.dataDir ?? './sluice-data';
   const config = options.configFile ? readConfigFile(options.configFile) : {};
   const host = options.host ?? '127.0.0.1';
