@@ -151,7 +151,7 @@ describe('sluice command line', () => {
       await server.stop();
       removeDataDir(server.dataDir);
       assert.deepEqual([server.process.signalCode, server.process.exitCode], [null, 0], server.output());
-      assert.match(server.output(), /^\S+Z INFO  SIGTERM, shutting down$/m);
+      assert.match(server.output(), /^\S+Z INFO {2}SIGTERM, shutting down$/m);
     }
   });
 
@@ -193,15 +193,18 @@ describe('first contact with sluice serve', () => {
 
   it('prints the console URL at start, on a line after the listening line', async () => {
     // Two log lines, one stream: the second follows the first, maybe in a later chunk.
-    const consoleLine = / INFO  console at /;
+    const consoleLine = / INFO {2}console at /;
     for (let waited = 0; !consoleLine.test(server.output()); waited += 50) {
       assert.ok(waited < 10_000, server.output());
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const lines = server.output().split('\n');
-    const listening = lines.findIndex((line) => / INFO  listening on /.test(line));
+    const listening = lines.findIndex((line) => / INFO {2}listening on /.test(line));
     assert.ok(listening >= 0, server.output());
-    assert.match(lines[listening + 1] ?? '', new RegExp(`^\\S+Z INFO  console at ${server.endpoint}/console$`));
+    assert.match(
+      lines[listening + 1] ?? '',
+      new RegExp(`^\\S+Z INFO  console at ${server.endpoint}/console$`),
+    );
     const page = await fetch(`${server.endpoint}/console`);
     assert.equal(page.status, 200);
     assert.match(page.headers.get('content-type') ?? '', /^text\/html/);

@@ -80,9 +80,13 @@ describe('sluice serve --log-format', () => {
   });
 
   it('refuses a format it does not know', async () => {
-    const child = spawn(process.execPath, [...SLUICE_CLI, 'serve', '--in-memory', '--port', '0', '--log-format', 'yaml'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [...SLUICE_CLI, 'serve', '--in-memory', '--port', '0', '--log-format', 'yaml'],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();

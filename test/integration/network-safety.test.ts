@@ -61,7 +61,7 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
     });
     try {
       assert.match(open.endpoint, /^http:\/\/0\.0\.0\.0:\d+$/);
-      const said = / WARN  --insecure is on \(SLUICE_INSECURE in the environment\)/;
+      const said = / WARN {2}--insecure is on \(SLUICE_INSECURE in the environment\)/;
       for (let waited = 0; !said.test(open.output()) && waited < 5_000; waited += 50) await sleep(50);
       assert.match(open.output(), said);
       assert.ok(existsSync(join(dir, 'sluice.db')), 'the database is in SLUICE_DATA');

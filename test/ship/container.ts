@@ -230,9 +230,9 @@ describe('the container image', { skip: cannotRun }, () => {
       const logs = await podman('logs', `${name}-first`);
       assert.match(
         logs,
-        /INFO  listening on http:\/\/0\.0\.0\.0:9324 \(data: \/data, durability: durable\)/,
+        /INFO {2}listening on http:\/\/0\.0\.0\.0:9324 \(data: \/data, durability: durable\)/,
       );
-      assert.match(logs, /WARN  --insecure is on \(SLUICE_INSECURE in the environment\)/);
+      assert.match(logs, /WARN {2}--insecure is on \(SLUICE_INSECURE in the environment\)/);
 
       // Another container reaches it by its name only once that name is allowed (the DNS rebinding guard).
       const refused = await fromAnotherContainer(

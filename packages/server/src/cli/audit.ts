@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
+import { integerFlag, UsageError } from '../shared/command-flags.ts';
 import type { AuditRecord, ContentDigest } from '../store/triage.ts';
 import { DEFAULT_ENDPOINT, explainRefused } from './endpoint.ts';
-import { integerFlag, UsageError } from './flags.ts';
 import { getJson } from './sluice-api.ts';
 import { type TableColumn, textTable, utcTime } from './table.ts';
 import { safeJson } from './terminal-text.ts';

@@ -16,8 +16,8 @@ import {
 import { type MessageFilter, matchesAll, parseFilters } from '../core/message-filter.ts';
 import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
 import { countOf } from '../core/plural.ts';
+import { integerFlag, UsageError } from '../shared/command-flags.ts';
 import { DEFAULT_ENDPOINT, explainRefused, queueReference } from './endpoint.ts';
-import { integerFlag, UsageError } from './flags.ts';
 import { onInterrupt } from './interrupt.ts';
 import { ProgressLine } from './progress.ts';
 import { CLI_USER_AGENT } from './sluice-api.ts';

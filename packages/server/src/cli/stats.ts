@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { HISTORY_RANGES, type HistoryRange } from '../core/queue-history.ts';
+import { integerFlag, UsageError } from '../shared/command-flags.ts';
 import type { QueueSample } from '../store/contract.ts';
 import { explainRefused, queueReference, serverOf } from './endpoint.ts';
-import { integerFlag, UsageError } from './flags.ts';
 import { getJson } from './sluice-api.ts';
 
 export const STATS_HELP = `sluice stats — a queue's recent history, one row per 10 s sample (newest last)

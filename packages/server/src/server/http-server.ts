@@ -32,6 +32,9 @@ import { ANYONE, type ConsoleChange, type Endpoint, errorPage, type Page, type P
 import { HEALTH_SERVER_HEADER } from './port-holder.ts';
 import { actorOf } from './triage-api.ts';
 
+/** Form encoding can triple a 1 MiB message, so the largest body accepted by default leaves room. */
+export const DEFAULT_MAX_REQUEST_BYTES = 5 * 1024 * 1024;
+
 export interface HttpServerOptions {
   service: SqsService;
   logger: Logger;
@@ -91,7 +94,7 @@ export function createHttpServer(options: HttpServerOptions): SluiceHttpServer {
   const clock = options.clock ?? systemClock;
   const limits = { ...CONNECTION_LIMIT_DEFAULTS, ...options.connections };
   const transport: Transport = {
-    maxRequestBytes: options.maxRequestBytes ?? 5 * 1024 * 1024,
+    maxRequestBytes: options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
     admitLongPoll: longPollGate({ ...LONG_POLL_CAP_DEFAULTS, ...options.longPolls }),
     bodies: new ByteBudget(options.maxBufferedBytes ?? defaultBodyBudgetBytes(), clock),
     answers: new ByteBudget(options.maxResponseBytes ?? defaultAnswerBudgetBytes(), clock),

@@ -6,6 +6,9 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** `text`: a line a person reads; `json`: one JSON object a line, for a log collector. */
 export const LOG_FORMATS = ['text', 'json'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
+export const DEFAULT_LOG_LEVEL: LogLevel = 'info';
+/** Text by default: the first reader is a person at a terminal; a collector asks for `json`. */
+export const DEFAULT_LOG_FORMAT: LogFormat = 'text';
 
 /** pino's level numbers, as a text line names them. */
 const LEVEL_NAMES: Record<number, string> = {
@@ -58,7 +61,10 @@ export function textLine(json: string): string {
  * The server's log: every line on stderr, in one format (docs/decisions/log-format.md). Written synchronously,
  * so that the line of a fatal error is out before the process exits.
  */
-export function createLogger(level: LogLevel = 'info', format: LogFormat = 'text'): Logger {
+export function createLogger(
+  level: LogLevel = DEFAULT_LOG_LEVEL,
+  format: LogFormat = DEFAULT_LOG_FORMAT,
+): Logger {
   const stderr = pino.destination({ fd: 2, sync: true });
   const stream = format === 'json' ? stderr : { write: (json: string) => stderr.write(textLine(json)) };
   return pino({ level, base: { service: 'sluice' } }, stream);
