@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { type Clock, systemClock } from 'sluice-client/clock';
+import { systemClock } from 'sluice-client/clock';
 import { AUDIT_RETENTION_DEFAULTS, AuditTrail } from '../core/audit-trail.ts';
 import { ALARM_DEFAULTS, DlqAlarms, readableStates } from '../core/dlq-alarms.ts';
 import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
