@@ -49,7 +49,7 @@ Options:
   --yes, -y           with --id or --search: replay more than one message without asking first
   --hold SECONDS      with --filter: how long each non-matching message is hidden while the scan runs,
                       renewed while it runs (default 300); they are made visible again at the end
-  --endpoint URL      the SQS endpoint (default http://127.0.0.1:9324; "aws" for the AWS regional endpoint)
+  --endpoint URL      the SQS endpoint (default ${DEFAULT_ENDPOINT}; "aws" for the AWS regional endpoint)
   --region NAME       region (default $AWS_REGION, else us-east-1)
   -h, --help          this text
 
