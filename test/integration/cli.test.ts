@@ -151,7 +151,7 @@ describe('sluice command line', () => {
       await server.stop();
       removeDataDir(server.dataDir);
       assert.deepEqual([server.process.signalCode, server.process.exitCode], [null, 0], server.output());
-      assert.match(server.output(), /sluice: SIGTERM, shutting down/);
+      assert.match(server.output(), /^\S+Z INFO {2}SIGTERM, shutting down$/m);
     }
   });
 
@@ -192,11 +192,19 @@ describe('first contact with sluice serve', () => {
   });
 
   it('prints the console URL at start, on a line after the listening line', async () => {
-    // Both lines are written at once, so the second has arrived once the first has.
+    // Two log lines, one stream: the second follows the first, maybe in a later chunk.
+    const consoleLine = / INFO {2}console at /;
+    for (let waited = 0; !consoleLine.test(server.output()); waited += 50) {
+      assert.ok(waited < 10_000, server.output());
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     const lines = server.output().split('\n');
-    const listening = lines.findIndex((line) => line.startsWith('sluice: listening on '));
+    const listening = lines.findIndex((line) => / INFO {2}listening on /.test(line));
     assert.ok(listening >= 0, server.output());
-    assert.equal(lines[listening + 1], `sluice: console at ${server.endpoint}/console`);
+    assert.match(
+      lines[listening + 1] ?? '',
+      new RegExp(`^\\S+Z INFO  console at ${server.endpoint}/console$`),
+    );
     const page = await fetch(`${server.endpoint}/console`);
     assert.equal(page.status, 200);
     assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
@@ -345,7 +353,7 @@ describe('sluice serve --config', () => {
           assert.match(
             await refusedConfig(file, content),
             new RegExp(
-              `^sluice: cannot start: config file ${file}: ${error.replace(/[[\].]/g, '\\$&')} \\(known: `,
+              `^\\S+Z FATAL cannot start: config file ${file}: ${error.replace(/[[\].]/g, '\\$&')} \\(known: `,
             ),
           );
         }),
@@ -371,10 +379,8 @@ describe('sluice serve --config', () => {
       await Promise.all(
         cases.map(async ([content, error], index) => {
           const file = join(dir, `config-${index}.json`);
-          assert.equal(
-            await refusedConfig(file, content),
-            `sluice: cannot start: config file ${file}: ${error}\n`,
-          );
+          const said = await refusedConfig(file, content);
+          assert.equal(said.replace(/^\S+Z FATAL /, ''), `cannot start: config file ${file}: ${error}\n`);
         }),
       );
     } finally {

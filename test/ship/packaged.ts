@@ -433,7 +433,7 @@ describe('the packed packages, installed outside the repository', () => {
       assert.equal(refused.code, 2);
       const lines = refused.stderr.trimEnd().split('\n');
       assert.equal(lines.length, 1, `one line, not a stack or a list of paths:\n${refused.stderr}`);
-      assert.match(lines[0] ?? '', /^sluice: cannot start: better-sqlite3's native module is not built/);
+      assert.match(lines[0] ?? '', /^\S+Z FATAL cannot start: better-sqlite3's native module is not built/);
       assert.ok(
         lines[0]?.includes(`npm rebuild better-sqlite3 --prefix ${blocked.folder}`),
         `the message names the rebuild in this folder: ${lines[0]}`,

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
+import { integerFlag, UsageError } from '../shared/command-flags.ts';
 import type { AuditRecord, ContentDigest } from '../store/triage.ts';
 import { DEFAULT_ENDPOINT, explainRefused } from './endpoint.ts';
-import { integerFlag, UsageError } from './flags.ts';
 import { getJson } from './sluice-api.ts';
 import { type TableColumn, textTable, utcTime } from './table.ts';
 import { safeJson } from './terminal-text.ts';
@@ -20,7 +20,7 @@ Options:
   --limit N        show at most N entries, 1-200 (default 50); when there are older ones, the command
                    to page back is printed on stderr
   --before ID      entries older than the entry ID (to page back)
-  --endpoint URL   the Sluice server (default http://127.0.0.1:9324)
+  --endpoint URL   the Sluice server (default ${DEFAULT_ENDPOINT})
   --json           print the entries as JSON instead of a table
   -h, --help       this text
 

@@ -3,9 +3,9 @@ import { parseArgs } from 'node:util';
 import { parseFilter } from '../core/message-filter.ts';
 import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
 import type { BrowsedMessage } from '../core/triage.ts';
+import { integerFlag, UsageError } from '../shared/command-flags.ts';
 import { type JsonObject, readJsonObject } from '../shared/json-object.ts';
-import { explainRefused, queueReference, serverOf } from './endpoint.ts';
-import { integerFlag, UsageError } from './flags.ts';
+import { DEFAULT_ENDPOINT, explainRefused, queueReference, serverOf } from './endpoint.ts';
 import { onInterrupt } from './interrupt.ts';
 import { messageDetail, messageTable } from './message-view.ts';
 import { ask, canAsk } from './prompt.ts';
@@ -49,7 +49,7 @@ Options:
   --dry-run          replay, delete: list the messages it would touch, and touch none
   --yes, -y          replay, delete: act on more than one message without asking
   --json             print JSON for scripts: messages as the API gives them, or what a change did
-  --endpoint URL     the Sluice server (default: the queue URL's server, else http://127.0.0.1:9324)
+  --endpoint URL     the Sluice server (default: the queue URL's server, else ${DEFAULT_ENDPOINT})
   -h, --help         this text
 
 On a terminal, list and search stop after each page and ask whether to go on; elsewhere they print one page

@@ -1,6 +1,8 @@
 import { parseQueueArn } from '#toolkit/arn';
-/** Where `sluice redrive` and `sluice stats` look for the server unless told otherwise. */
-export const DEFAULT_ENDPOINT = 'http://127.0.0.1:9324';
+import { SERVE_FLAGS } from '../server/serve-flags.ts';
+
+/** Where the commands that talk to a server look for it unless told otherwise: where `sluice serve` listens by default. */
+export const DEFAULT_ENDPOINT = `http://${SERVE_FLAGS.host.default}:${SERVE_FLAGS.port.default}`;
 
 /** Nothing listens at the endpoint: said plainly, with the likely cause, instead of a socket error. */
 export class ServerNotRunningError extends Error {

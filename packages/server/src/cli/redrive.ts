@@ -16,8 +16,8 @@ import {
 import { type MessageFilter, matchesAll, parseFilters } from '../core/message-filter.ts';
 import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
 import { countOf } from '../core/plural.ts';
+import { integerFlag, UsageError } from '../shared/command-flags.ts';
 import { DEFAULT_ENDPOINT, explainRefused, queueReference } from './endpoint.ts';
-import { integerFlag, UsageError } from './flags.ts';
 import { onInterrupt } from './interrupt.ts';
 import { ProgressLine } from './progress.ts';
 import { CLI_USER_AGENT } from './sluice-api.ts';
@@ -49,7 +49,7 @@ Options:
   --yes, -y           with --id or --search: replay more than one message without asking first
   --hold SECONDS      with --filter: how long each non-matching message is hidden while the scan runs,
                       renewed while it runs (default 300); they are made visible again at the end
-  --endpoint URL      the SQS endpoint (default http://127.0.0.1:9324; "aws" for the AWS regional endpoint)
+  --endpoint URL      the SQS endpoint (default ${DEFAULT_ENDPOINT}; "aws" for the AWS regional endpoint)
   --region NAME       region (default $AWS_REGION, else us-east-1)
   -h, --help          this text
 

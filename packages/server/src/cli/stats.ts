@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { HISTORY_RANGES, type HistoryRange } from '../core/queue-history.ts';
+import { integerFlag, UsageError } from '../shared/command-flags.ts';
 import type { QueueSample } from '../store/contract.ts';
-import { explainRefused, queueReference, serverOf } from './endpoint.ts';
-import { integerFlag, UsageError } from './flags.ts';
+import { DEFAULT_ENDPOINT, explainRefused, queueReference, serverOf } from './endpoint.ts';
 import { getJson } from './sluice-api.ts';
 
 export const STATS_HELP = `sluice stats — a queue's recent history, one row per 10 s sample (newest last)
@@ -19,7 +19,7 @@ into 4-minute rows: counts are each row's last, sent/received/deleted/empty its 
 Options:
   --range R        1h (default, every 10 s sample) or 24h (4-minute rows)
   --last N         show only the newest N rows, 1-10000 (default 30)
-  --endpoint URL   the Sluice server (default: the queue URL's server, else http://127.0.0.1:9324)
+  --endpoint URL   the Sluice server (default: the queue URL's server, else ${DEFAULT_ENDPOINT})
   --json           print the rows as JSON instead of a table
   -h, --help       this text
 

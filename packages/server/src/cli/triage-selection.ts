@@ -1,8 +1,8 @@
 import { countOf } from '../core/plural.ts';
 import type { BrowsedMessage, BrowsePage, TriageReport } from '../core/triage.ts';
+import { UsageError } from '../shared/command-flags.ts';
 import type { JsonObject } from '../shared/json-object.ts';
 import type { AuditRecord } from '../store/triage.ts';
-import { UsageError } from './flags.ts';
 import { messageTable } from './message-view.ts';
 import { ProgressLine } from './progress.ts';
 import { canAsk, confirmed } from './prompt.ts';

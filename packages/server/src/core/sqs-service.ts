@@ -12,6 +12,10 @@ import { type ReceiptHandleSettings, ReceiptRules } from './receipt-rules.ts';
 import { ReceiveActions } from './receive-actions.ts';
 import { SendActions } from './send-actions.ts';
 
+/** The account and region of queue URLs and ARNs unless told otherwise, as other local SQS servers use. */
+export const DEFAULT_ACCOUNT_ID = '000000000000';
+export const DEFAULT_REGION = 'us-east-1';
+
 export interface ServiceOptions {
   store: Store;
   clock: Clock;
@@ -65,8 +69,8 @@ export class SqsService {
     this.limits = { ...DEFAULT_CAPACITY, ...options.limits };
     const store = options.store;
     this.clock = options.clock;
-    this.accountId = options.accountId ?? '000000000000';
-    this.region = options.region ?? 'us-east-1';
+    this.accountId = options.accountId ?? DEFAULT_ACCOUNT_ID;
+    this.region = options.region ?? DEFAULT_REGION;
     this.queues = new QueueDirectory(store, this.region, this.accountId);
     this.longPoll = new LongPoll(this.clock);
     options.store.onRemoteWake?.((queueId) =>

@@ -1,38 +1,38 @@
 import type { AddressInfo } from 'node:net';
-import { type Clock, systemClock } from '#toolkit/clock';
-import { AUDIT_RETENTION_DEFAULTS, type AuditRetention, AuditTrail } from '../core/audit-trail.ts';
-import { ALARM_DEFAULTS, type AlarmSettings, DlqAlarms, readableStates } from '../core/dlq-alarms.ts';
+import { systemClock } from '#toolkit/clock';
+import { AUDIT_RETENTION_DEFAULTS, AuditTrail } from '../core/audit-trail.ts';
+import { ALARM_DEFAULTS, DlqAlarms, readableStates } from '../core/dlq-alarms.ts';
 import {
   EventSourceMappings,
   type EventSourceMappingsAnswer,
 } from '../core/event-source/event-source-mappings.ts';
 import { storedMappings } from '../core/event-source/mapping-store.ts';
-import type { CapacityLimits } from '../core/limits.ts';
-import { MOVE_TASK_DEFAULTS, type MoveTaskSettings } from '../core/move-tasks.ts';
+import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
 import { ActivityFlusher, QueueSampler } from '../core/queue-history.ts';
 import { startRetentionSweeper } from '../core/retention.ts';
 import { SnsService } from '../core/sns/sns-service.ts';
 import { SqsService, serviceReads } from '../core/sqs-service.ts';
 import { MessageTriage } from '../core/triage.ts';
 import type { Store } from '../store/contract.ts';
-import { DEFAULT_DISK_RESERVE_BYTES, type Durability, SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { DEFAULT_DISK_RESERVE_BYTES, SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { isTriageStore } from '../store/triage.ts';
-import { type AccessKey, createAuthenticator } from './auth/access.ts';
+import { createAuthenticator } from './auth/access.ts';
 import { createPageAccess } from './auth/page-access.ts';
 import { queuePolicyAllowsTopic } from './auth/queue-policy.ts';
 import { createBrowserGuard, isLoopback } from './browser-guard.ts';
 import { ClusterLease } from './cluster-lease.ts';
 import { applyConfig, applyTopicConfig, readConfigFile } from './config-file.ts';
-import type { ConnectionLimits } from './connections.ts';
 import { type AlarmsAnswer, consoleApi, consoleChanges, consolePages, json } from './console-api.ts';
 import { exposureWarning } from './exposure-warning.ts';
 import { createHttpServer } from './http/http-server.ts';
 import { lambdaEntry } from './lambda-entry.ts';
 import { httpInvoker } from './lambda-invoker.ts';
-import { createLogger, type Logger, type LogLevel } from './logger.ts';
-import type { LongPollCaps } from './long-poll-gate.ts';
+import { createLogger } from './logger.ts';
 import { createServerMetrics } from './metrics.ts';
 import { operatorAudit } from './operator-audit.ts';
+import { portTakenMessage } from './port-holder.ts';
+import { SERVE_FLAGS } from './serve-flags.ts';
+import type { SluiceOptions } from './sluice-options.ts';
 import { serveSns } from './sns-entry.ts';
 import { snsSigning } from './sns-signing.ts';
 import { TestClock } from './test-clock.ts';
@@ -40,97 +40,10 @@ import { createTestMode, testEndpoints } from './test-mode.ts';
 import { triageChanges, triagePages } from './triage-api.ts';
 import { webhookNotifier } from './webhooks.ts';
 
+export type { SluiceOptions };
+
 /** How long a shutdown waits for requests under way before cutting their connections. */
 const SHUTDOWN_DRAIN_MS = 10_000;
-
-export interface SluiceOptions {
-  /** Default 9324 (ElasticMQ's, so existing local setups keep working). 0 picks a free port. */
-  port?: number;
-  /** Default 127.0.0.1: a queue is not exposed to the network unless asked. */
-  host?: string;
-  /** Data directory of the SQLite store. Default ./sluice-data; `:memory:` keeps everything in memory. */
-  dataDir?: string;
-  durability?: Durability;
-  /** Bytes the SQLite store holds back in its data directory to recover from a full disk (default 64 MiB). */
-  diskReserveBytes?: number;
-  accountId?: string;
-  region?: string;
-  configFile?: string;
-  logLevel?: LogLevel;
-  maxRequestBytes?: number;
-  clock?: Clock;
-  /**
-   * Test mode: the server's clock starts at real time, runs on by itself, and moves forward when a test asks
-   * (`POST /_sluice/clock/advance`); `POST /_sluice/reset` forgets every queue. Loopback hosts and the SQLite
-   * store only; not with `clock`.
-   */
-  testClock?: boolean;
-  /**
-   * Refuse SNS deliveries into queues whose policy does not let the topic send (as AWS does, even in one
-   * account); by default they are delivered, with a warning in the log.
-   */
-  strictPolicies?: boolean;
-  /** Use this store instead of opening SQLite in dataDir (tests, other backends). */
-  store?: Store;
-  /**
-   * postgres://user[:password]@host[:port]/database: keep the queues in this PostgreSQL database instead of
-   * SQLite, shared with every other node started on it. The schema is created and migrated at start.
-   */
-  storeUrl?: string;
-  /** Connections this node opens to PostgreSQL at most, besides one for LISTEN (default 10). */
-  storeConnections?: number;
-  logger?: Logger;
-  /** Move tasks started without MaxNumberOfMessagesPerSecond (the config file's "redrive" can set these too). */
-  redrive?: Partial<MoveTaskSettings>;
-  /** DLQ alarms (the config file's "alarms" can set these too). */
-  alarms?: Partial<AlarmSettings> & { webhooks?: string[] };
-  /** How long and how many audit entries are kept (default 90 days, 100,000 entries). */
-  auditRetention?: Partial<AuditRetention>;
-  /** Access keys; with any (here or in the config file), every request must be SigV4-signed by one. */
-  credentials?: AccessKey[];
-  /** Allow a non-loopback host without credentials (an open queue on the network). */
-  insecure?: boolean;
-  /** PEM certificate chain and key: serve HTTPS. */
-  tls?: { cert: string; key: string };
-  /** In-flight limits (SQS's by default) and caps on queues and stored bytes (none by default). */
-  limits?: Partial<CapacityLimits>;
-  /** Caps on concurrent long polls per connection, per client address and in total. */
-  longPolls?: Partial<LongPollCaps>;
-  /** Request body bytes held at once; past it new bodies get 503 (default: 1/64 of memory, 16-64 MiB). */
-  maxBufferedBytes?: number;
-  /** Message bytes ReceiveMessage answers hold at once; past it receives wait (default: 1/1024 of memory, 4-16 MiB). */
-  maxResponseBytes?: number;
-  /** Connection and request timeouts, and the cap on connections per client address. */
-  connections?: Partial<ConnectionLimits>;
-  /** Default true. false: no /metrics and no per-request counters or histograms (their cost is benched). */
-  metrics?: boolean;
-  /** Origins (`http(s)://host[:port]`) whose web pages may call the API, with CORS; by default none. */
-  corsOrigins?: string[];
-  /**
-   * Host header names accepted besides loopback names and addresses and the bound address. The Host check
-   * guards against DNS rebinding; it is off on a non-loopback host with credentials unless names are given.
-   */
-  allowedHosts?: string[];
-  /**
-   * `Authorization: Bearer TOKEN` opens /metrics (the config file's "metricsToken" can set it too). With it or
-   * with credentials, /metrics needs it or a key without limits; with neither, /metrics is open.
-   */
-  metricsToken?: string;
-  /**
-   * Standard queues refuse a stale receipt handle (superseded by a later receive, or its visibility timeout
-   * lapsed) with ReceiptHandleIsInvalid instead of honouring it as SQS does; the config file's per-queue
-   * `strictReceiptHandles` wins over this.
-   */
-  strictReceiptHandles?: boolean;
-  /**
-   * Where event source mappings invoke their functions: the base URL of a Lambda Invoke API
-   * (`POST {URL}/2015-03-31/functions/{FunctionName}/invocations`), e.g. `sam local start-lambda`'s. Without
-   * it (here or in the config file) mappings are kept but not polled.
-   */
-  lambdaEndpoint?: string;
-  /** How long an invocation may take before it counts as a function error (default 3 s, Lambda's). */
-  lambdaTimeoutSeconds?: number;
-}
 
 export interface RunningSluice {
   /** http://host:port */
@@ -171,7 +84,7 @@ async function openStore(options: SluiceOptions, dataDir: string): Promise<Store
   if (options.storeUrl === undefined)
     return new SqliteStore({
       dataDir,
-      durability: options.durability ?? 'durable',
+      durability: options.durability,
       diskReserveBytes: options.diskReserveBytes ?? DEFAULT_DISK_RESERVE_BYTES,
     });
   if (!isPostgresUrl(options.storeUrl))
@@ -185,10 +98,10 @@ async function openStore(options: SluiceOptions, dataDir: string): Promise<Store
 export { isLoopback };
 
 export async function startSluice(options: SluiceOptions = {}): Promise<RunningSluice> {
-  const logger = options.logger ?? createLogger(options.logLevel);
-  const dataDir = options.dataDir ?? './sluice-data';
+  const logger = options.logger ?? createLogger(options.logLevel, options.logFormat);
+  const dataDir = options.dataDir ?? SERVE_FLAGS.data.default;
   const config = options.configFile ? readConfigFile(options.configFile) : {};
-  const host = options.host ?? '127.0.0.1';
+  const host = options.host ?? SERVE_FLAGS.host.default;
   if (options.testClock) refuseTestMode(options);
   const testClock = options.testClock ? new TestClock() : undefined;
   const clock = testClock ?? options.clock ?? systemClock;
@@ -423,10 +336,19 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     testEndpoints: testEndpoints(testMode),
     lambda: lambdaEntry(eventSourceMappings),
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 9324, host, () => resolve());
-  });
+  const wantedPort = options.port ?? SERVE_FLAGS.port.default;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(wantedPort, host, () => resolve());
+    });
+  } catch (error) {
+    // The store this call opened is closed again, so that an embedding program may try another port.
+    if (!options.store) await store.close();
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      throw new Error(await portTakenMessage(host, wantedPort));
+    throw error;
+  }
   const { port } = server.address() as AddressInfo;
   process.stderr.write(exposureWarning({ host, port, keys: keys.length }));
   const endpoint = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;

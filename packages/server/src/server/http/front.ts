@@ -21,13 +21,16 @@ import type { SnsEntry } from '../sns-entry.ts';
  * route sees of one request (Exchange) and what it answers (Reply).
  */
 
+/** Form encoding can triple a 1 MiB message, so the largest body accepted by default leaves room. */
+export const DEFAULT_MAX_REQUEST_BYTES = 5 * 1024 * 1024;
+
 export interface HttpServerOptions {
   /** The SQS actions, by name (core/actions.ts), and the account a request without a key is made by. */
   sqs: { actions: SqsActions; accountId: string };
   /** Why the store is degraded (disk full, read-only…), as /health reports it; undefined when it is not. */
   storeCondition: () => Promise<StoreCondition | undefined>;
   logger: Logger;
-  /** Largest request body accepted; form encoding can triple a 1 MiB message, so the default leaves room. */
+  /** Largest request body accepted (DEFAULT_MAX_REQUEST_BYTES). */
   maxRequestBytes?: number;
   /** Read-only pages served on GET besides the SQS API (/metrics, /alarms, /api/*, /console), by path. */
   pages?: Record<string, (url: URL, viewer: PageViewer) => Page | Promise<Page>>;

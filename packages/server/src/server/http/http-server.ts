@@ -7,7 +7,7 @@ import type { BrowserGuard } from '../browser-guard.ts';
 import { BudgetShare, ByteBudget, defaultAnswerBudgetBytes, defaultBodyBudgetBytes } from '../byte-budget.ts';
 import { CONNECTION_LIMIT_DEFAULTS, guardConnections, nodeTimeoutOptions } from '../connections.ts';
 import { LONG_POLL_CAP_DEFAULTS, longPollGate } from '../long-poll-gate.ts';
-import { exchangeOf, type HttpServerOptions, type Transport } from './front.ts';
+import { DEFAULT_MAX_REQUEST_BYTES, exchangeOf, type HttpServerOptions, type Transport } from './front.ts';
 import { type ReplyParts, writeReply } from './reply.ts';
 import { type RouteTable, routesOf } from './routes.ts';
 
@@ -21,7 +21,7 @@ export function createHttpServer(options: HttpServerOptions): SluiceHttpServer {
   const clock = options.clock ?? systemClock;
   const limits = { ...CONNECTION_LIMIT_DEFAULTS, ...options.connections };
   const transport: Transport = {
-    maxRequestBytes: options.maxRequestBytes ?? 5 * 1024 * 1024,
+    maxRequestBytes: options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
     admitLongPoll: longPollGate({ ...LONG_POLL_CAP_DEFAULTS, ...options.longPolls }),
     bodies: new ByteBudget(options.maxBufferedBytes ?? defaultBodyBudgetBytes(), clock),
     answers: new ByteBudget(options.maxResponseBytes ?? defaultAnswerBudgetBytes(), clock),

@@ -1,5 +1,8 @@
 import type pg from 'pg';
 
+/** Connections a node keeps at most, unless told otherwise (`--store-connections`). */
+export const DEFAULT_MAX_CONNECTIONS = 10;
+
 /** The statement runner of a transaction or of the pool (a single statement is atomic on its own). */
 export interface Db {
   query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>>;

@@ -65,7 +65,7 @@ import type {
   TriageOutcome,
   TriageStore,
 } from '../triage.ts';
-import { type Db, run } from './db.ts';
+import { type Db, DEFAULT_MAX_CONNECTIONS, run } from './db.ts';
 import { lockGroup, planSteps } from './plan-steps.ts';
 import { MIGRATIONS } from './schema.ts';
 import { postgresTopics as topics } from './topics.ts';
@@ -74,7 +74,7 @@ import { PostgresTriage } from './triage.ts';
 export interface PostgresStoreOptions {
   /** postgres://user[:password]@host[:port]/database, as libpq and every PostgreSQL tool take it. */
   connectionString: string;
-  /** Connections this node keeps at most (each statement in flight holds one). Default 10. */
+  /** Connections this node keeps at most (each statement in flight holds one); DEFAULT_MAX_CONNECTIONS if not given. */
   maxConnections?: number;
   /**
    * How often long polls try again without a wake from another node, in case a notification was lost
@@ -164,7 +164,7 @@ export class PostgresStore implements Store, TriageStore {
   private constructor(options: PostgresStoreOptions) {
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
-      max: options.maxConnections ?? 10,
+      max: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
       types,
     });
     // A connection the database ends (a restart, a failover, pg_terminate_backend) makes its client emit

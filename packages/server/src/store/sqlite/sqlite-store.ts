@@ -96,6 +96,8 @@ type WriteKind = 'adds' | 'durable' | 'redeliverable';
 
 /** The reserve is the default's 64 MiB: twice the WAL's size at a checkpoint (8,192 pages of 4 KiB). */
 export const DEFAULT_DISK_RESERVE_BYTES = 64 * 1024 * 1024;
+/** Sends and queue changes fsynced before the answer (docs/decisions/durable-default.md). */
+export const DEFAULT_DURABILITY: Durability = 'durable';
 /** Room the disk must have besides the reserve before sends resume after it was full, so they do not flap. */
 const ROOM_TO_RESUME_BYTES = 1024 * 1024;
 
@@ -212,7 +214,7 @@ export class SqliteStore implements Store, TriageStore {
       }
       throw error;
     }
-    this.durability = options.durability ?? 'durable';
+    this.durability = options.durability ?? DEFAULT_DURABILITY;
     this.db.pragma(`synchronous = ${this.durability === 'off' ? 'OFF' : 'NORMAL'}`);
     this.dbFile = file === ':memory:' ? undefined : file;
     this.walFile = file === ':memory:' ? undefined : `${file}-wal`;
