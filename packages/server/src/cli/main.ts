@@ -45,7 +45,7 @@ async function serve(args: string[]): Promise<void> {
     if (mistake === undefined) fail((error as Error).message);
     usage('serve', mistake);
   }
-  const { options, fromEnvironment } = read;
+  const { options } = read;
   if (options.help) {
     process.stdout.write(`${serveHelp()}\n`);
     return;

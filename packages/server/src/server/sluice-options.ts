@@ -1,4 +1,4 @@
-import type { Clock } from 'sluice-client/clock';
+import type { Clock } from '#toolkit/clock';
 import type { AuditRetention } from '../core/audit-trail.ts';
 import type { AlarmSettings } from '../core/dlq-alarms.ts';
 import type { CapacityLimits } from '../core/limits.ts';
