@@ -26,10 +26,13 @@ interface Wrapped {
   readonly closed: Promise<void>;
 }
 
-async function startWrapped(args: string[]): Promise<Wrapped> {
+/** Starts the server under a wrapper process, as npx does (npm_command=exec), or as a plain parent. */
+async function startWrapped(args: string[], by: 'npm' | 'shell' = 'npm'): Promise<Wrapped> {
   const serve = [...SLUICE_CLI, 'serve', '--in-memory', '--port', '0', ...args];
+  const { npm_command: _npm, ...environment } = process.env;
   const wrapper = spawn(process.execPath, ['-e', WRAPPER, JSON.stringify(serve)], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: by === 'npm' ? { ...environment, npm_command: 'exec' } : environment,
   });
   let output = '';
   const collect = (chunk: Buffer) => {
@@ -90,23 +93,27 @@ describe('sluice serve stops with the process that started it', () => {
     });
   }
 
-  it('outlives its parent with --outlive-parent', async () => {
-    const watching = await startWrapped([]);
-    const outliving = await startWrapped(['--outlive-parent']);
-    try {
-      watching.wrapper.kill('SIGKILL');
-      outliving.wrapper.kill('SIGKILL');
-      // Once the watching server has noticed its parent's death, the other has had the same time to.
-      await exitedWithin(watching.closed, 'the watching server');
-      assert.ok(await answers(outliving.endpoint), outliving.output());
-      process.kill(outliving.serverPid, 'SIGTERM');
-      await exitedWithin(outliving.closed, 'the outliving server after SIGTERM');
-      assert.doesNotMatch(outliving.output(), /parent process/);
-    } finally {
-      for (const { serverPid } of [watching, outliving])
-        if (alive(serverPid)) process.kill(serverPid, 'SIGKILL');
-    }
-  });
+  for (const [name, outliver] of [
+    ['with --outlive-parent', () => startWrapped(['--outlive-parent'])],
+    ['when npm did not start it (a shell backgrounding it)', () => startWrapped([], 'shell')],
+  ] as const)
+    it(`outlives its parent ${name}`, async () => {
+      const watching = await startWrapped([]);
+      const outliving = await outliver();
+      try {
+        watching.wrapper.kill('SIGKILL');
+        outliving.wrapper.kill('SIGKILL');
+        // Once the watching server has noticed its parent's death, the other has had the same time to.
+        await exitedWithin(watching.closed, 'the watching server');
+        assert.ok(await answers(outliving.endpoint), outliving.output());
+        process.kill(outliving.serverPid, 'SIGTERM');
+        await exitedWithin(outliving.closed, 'the outliving server after SIGTERM');
+        assert.doesNotMatch(outliving.output(), /parent process/);
+      } finally {
+        for (const { serverPid } of [watching, outliving])
+          if (alive(serverPid)) process.kill(serverPid, 'SIGKILL');
+      }
+    });
 });
 
 /** `sluice serve` on a port already taken, as a finished run; its exit code and stderr. */

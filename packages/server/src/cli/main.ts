@@ -6,7 +6,7 @@ import { startSluice } from '../server/sluice-server.ts';
 import { usageMessage } from '../shared/command-flags.ts';
 import { audit } from './audit.ts';
 import { dlq } from './dlq.ts';
-import { watchParent } from './parent-watch.ts';
+import { startedByNpm, watchParent } from './parent-watch.ts';
 import { readServeArgs, type ServeArgs, serveHelp } from './serve-args.ts';
 import { stats } from './stats.ts';
 import { safeText } from './terminal-text.ts';
@@ -73,7 +73,8 @@ async function serve(args: string[]): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
-  if (!options.outliveParent) watchParent((parent) => shutdown(`parent process ${parent} exited`));
+  if (!options.outliveParent && startedByNpm(process.env))
+    watchParent((parent) => shutdown(`parent process ${parent} exited`));
   const addresses = startAddresses(sluice.endpoint);
   lifecycle.info(`listening on ${addresses.listening} (${storage(options)})`);
   lifecycle.info(`console at ${addresses.console}`);

@@ -18,3 +18,12 @@ export function watchParent(onGone: (parent: number) => void): void {
   }, PARENT_CHECK_MS);
   timer.unref();
 }
+
+/**
+ * Whether npm started this process (`npx sluice serve`, `npm start`): npm names its command in
+ * `npm_command`. Only then is the parent a wrapper to stop with; a shell that backgrounds the server
+ * (`sluice serve &`) and exits means it to keep running, as a server always has.
+ */
+export function startedByNpm(environment: NodeJS.ProcessEnv): boolean {
+  return environment.npm_command !== undefined && environment.npm_command !== '';
+}

@@ -609,11 +609,11 @@ export const SERVE_FLAGS = flagTable({
     help: "an invocation not answered within S seconds is a function error (1-900; Lambda's default function time-out)",
   }),
   'outlive-parent': toggle({
-    defaultText: 'off: stop with the parent',
+    defaultText: 'off: stop with npm',
     set: (o) => {
       o.outliveParent = true;
     },
-    help: 'keep running when the process that started the server exits; by default it shuts down when its parent (`npx`, `npm`, a script) is gone, so a wrapper killed by SIGTERM or SIGKILL leaves no orphan holding the port',
+    help: 'keep running when the npm that started the server (`npx sluice serve`, `npm start`) exits; by default it shuts down when that parent is gone, so a wrapper killed by SIGTERM or SIGKILL leaves no orphan holding the port (a server started otherwise, as `sluice serve &` from a shell, never watches its parent)',
   }),
   'test-clock': toggle({
     set: (o) => {
