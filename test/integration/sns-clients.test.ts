@@ -60,11 +60,18 @@ describe('SNS access: keys limited to some topics and actions', () => {
     queues: ['orders*'],
     actions: ['sns:Publish', 'sns:GetTopicAttributes', 'sns:ListTopics'],
   };
+  /** May delete topics, but only those its pattern names. */
+  const DELETER = {
+    accessKeyId: 'AKIDDELETER',
+    secretAccessKey: 'orders-deleter-secret',
+    queues: ['orders*'],
+    actions: ['sns:DeleteTopic'],
+  };
   let server: RunningServer;
   let config: string;
   before(async () => {
     config = join(mkdtempSync(join(tmpdir(), 'sluice-sns-access-')), 'config.json');
-    writeFileSync(config, JSON.stringify({ credentials: [LIMITED] }));
+    writeFileSync(config, JSON.stringify({ credentials: [LIMITED, DELETER] }));
     server = await startServer({
       args: ['--credentials', `${KEY.accessKeyId}:${KEY.secretAccessKey}`, '--config', config],
     });
@@ -106,5 +113,23 @@ describe('SNS access: keys limited to some topics and actions', () => {
       body: `Action=Publish&TopicArn=${encodeURIComponent(orders!)}&Message=x`,
     });
     assert.equal(unsigned.status, 403);
+  });
+
+  test('a key allowed DeleteTopic deletes only the topics its patterns name', async () => {
+    const admin = snsClient(server.endpoint, { credentials: KEY });
+    const deleter = snsClient(server.endpoint, { credentials: DELETER });
+    const { TopicArn: mine } = await admin.send(new CreateTopicCommand({ Name: 'orders-deletable' }));
+    const { TopicArn: other } = await admin.send(new CreateTopicCommand({ Name: 'ledger' }));
+    await assert.rejects(deleter.send(new DeleteTopicCommand({ TopicArn: other })), (error: unknown) => {
+      assert.ok(error instanceof SNSServiceException);
+      assert.equal(error.name, 'AuthorizationErrorException');
+      assert.match(error.message, /SNS:DeleteTopic on resource: arn:aws:sns:us-east-1:000000000000:ledger/);
+      return true;
+    });
+    await deleter.send(new DeleteTopicCommand({ TopicArn: mine }));
+    const { Topics } = await admin.send(new ListTopicsCommand({}));
+    const left = Topics?.map((topic) => topic.TopicArn) ?? [];
+    assert.ok(left.includes(other), 'the topic the key may not delete is still there');
+    assert.ok(!left.includes(mine), 'the topic the key may delete is gone');
   });
 });
