@@ -50,7 +50,9 @@ describe('sluice serve --log-format', () => {
       );
       assert.ok(messages.some((msg) => msg.startsWith('console at http://127.0.0.1:')));
       assert.ok(
-        entries.some((entry) => entry.level === 40 && /without credentials/.test(entry.msg)),
+        entries.some(
+          (entry) => entry.level === 40 && /^This server is OPEN: .* without access keys/.test(entry.msg),
+        ),
         'the server warning',
       );
       assert.ok(messages.includes('SIGTERM, shutting down'));
@@ -71,7 +73,9 @@ describe('sluice serve --log-format', () => {
         );
       assert.ok(
         lines.some((line) =>
-          / WARN {2}listening on 0\.0\.0\.0 without credentials: .* host=0\.0\.0\.0$/.test(line),
+          / WARN {2}This server is OPEN: it listens on 0\.0\.0\.0:\d+ without access keys \(--insecure\)\.$/.test(
+            line,
+          ),
         ),
       );
       assert.ok(lines.some((line) => / INFO {2}listening on http:\/\/0\.0\.0\.0:\d+ \(in memory/.test(line)));

@@ -21,19 +21,29 @@ import { selfSignedCertificate } from '../helpers/tls.ts';
 const exec = promisify(execFile);
 
 /**
- * The WARNING block the server printed on stderr, once all of it has arrived: stderr is a pipe of its own,
- * read apart from the stdout line startServer waited for.
+ * What `find` picks out of the server's output, once it has arrived: stderr, where the log goes, is a pipe
+ * of its own, read apart from the line startServer waited for.
  */
-async function warningBlock(server: RunningServer): Promise<string> {
+async function logged<T>(server: RunningServer, find: (output: string) => T | undefined): Promise<T> {
   const signal = AbortSignal.timeout(20_000);
   for (;;) {
-    const block = /(sluice: WARNING =+\n)(?:sluice: WARNING .*\n)*?\1/.exec(server.output());
-    if (block) return block[0];
+    const found = find(server.output());
+    if (found !== undefined) return found;
     assert.ok(server.process.stderr, 'stderr is piped');
     await once(server.process.stderr, 'data', { signal }).catch(() =>
-      assert.fail(`no WARNING block on stderr:\n${server.output()}`),
+      assert.fail(`not logged on stderr:\n${server.output()}`),
     );
   }
+}
+
+/** The open-server warning's lines, without their times and levels, from its first to its last (the way out). */
+function warningBlock(server: RunningServer): Promise<string> {
+  return logged(server, (output) => {
+    const warned = output.split('\n').flatMap((line) => / WARN {2}(.*)$/.exec(line)?.[1] ?? []);
+    const opening = warned.findIndex((line) => line.startsWith('This server is OPEN'));
+    const closing = warned.findIndex((line, index) => index > opening && /access keys \(/.test(line));
+    return opening >= 0 && closing > opening ? warned.slice(opening, closing + 1).join('\n') : undefined;
+  });
 }
 
 describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
@@ -54,7 +64,7 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
     }
   });
 
-  it('binds 0.0.0.0 with --insecure and prints a WARNING block on stderr, or with credentials silently, as on loopback', async () => {
+  it('binds 0.0.0.0 with --insecure and logs a warning on stderr, or with credentials silently, as on loopback', async () => {
     const insecure = await startServer({ args: ['--host', '0.0.0.0', '--insecure'] });
     try {
       const block = await warningBlock(insecure);
@@ -80,20 +90,23 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
       assert.match(block, /it listens on 0\.0\.0\.0:\d+ in its container without access keys/);
       assert.match(block, /-p 127\.0\.0\.1:9324:9324/);
       assert.match(block, /SLUICE_CONFIG=/);
-      assert.match(
-        contained.output(),
-        /sluice: listening on http:\/\/0\.0\.0\.0:\d+ inside the container \(in memory/,
+      const startLines = await logged(contained, (output) =>
+        / INFO {2}console at /.test(output) ? output : undefined,
       );
       assert.match(
-        contained.output(),
-        /sluice: console at http:\/\/127\.0\.0\.1:PORT\/console from the host, PORT being the host port published to the container's \d+ \(-p 127\.0\.0\.1:PORT:\d+\)/,
+        startLines,
+        / INFO {2}listening on http:\/\/0\.0\.0\.0:\d+ inside the container \(in memory/,
+      );
+      assert.match(
+        startLines,
+        / INFO {2}console at http:\/\/127\.0\.0\.1:PORT\/console from the host, PORT being the host port published to the container's \d+ \(-p 127\.0\.0\.1:PORT:\d+\)/,
       );
     } finally {
       await contained.stop();
       removeDataDir(contained.dataDir);
     }
-    // No warning with keys (on the command line or in a config file) or on loopback: stderr holds the JSON
-    // log lines only, read once the server has stopped.
+    // No warning with keys (on the command line or in a config file) or on loopback: not a WARN line in the
+    // log, read once the server has stopped.
     const dir = mkdtempSync(join(tmpdir(), 'sluice-keys-'));
     const config = join(dir, 'keys.json');
     writeFileSync(
@@ -116,8 +129,8 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
         await server.stop();
         removeDataDir(server.dataDir);
       }
-      assert.doesNotMatch(server.output(), /WARNING|OPEN|without/, JSON.stringify(quiet));
-      assert.doesNotMatch(stderr, /WARNING/);
+      assert.doesNotMatch(server.output(), / WARN |OPEN|without/, JSON.stringify(quiet));
+      assert.doesNotMatch(stderr, / WARN /);
     }
     removeDataDir(dir);
   });
@@ -178,7 +191,7 @@ describe('safe network defaults', { skip: NEEDS_OWN_SERVER }, () => {
     const flagged = await startServer({ args: ['--host', '127.0.0.1'], env: { SLUICE_HOST: '0.0.0.0' } });
     try {
       assert.match(flagged.endpoint, /^http:\/\/127\.0\.0\.1:\d+$/);
-      assert.doesNotMatch(flagged.output(), /WARNING/);
+      assert.doesNotMatch(flagged.output(), / WARN |OPEN/);
     } finally {
       await flagged.stop();
       removeDataDir(flagged.dataDir);

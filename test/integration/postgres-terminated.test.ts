@@ -316,7 +316,7 @@ test('a migration at start whose session is ended stops the start with the datab
     });
     for (const pid of pids) await holder.query('SELECT pg_terminate_backend($1, $2)', [pid, DEADLINE_MS]);
     assert.equal(await exited, 2, output);
-    assert.match(output, /sluice: cannot start: terminating connection due to administrator command/);
+    assert.match(output, / FATAL cannot start: terminating connection due to administrator command/);
     assert.doesNotMatch(output, /Unhandled 'error' event/);
   } finally {
     await holder.end();

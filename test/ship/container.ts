@@ -99,7 +99,7 @@ async function podman(...args: string[]): Promise<string> {
   return stdout;
 }
 
-/** What a container printed, stdout and stderr (where the WARNING block goes) as podman keeps them. */
+/** What a container printed, stdout and stderr (where the log goes) as podman keeps them. */
 async function logsOf(container: string): Promise<string> {
   const { stdout, stderr } = await execFileAsync('podman', ['--runtime', 'runc', 'logs', container], {
     env: podmanEnv,
@@ -396,7 +396,7 @@ describe('the container image', { skip: cannotRun }, () => {
       await first.sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'kept on the volume' }));
       await podman('healthcheck', 'run', `${name}-first`);
 
-      // The WARNING block and the start lines, exactly as the guide shows them.
+      // The open-server warning and the start lines, exactly as the guide shows them.
       assertStartLines(await logsOf(`${name}-first`));
 
       // Another container reaches it by its name only once that name is allowed (the DNS rebinding guard).
@@ -471,7 +471,7 @@ describe('the container image', { skip: cannotRun }, () => {
       const { QueueUrl } = await keyed.sqs.send(new GetQueueUrlCommand({ QueueName: 'orders' }));
       assert.equal(QueueUrl, `${keyed.endpoint}/000000000000/orders`);
       const logs = await logsOf(`${name}-keyed`);
-      assert.match(logs, /sluice: listening on http:\/\/0\.0\.0\.0:9324 inside the container/);
+      assert.match(logs, / INFO {2}listening on http:\/\/0\.0\.0\.0:9324 inside the container/);
       assert.doesNotMatch(logs, /WARNING|OPEN/);
     } finally {
       keyed.sqs.destroy();
@@ -502,7 +502,7 @@ describe('the container image', { skip: cannotRun }, () => {
       await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'from compose' }));
       assert.match(
         await logs(),
-        /sluice: WARNING {3}This server is OPEN: it listens on 0\.0\.0\.0:9324 in its container/,
+        / WARN {2}This server is OPEN: it listens on 0\.0\.0\.0:9324 in its container/,
       );
       // Other services call it by its service name, which the compose file allows.
       const status = await fromAnotherContainer(
@@ -590,7 +590,7 @@ describe('the container image', { skip: cannotRun }, () => {
         ['sent to node 1'],
       );
       for (const node of ['sluice-1', 'sluice-2']) {
-        assert.match(await logsOf(`${project}_${node}_1`), /sluice: WARNING {3}This server is OPEN/);
+        assert.match(await logsOf(`${project}_${node}_1`), / WARN {2}This server is OPEN/);
         const status = await fromAnotherContainer(
           `const r = await fetch('http://${node}:9324/health'); console.log(r.status);`,
           `${project}_default`,

@@ -1,5 +1,5 @@
 /**
- * What the server says at start about who can reach it: a warning block on stderr when it listens beyond
+ * What the server says at start about who can reach it: a warning when it listens beyond
  * loopback without access keys, and, inside the container image (SLUICE_IN_CONTAINER=1), where to find it
  * from the host, since the address it binds in the container is not the one a user opens.
  */
@@ -11,13 +11,14 @@ export function inContainer(): boolean {
 }
 
 /**
- * The block to print on stderr when nobody's signature is needed and the port is reachable from other
- * machines (a host beyond loopback, no access keys); nothing otherwise.
+ * The warning to log, one line each, when nobody's signature is needed and the port is reachable from other
+ * machines (a host beyond loopback, no access keys); no lines otherwise. Logged at every start in the log's
+ * format, so that a collector reading JSON reads it too.
  */
-export function exposureWarning(address: { host: string; port: number; keys: number }): string {
-  if (address.keys > 0 || isLoopback(address.host)) return '';
+export function exposureWarning(address: { host: string; port: number; keys: number }): readonly string[] {
+  if (address.keys > 0 || isLoopback(address.host)) return [];
   const where = `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`;
-  const lines = inContainer()
+  return inContainer()
     ? [
         `This server is OPEN: it listens on ${where} in its container without access keys.`,
         'Whoever reaches the port published on the host can read, send, purge and delete every queue:',
@@ -29,8 +30,6 @@ export function exposureWarning(address: { host: string; port: number; keys: num
         'Whoever reaches this port can read, send, purge and delete every queue.',
         'Listen on 127.0.0.1, or give it access keys (--credentials, or "credentials" in --config).',
       ];
-  const rule = `sluice: WARNING ${'='.repeat(96)}`;
-  return `${[rule, ...lines.map((line) => `sluice: WARNING   ${line}`), rule].join('\n')}\n`;
 }
 
 /**

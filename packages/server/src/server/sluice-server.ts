@@ -350,7 +350,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     throw error;
   }
   const { port } = server.address() as AddressInfo;
-  process.stderr.write(exposureWarning({ host, port, keys: keys.length }));
+  for (const line of exposureWarning({ host, port, keys: keys.length })) logger.warn(line);
   const endpoint = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   baseUrl = endpoint;
   await applyConfig(service, config, { baseUrl: endpoint, senderId: service.accountId });
