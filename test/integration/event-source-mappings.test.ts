@@ -655,6 +655,9 @@ describe('event source mappings: FIFO, filters, states, concurrency', () => {
     const first = fn.invocations.find((invocation) => invocation.functionName === 'fifo-fn')!.event
       .Records[0]!;
     assert.equal(first.attributes.MessageGroupId, 'A');
+    // A message without attributes: null, as a real Lambda event has it (not left out).
+    assert.ok('md5OfMessageAttributes' in first);
+    assert.equal(first.md5OfMessageAttributes, null);
     assert.match(first.attributes.SequenceNumber ?? '', /^\d{20}$/);
     assert.ok(first.attributes.MessageDeduplicationId);
     await eventually(async () => (await counts(q.url)).inFlight === 3, 'a1, b1 and b2 deleted');
