@@ -13,6 +13,9 @@ import {
   GetEventSourceMappingCommand,
   LambdaClient,
   ListEventSourceMappingsCommand,
+  ListTagsCommand,
+  TagResourceCommand,
+  UntagResourceCommand,
   UpdateEventSourceMappingCommand,
 } from '@aws-sdk/client-lambda';
 import {
@@ -164,6 +167,52 @@ describe('event source mappings: the API', () => {
     await assert.rejects(lambda.send(new GetEventSourceMappingCommand({ UUID: created.UUID })), {
       name: 'ResourceNotFoundException',
     });
+  });
+
+  it('keeps the Tags given at create, and serves ListTags, TagResource and UntagResource on its ARN', async () => {
+    const q = await queue();
+    const created = await lambda.send(
+      new CreateEventSourceMappingCommand({
+        EventSourceArn: q.arn,
+        FunctionName: 'tags-fn',
+        Enabled: false,
+        Tags: { team: 'orders', cost: 'ops' },
+      }),
+    );
+    const Resource = created.EventSourceMappingArn!;
+    assert.equal(Resource, `arn:aws:lambda:${REGION}:${ACCOUNT}:event-source-mapping:${created.UUID}`);
+    assert.deepEqual((await lambda.send(new ListTagsCommand({ Resource }))).Tags, {
+      team: 'orders',
+      cost: 'ops',
+    });
+    await lambda.send(new TagResourceCommand({ Resource, Tags: { env: 'dev', cost: 'shared' } }));
+    await lambda.send(new UntagResourceCommand({ Resource, TagKeys: ['team', 'absent'] }));
+    assert.deepEqual((await lambda.send(new ListTagsCommand({ Resource }))).Tags, {
+      cost: 'shared',
+      env: 'dev',
+    });
+    // An update keeps them; the mapping's own answers carry none (Lambda's EventSourceMappingConfiguration has no Tags).
+    const updated = await lambda.send(
+      new UpdateEventSourceMappingCommand({ UUID: created.UUID, BatchSize: 3 }),
+    );
+    assert.equal('Tags' in updated, false);
+    assert.deepEqual((await lambda.send(new ListTagsCommand({ Resource }))).Tags, {
+      cost: 'shared',
+      env: 'dev',
+    });
+    await assert.rejects(lambda.send(new TagResourceCommand({ Resource, Tags: { 'aws:reserved': 'x' } })), {
+      name: 'InvalidParameterValueException',
+    });
+    await lambda.send(new DeleteEventSourceMappingCommand({ UUID: created.UUID }));
+    await assert.rejects(lambda.send(new ListTagsCommand({ Resource })), {
+      name: 'ResourceNotFoundException',
+    });
+    await assert.rejects(
+      lambda.send(
+        new ListTagsCommand({ Resource: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:no-such-function` }),
+      ),
+      { name: 'ResourceNotFoundException' },
+    );
   });
 
   it('pages the list with Marker and MaxItems', async () => {
@@ -834,7 +883,7 @@ describe('event source mappings: boto3', {
     const q = await queue();
     const result = boto3(`
 created = lam.create_event_source_mapping(EventSourceArn='${q.arn}', FunctionName='boto-fn', BatchSize=5,
-    FunctionResponseTypes=['ReportBatchItemFailures'], ScalingConfig={'MaximumConcurrency': 2})
+    FunctionResponseTypes=['ReportBatchItemFailures'], ScalingConfig={'MaximumConcurrency': 2}, Tags={'team': 'boto'})
 uuid = created['UUID']
 got = lam.get_event_source_mapping(UUID=uuid)
 listed = lam.list_event_source_mappings(FunctionName='boto-fn')
@@ -846,6 +895,7 @@ print(json.dumps({
     'got': got['State'],
     'listed': [m['UUID'] for m in listed['EventSourceMappings']],
     'updated': [updated['State'], updated['BatchSize']],
+    'tags': lam.list_tags(Resource=created['EventSourceMappingArn'])['Tags'],
     'missing': error_of(lambda: lam.get_event_source_mapping(UUID='00000000-0000-0000-0000-000000000000')),
     'bad': error_of(lambda: lam.create_event_source_mapping(EventSourceArn='${q.arn}', FunctionName='x', BatchSize=20)),
     'conflict': error_of(lambda: lam.create_event_source_mapping(EventSourceArn='${q.arn}', FunctionName='boto-fn')),
@@ -865,6 +915,7 @@ print(json.dumps({
     assert.equal(result.got, 'Enabled');
     assert.deepEqual(result.listed, [result.uuid]);
     assert.deepEqual(result.updated, ['Updating', 7]);
+    assert.deepEqual(result.tags, { team: 'boto' });
     assert.deepEqual(result.missing, {
       code: 'ResourceNotFoundException',
       message: 'The resource you requested does not exist.',
