@@ -386,7 +386,10 @@ describe('event source mappings: polling', () => {
       return (
         /sluice_lambda_invocations_total\{mapping="[0-9a-f-]+",function="shape-fn",result="success"\} 1/.test(
           metrics,
-        ) && /sluice_lambda_batch_size_sum\{mapping="[0-9a-f-]+",function="shape-fn"\} 1/.test(metrics)
+        ) &&
+        /sluice_lambda_batch_size_sum\{mapping="[0-9a-f-]+",function="shape-fn"\} 1/.test(metrics) &&
+        /sluice_lambda_duration_seconds_count\{mapping="[0-9a-f-]+",function="shape-fn"\} 1/.test(metrics) &&
+        /sluice_lambda_records_total\{mapping="[0-9a-f-]+",function="shape-fn"\} 1/.test(metrics)
       );
     }, 'the invocation in /metrics');
   });
@@ -829,6 +832,14 @@ describe('event source mappings: FIFO, filters, states, concurrency', () => {
     open();
     await eventually(() => isEmpty(q.url), 'the backlog processed');
     assert.equal(fn.mostRunningOf('scale-fn'), 2);
+    // And back down: a poller beyond the first whose long poll (20 s) comes back empty ends.
+    const pollers = async () => {
+      const answer = (await (await fetch(`${server.endpoint}/api/event-source-mappings`)).json()) as {
+        mappings: { FunctionArn: string; Pollers: number }[];
+      };
+      return answer.mappings.find((mapping) => mapping.FunctionArn.endsWith(':function:scale-fn'))?.Pollers;
+    };
+    await advanceUntil(21, async () => (await pollers()) === 1, 'one poller left');
   });
 });
 
