@@ -156,6 +156,54 @@ describe('event source mappings on SQLite', () => {
     }
   });
 
+  it("invokes each function at its own endpoint from the config file's lambda.functions, others at the default", async () => {
+    const other = await startFunctionServer();
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-esm-functions-'));
+    const configFile = join(dir, 'sluice.json');
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        queues: [{ name: 'to-default' }, { name: 'to-other' }],
+        lambda: {
+          endpoint: fn.endpoint,
+          functions: { 'elsewhere-fn': other.endpoint },
+          eventSourceMappings: [
+            { EventSourceArn: `arn:aws:sqs:${REGION}:${ACCOUNT}:to-default`, FunctionName: 'default-fn' },
+            { EventSourceArn: `arn:aws:sqs:${REGION}:${ACCOUNT}:to-other`, FunctionName: 'elsewhere-fn' },
+          ],
+        },
+      }),
+    );
+    const server = await startServer({ args: ['--config', configFile] });
+    try {
+      await send(server.endpoint, `${server.endpoint}/${ACCOUNT}/to-other`, 'for-elsewhere');
+      await send(server.endpoint, `${server.endpoint}/${ACCOUNT}/to-default`, 'for-default');
+      await eventually(
+        () =>
+          other.invocations.some((invocation) => invocation.functionName === 'elsewhere-fn') &&
+          invokedWith('default-fn', 'for-default'),
+        'both functions invoked',
+        30_000,
+      );
+      assert.deepEqual(
+        other.invocations.map((invocation) => invocation.event.Records.map((record) => record.body)),
+        [['for-elsewhere']],
+      );
+      assert.ok(!fn.invocations.some((invocation) => invocation.functionName === 'elsewhere-fn'));
+      await eventually(
+        async () =>
+          (await isEmpty(server.endpoint, `${server.endpoint}/${ACCOUNT}/to-other`)) &&
+          (await isEmpty(server.endpoint, `${server.endpoint}/${ACCOUNT}/to-default`)),
+        'both records deleted',
+      );
+    } finally {
+      await server.stop();
+      removeDataDir(server.dataDir);
+      await other.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("forgets every mapping at test mode's reset", async () => {
     const server = await startServer({ args: ['--test-clock', '--lambda-endpoint', fn.endpoint] });
     try {

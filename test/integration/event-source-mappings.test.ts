@@ -13,6 +13,9 @@ import {
   GetEventSourceMappingCommand,
   LambdaClient,
   ListEventSourceMappingsCommand,
+  ListTagsCommand,
+  TagResourceCommand,
+  UntagResourceCommand,
   UpdateEventSourceMappingCommand,
 } from '@aws-sdk/client-lambda';
 import {
@@ -166,6 +169,52 @@ describe('event source mappings: the API', () => {
     });
   });
 
+  it('keeps the Tags given at create, and serves ListTags, TagResource and UntagResource on its ARN', async () => {
+    const q = await queue();
+    const created = await lambda.send(
+      new CreateEventSourceMappingCommand({
+        EventSourceArn: q.arn,
+        FunctionName: 'tags-fn',
+        Enabled: false,
+        Tags: { team: 'orders', cost: 'ops' },
+      }),
+    );
+    const Resource = created.EventSourceMappingArn!;
+    assert.equal(Resource, `arn:aws:lambda:${REGION}:${ACCOUNT}:event-source-mapping:${created.UUID}`);
+    assert.deepEqual((await lambda.send(new ListTagsCommand({ Resource }))).Tags, {
+      team: 'orders',
+      cost: 'ops',
+    });
+    await lambda.send(new TagResourceCommand({ Resource, Tags: { env: 'dev', cost: 'shared' } }));
+    await lambda.send(new UntagResourceCommand({ Resource, TagKeys: ['team', 'absent'] }));
+    assert.deepEqual((await lambda.send(new ListTagsCommand({ Resource }))).Tags, {
+      cost: 'shared',
+      env: 'dev',
+    });
+    // An update keeps them; the mapping's own answers carry none (Lambda's EventSourceMappingConfiguration has no Tags).
+    const updated = await lambda.send(
+      new UpdateEventSourceMappingCommand({ UUID: created.UUID, BatchSize: 3 }),
+    );
+    assert.equal('Tags' in updated, false);
+    assert.deepEqual((await lambda.send(new ListTagsCommand({ Resource }))).Tags, {
+      cost: 'shared',
+      env: 'dev',
+    });
+    await assert.rejects(lambda.send(new TagResourceCommand({ Resource, Tags: { 'aws:reserved': 'x' } })), {
+      name: 'InvalidParameterValueException',
+    });
+    await lambda.send(new DeleteEventSourceMappingCommand({ UUID: created.UUID }));
+    await assert.rejects(lambda.send(new ListTagsCommand({ Resource })), {
+      name: 'ResourceNotFoundException',
+    });
+    await assert.rejects(
+      lambda.send(
+        new ListTagsCommand({ Resource: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:no-such-function` }),
+      ),
+      { name: 'ResourceNotFoundException' },
+    );
+  });
+
   it('pages the list with Marker and MaxItems', async () => {
     const q = await queue();
     const made: string[] = [];
@@ -235,8 +284,26 @@ describe('event source mappings: the API', () => {
     await refusal(
       { EventSourceArn: q.arn, FunctionName: 'f', ScalingConfig: { MaximumConcurrency: 1 } },
       'ValidationException',
-      /maximumConcurrency/,
+      /^1 validation error detected: Value '1' at 'scalingConfig.maximumConcurrency' failed to satisfy constraint: Member must have value greater than or equal to 2$/,
     );
+    await refusal(
+      { EventSourceArn: q.arn, FunctionName: 'f', ScalingConfig: { MaximumConcurrency: 1001 } },
+      'ValidationException',
+      /^1 validation error detected: Value '1001' at 'scalingConfig.maximumConcurrency' failed to satisfy constraint: Member must have value less than or equal to 1000$/,
+    );
+    // The bounds themselves are taken (botocore's model: MaximumConcurrency min 2, max 1000).
+    for (const [name, bound] of [
+      ['bound-2', 2],
+      ['bound-1000', 1000],
+    ] as const) {
+      const made = await create({
+        EventSourceArn: q.arn,
+        FunctionName: name,
+        Enabled: false,
+        ScalingConfig: { MaximumConcurrency: bound },
+      });
+      assert.deepEqual(made.ScalingConfig, { MaximumConcurrency: bound });
+    }
     await refusal(
       { EventSourceArn: q.arn, FunctionName: 'f', FilterCriteria: { Filters: [{ Pattern: '{"body": 1}' }] } },
       'InvalidParameterValueException',
@@ -319,21 +386,44 @@ describe('event source mappings: polling', () => {
       return (
         /sluice_lambda_invocations_total\{mapping="[0-9a-f-]+",function="shape-fn",result="success"\} 1/.test(
           metrics,
-        ) && /sluice_lambda_batch_size_sum\{mapping="[0-9a-f-]+",function="shape-fn"\} 1/.test(metrics)
+        ) &&
+        /sluice_lambda_batch_size_sum\{mapping="[0-9a-f-]+",function="shape-fn"\} 1/.test(metrics) &&
+        /sluice_lambda_duration_seconds_count\{mapping="[0-9a-f-]+",function="shape-fn"\} 1/.test(metrics) &&
+        /sluice_lambda_records_total\{mapping="[0-9a-f-]+",function="shape-fn"\} 1/.test(metrics)
       );
     }, 'the invocation in /metrics');
   });
 });
 
+const metricsText = async (endpoint = server.endpoint) => (await fetch(`${endpoint}/metrics`)).text();
+
 /**
- * Moves the server's clock by `seconds` until `check` holds. A step is taken only while no invocation is under
- * way (it would time the invocation out too), and the server is given a few seconds to act on it.
+ * Every invocation the function received has its result counted by the server: the server has read the
+ * function's answer (the function having written it is not enough: it may still be on its way).
+ */
+async function answersTaken(
+  endpoint = server.endpoint,
+  names = new Set(fn.invocations.map((invocation) => invocation.functionName)),
+): Promise<boolean> {
+  const counted = new Map<string, number>();
+  for (const [, name, value] of (await metricsText(endpoint)).matchAll(
+    /^sluice_lambda_invocations_total\{[^}]*function="([^"]+)"[^}]*\} (\d+)$/gm,
+  ))
+    counted.set(name!, (counted.get(name!) ?? 0) + Number(value));
+  return [...names].every((name) => bodiesOf(name).length === (counted.get(name) ?? 0));
+}
+
+/**
+ * Moves the server's clock by `seconds` until `check` holds. A step is taken only once the server has taken
+ * every answer (a step during an invocation would time it out too), and the server is given a few seconds
+ * to act on it.
  */
 async function advanceUntil(seconds: number, check: () => boolean | Promise<boolean>, what: string) {
   const deadline = Date.now() + 90_000;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await eventually(() => fn.idle(), 'no invocation under way', 10_000).catch(() => {});
+    await eventually(answersTaken, 'every answer taken by the server', 10_000).catch(() => {});
     if (await check()) return;
     await advanceClock(server.endpoint, seconds);
     await eventually(check, what, 5_000).catch(() => {});
@@ -505,6 +595,97 @@ describe('event source mappings: batches and failures', () => {
   });
 });
 
+describe('event source mappings: malformed batch responses', () => {
+  // A server of its own whose functions time out after 60 s: the test moves the clock a visibility timeout at
+  // a time, three times, and the clock also runs in real time between the steps; with 3 s a step could run
+  // past an invocation started during it and time it out.
+  let slow: RunningServer;
+  let slowLambda: LambdaClient;
+  before(async () => {
+    slow = await startServer({
+      args: ['--test-clock', '--lambda-endpoint', fn.endpoint, '--lambda-timeout', '60'],
+    });
+    slowLambda = new LambdaClient({
+      endpoint: slow.endpoint,
+      region: REGION,
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+      maxAttempts: 1,
+    });
+  });
+  after(async () => {
+    slowLambda?.destroy();
+    await slow?.stop();
+    if (slow) removeDataDir(slow.dataDir);
+  });
+
+  it('fails the whole batch on an empty or null itemIdentifier, or an answer that is not JSON', async () => {
+    const slowSqs = sqsClient(slow.endpoint);
+    try {
+      const { QueueUrl: url } = await slowSqs.send(
+        new CreateQueueCommand({ QueueName: 'malformed', Attributes: { VisibilityTimeout: '60' } }),
+      );
+      const malformed = [
+        { body: '{"batchItemFailures": [{"itemIdentifier": ""}]}' },
+        { body: '{"batchItemFailures": [{"itemIdentifier": null}]}' },
+        { body: 'this is not JSON' },
+      ];
+      let calls = 0;
+      fn.behave('malformed-fn', () => malformed[calls++]);
+      await slowSqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: url,
+          Entries: [
+            { Id: '1', MessageBody: 'm1' },
+            { Id: '2', MessageBody: 'm2' },
+          ],
+        }),
+      );
+      await slowLambda.send(
+        new CreateEventSourceMappingCommand({
+          EventSourceArn: `arn:aws:sqs:${REGION}:${ACCOUNT}:malformed`,
+          FunctionName: 'malformed-fn',
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+        }),
+      );
+      // Each malformed answer leaves both records: they come back together after the visibility timeout.
+      for (let round = 1; round <= 4; round++) {
+        if (round > 1) {
+          await eventually(
+            () => answersTaken(slow.endpoint, new Set(['malformed-fn'])),
+            `answer ${round - 1} taken`,
+            30_000,
+          );
+          await advanceClock(slow.endpoint, 60);
+        }
+        await eventually(() => bodiesOf('malformed-fn').length === round, `invocation ${round}`, 30_000);
+      }
+      assert.deepEqual(receiveCountsOf('malformed-fn', 'm1'), ['1', '2', '3', '4']);
+      assert.deepEqual(receiveCountsOf('malformed-fn', 'm2'), ['1', '2', '3', '4']);
+      // The fourth answer (null) is a success: the batch is deleted.
+      await eventually(async () => {
+        const { Attributes } = await slowSqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: url,
+            AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+          }),
+        );
+        return (
+          Attributes!.ApproximateNumberOfMessages === '0' &&
+          Attributes!.ApproximateNumberOfMessagesNotVisible === '0'
+        );
+      }, 'the batch deleted after the fourth answer');
+      // Counted once the deletion is done.
+      await eventually(
+        async () => /function="malformed-fn",result="success"\} 1\n/.test(await metricsText(slow.endpoint)),
+        'the success counted',
+      );
+      assert.match(await metricsText(slow.endpoint), /function="malformed-fn",result="function-error"\} 3\n/);
+    } finally {
+      slowSqs.destroy();
+    }
+  });
+});
+
 describe('event source mappings: FIFO, filters, states, concurrency', () => {
   it('keeps FIFO order: after a failure in a group, its later records come back with it', async () => {
     const q = await queue({ VisibilityTimeout: '30' }, true);
@@ -526,12 +707,58 @@ describe('event source mappings: FIFO, filters, states, concurrency', () => {
     const first = fn.invocations.find((invocation) => invocation.functionName === 'fifo-fn')!.event
       .Records[0]!;
     assert.equal(first.attributes.MessageGroupId, 'A');
+    // A message without attributes: null, as a real Lambda event has it (not left out).
+    assert.ok('md5OfMessageAttributes' in first);
+    assert.equal(first.md5OfMessageAttributes, null);
     assert.match(first.attributes.SequenceNumber ?? '', /^\d{20}$/);
     assert.ok(first.attributes.MessageDeduplicationId);
     await eventually(async () => (await counts(q.url)).inFlight === 3, 'a1, b1 and b2 deleted');
     await advanceUntil(31, () => bodiesOf('fifo-fn').length === 2, 'the group again');
     assert.deepEqual(bodiesOf('fifo-fn')[1], ['a2', 'a3', 'a4']);
     await advanceUntil(31, () => isEmpty(q.url), 'the group deleted');
+  });
+
+  it('keeps one batch of a FIFO group in flight at a time, however many pollers', async () => {
+    const q = await queue({ VisibilityTimeout: '60' }, true);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const inFlight = new Map<string, number>();
+    let mostOfOneGroup = 0;
+    fn.behave('fifo-lock-fn', async ({ event }) => {
+      const group = event.Records[0]!.attributes.MessageGroupId!;
+      const now = (inFlight.get(group) ?? 0) + 1;
+      inFlight.set(group, now);
+      mostOfOneGroup = Math.max(mostOfOneGroup, now);
+      await gate;
+      inFlight.set(group, (inFlight.get(group) ?? 1) - 1);
+      return undefined;
+    });
+    await sendAll(q.url, ['a1', 'a2', 'a3'], 'A');
+    await sendAll(q.url, ['b1', 'b2', 'b3'], 'B');
+    // A batch of one record is full, so each one received brings another poller, up to five.
+    await create({
+      EventSourceArn: q.arn,
+      FunctionName: 'fifo-lock-fn',
+      BatchSize: 1,
+      ScalingConfig: { MaximumConcurrency: 5 },
+    });
+    await eventually(() => fn.runningOf('fifo-lock-fn') === 2, 'one batch of each group in flight');
+    const { inFlight: received } = await counts(q.url);
+    assert.equal(received, 2, "the group's later records wait for its batch");
+    open();
+    await eventually(() => isEmpty(q.url), 'both groups processed');
+    assert.equal(mostOfOneGroup, 1);
+    const order = bodiesOf('fifo-lock-fn').flat();
+    assert.deepEqual(
+      order.filter((body) => body.startsWith('a')),
+      ['a1', 'a2', 'a3'],
+    );
+    assert.deepEqual(
+      order.filter((body) => body.startsWith('b')),
+      ['b1', 'b2', 'b3'],
+    );
   });
 
   it('deletes the records no filter matches without invoking the function', async () => {
@@ -580,7 +807,7 @@ describe('event source mappings: FIFO, filters, states, concurrency', () => {
       'the mapping disabled',
     );
     const mapping = await lambda.send(new GetEventSourceMappingCommand({ UUID }));
-    assert.match(mapping.StateTransitionReason ?? '', /^PROBLEM: /);
+    assert.equal(mapping.StateTransitionReason, 'PROBLEM: The event source queue does not exist.');
   });
 
   it('scales pollers with the backlog up to ScalingConfig.MaximumConcurrency', async () => {
@@ -605,6 +832,37 @@ describe('event source mappings: FIFO, filters, states, concurrency', () => {
     open();
     await eventually(() => isEmpty(q.url), 'the backlog processed');
     assert.equal(fn.mostRunningOf('scale-fn'), 2);
+    // And back down: a poller beyond the first whose long poll (20 s) comes back empty ends.
+    const pollers = async () => {
+      const answer = (await (await fetch(`${server.endpoint}/api/event-source-mappings`)).json()) as {
+        mappings: { FunctionArn: string; Pollers: number }[];
+      };
+      return answer.mappings.find((mapping) => mapping.FunctionArn.endsWith(':function:scale-fn'))?.Pollers;
+    };
+    await advanceUntil(21, async () => (await pollers()) === 1, 'one poller left');
+  });
+});
+
+describe('event source mappings: the concurrency bound without ScalingConfig', () => {
+  it("runs at most five pollers, Sluice's documented bound", async () => {
+    const q = await queue();
+    let open!: () => void;
+    const gate = new Promise<undefined>((resolve) => {
+      open = () => resolve(undefined);
+    });
+    fn.behave('default-bound-fn', () => gate);
+    await sendAll(
+      q.url,
+      Array.from({ length: 12 }, (_, index) => `d${index}`),
+    );
+    await create({ EventSourceArn: q.arn, FunctionName: 'default-bound-fn', BatchSize: 1 });
+    await eventually(() => fn.runningOf('default-bound-fn') === 5, 'five invocations at once');
+    // Seven records wait: no sixth poller took one.
+    assert.deepEqual(await counts(q.url), { visible: 7, inFlight: 5 });
+    fn.behave('default-bound-fn', () => undefined);
+    open();
+    await eventually(() => isEmpty(q.url), 'the backlog processed');
+    assert.equal(fn.mostRunningOf('default-bound-fn'), 5);
   });
 });
 
@@ -636,7 +894,7 @@ describe('event source mappings: boto3', {
     const q = await queue();
     const result = boto3(`
 created = lam.create_event_source_mapping(EventSourceArn='${q.arn}', FunctionName='boto-fn', BatchSize=5,
-    FunctionResponseTypes=['ReportBatchItemFailures'], ScalingConfig={'MaximumConcurrency': 2})
+    FunctionResponseTypes=['ReportBatchItemFailures'], ScalingConfig={'MaximumConcurrency': 2}, Tags={'team': 'boto'})
 uuid = created['UUID']
 got = lam.get_event_source_mapping(UUID=uuid)
 listed = lam.list_event_source_mappings(FunctionName='boto-fn')
@@ -648,6 +906,7 @@ print(json.dumps({
     'got': got['State'],
     'listed': [m['UUID'] for m in listed['EventSourceMappings']],
     'updated': [updated['State'], updated['BatchSize']],
+    'tags': lam.list_tags(Resource=created['EventSourceMappingArn'])['Tags'],
     'missing': error_of(lambda: lam.get_event_source_mapping(UUID='00000000-0000-0000-0000-000000000000')),
     'bad': error_of(lambda: lam.create_event_source_mapping(EventSourceArn='${q.arn}', FunctionName='x', BatchSize=20)),
     'conflict': error_of(lambda: lam.create_event_source_mapping(EventSourceArn='${q.arn}', FunctionName='boto-fn')),
@@ -667,6 +926,7 @@ print(json.dumps({
     assert.equal(result.got, 'Enabled');
     assert.deepEqual(result.listed, [result.uuid]);
     assert.deepEqual(result.updated, ['Updating', 7]);
+    assert.deepEqual(result.tags, { team: 'boto' });
     assert.deepEqual(result.missing, {
       code: 'ResourceNotFoundException',
       message: 'The resource you requested does not exist.',

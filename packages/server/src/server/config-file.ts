@@ -30,6 +30,8 @@ export interface ConfigFile {
 export interface ConfigLambda {
   /** As `--lambda-endpoint`. */
   endpoint?: string;
+  /** Invoke endpoints by function name, for functions served elsewhere than `endpoint`. */
+  functions?: Record<string, string>;
   /** As `--lambda-timeout`. */
   functionTimeoutSeconds?: number;
   /**
@@ -41,6 +43,7 @@ export interface ConfigLambda {
 
 const LAMBDA_KEYS: Record<keyof ConfigLambda, true> = {
   endpoint: true,
+  functions: true,
   functionTimeoutSeconds: true,
   eventSourceMappings: true,
 };
@@ -138,7 +141,7 @@ class ConfigReader {
   }
 
   lambda(value: unknown): ConfigLambda {
-    const { endpoint, functionTimeoutSeconds, eventSourceMappings } = this.object(
+    const { endpoint, functions, functionTimeoutSeconds, eventSourceMappings } = this.object(
       value,
       'lambda',
       LAMBDA_KEYS,
@@ -148,6 +151,15 @@ class ConfigReader {
       if (typeof endpoint !== 'string' || !/^https?:\/\//.test(endpoint))
         this.fail('"lambda.endpoint" must be an http:// or https:// URL');
       lambda.endpoint = endpoint;
+    }
+    if (functions !== undefined) {
+      const named = this.anyObject(functions, 'lambda.functions');
+      lambda.functions = {};
+      for (const [name, url] of Object.entries(named)) {
+        if (typeof url !== 'string' || !/^https?:\/\//.test(url))
+          this.fail(`"lambda.functions.${name}" must be an http:// or https:// URL`);
+        lambda.functions[name] = url;
+      }
     }
     if (functionTimeoutSeconds !== undefined) {
       if (

@@ -1,8 +1,9 @@
 /**
  * The Lambda API's event-source-mapping actions on Sluice's port, REST-JSON as AWS Lambda serves them:
- * `POST|GET /2015-03-31/event-source-mappings/` and `GET|PUT|DELETE /2015-03-31/event-source-mappings/{UUID}`.
- * This adapter only reads paths, query strings and JSON, and renders answers and Lambda's errors; the
- * rules are core/event-source's. The route table (http/routes.ts) hands it every request whose path starts with LAMBDA_PATH_PREFIX.
+ * `POST|GET /2015-03-31/event-source-mappings/` and `GET|PUT|DELETE /2015-03-31/event-source-mappings/{UUID}`,
+ * and the tags of mappings (`GET|POST|DELETE /2017-03-31/tags/{ARN}`). This adapter only reads paths, query
+ * strings and JSON, and renders answers and Lambda's errors; the rules are core/event-source's. The route
+ * table (http/routes.ts) hands it every request whose path starts with LAMBDA_PATH_PREFIX or LAMBDA_TAGS_PREFIX.
  */
 
 import { asSqsError } from '../core/actions.ts';
@@ -12,6 +13,8 @@ import { LambdaError, lambdaErrors } from '../core/event-source/lambda-errors.ts
 import { readJsonObject } from '../shared/json-object.ts';
 
 export const LAMBDA_PATH_PREFIX = '/2015-03-31/event-source-mappings';
+/** ListTags, TagResource, UntagResource: `GET|POST|DELETE /2017-03-31/tags/{ARN}`, for mappings' ARNs. */
+export const LAMBDA_TAGS_PREFIX = '/2017-03-31/tags';
 
 export interface LambdaRequest {
   method: string;
@@ -79,6 +82,20 @@ async function route(
   mappings: EventSourceMappings,
   { method, url, body }: LambdaRequest,
 ): Promise<LambdaAnswer> {
+  if (url.pathname.startsWith(`${LAMBDA_TAGS_PREFIX}/`)) {
+    const resource = decodeURIComponent(url.pathname.slice(LAMBDA_TAGS_PREFIX.length + 1));
+    if (resource === '' || resource.includes('/')) return unknownOperation(method, url);
+    if (method === 'GET') return json(200, await mappings.listTags(resource));
+    if (method === 'POST') {
+      await mappings.tagResource(resource, bodyObject(body));
+      return NO_CONTENT;
+    }
+    if (method === 'DELETE') {
+      await mappings.untagResource(resource, url.searchParams.getAll('tagKeys'));
+      return NO_CONTENT;
+    }
+    return unknownOperation(method, url);
+  }
   const rest = url.pathname.slice(LAMBDA_PATH_PREFIX.length).replace(/^\/+/, '').replace(/\/+$/, '');
   if (rest === '') {
     if (method === 'POST') return json(202, await mappings.create(bodyObject(body)));
@@ -104,6 +121,8 @@ async function route(
   if (method === 'DELETE') return json(202, await mappings.delete(uuid));
   return unknownOperation(method, url);
 }
+
+const NO_CONTENT: LambdaAnswer = { status: 204, headers: {}, body: '' };
 
 function bodyObject(body: string): Record<string, unknown> {
   if (body.trim() === '') return {};

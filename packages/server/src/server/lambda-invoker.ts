@@ -25,6 +25,32 @@ export function httpInvoker(endpoint: string): FunctionInvoker {
   };
 }
 
+/**
+ * The invoker of each function: its own endpoint when the config file names one (`lambda.functions`), else the
+ * server's (`--lambda-endpoint`); undefined when there is neither (mappings are then kept, not polled). A
+ * function with no endpoint of its own and no default is not reached: its invocations fail as unreachable.
+ */
+export function functionInvoker(
+  defaultEndpoint: string | undefined,
+  functions: Record<string, string> = {},
+): FunctionInvoker | undefined {
+  const named = new Map(Object.entries(functions).map(([name, endpoint]) => [name, httpInvoker(endpoint)]));
+  const fallback = defaultEndpoint === undefined ? undefined : httpInvoker(defaultEndpoint);
+  if (!fallback && named.size === 0) return undefined;
+  return {
+    invoke(request) {
+      const invoker = named.get(request.functionName) ?? fallback;
+      if (!invoker)
+        return Promise.reject(
+          new Error(
+            `no Invoke endpoint for function ${request.functionName} (lambda.functions, --lambda-endpoint)`,
+          ),
+        );
+      return invoker.invoke(request);
+    },
+  };
+}
+
 function post(url: URL, payload: string, signal: AbortSignal): Promise<InvokeAnswer> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {

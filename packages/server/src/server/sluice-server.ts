@@ -26,7 +26,7 @@ import { type AlarmsAnswer, consoleApi, consoleChanges, consolePages, json } fro
 import { exposureWarning } from './exposure-warning.ts';
 import { createHttpServer } from './http/http-server.ts';
 import { lambdaEntry } from './lambda-entry.ts';
-import { httpInvoker } from './lambda-invoker.ts';
+import { functionInvoker } from './lambda-invoker.ts';
 import { createLogger } from './logger.ts';
 import { createServerMetrics } from './metrics.ts';
 import { operatorAudit } from './operator-audit.ts';
@@ -161,7 +161,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     clock,
     region: service.region,
     accountId: service.accountId,
-    invoker: lambdaEndpoint === undefined ? undefined : httpInvoker(lambdaEndpoint),
+    invoker: functionInvoker(lambdaEndpoint, config.lambda?.functions),
     functionTimeoutSeconds: options.lambdaTimeoutSeconds ?? config.lambda?.functionTimeoutSeconds,
     observer: {
       invoked(mapping, records, result, seconds) {

@@ -10,6 +10,7 @@ import { integerAttribute } from '../queue-attributes.ts';
 import type { QueueDirectory } from '../queue-directory.ts';
 import { lambdaErrors } from './lambda-errors.ts';
 import {
+  checkTagCount,
   type EventSourceMapping,
   MAPPING_LIMITS,
   type MappingConfiguration,
@@ -17,6 +18,7 @@ import {
   type MappingQueue,
   newMappingSettings,
   parseFunctionName,
+  parseTags,
   QUEUE_DELETED_REASON,
   renderMapping,
   USER_INITIATED,
@@ -187,6 +189,40 @@ export class EventSourceMappings {
       ...renderMapping(mapping, this.scope),
       Pollers: this.running.get(mapping.uuid)?.pollers.pollers ?? 0,
     }));
+  }
+
+  // ---- Tags (ListTags, TagResource, UntagResource on a mapping's ARN) -------------------------------------
+
+  async listTags(arn: string): Promise<{ Tags: Record<string, string> }> {
+    return { Tags: { ...(await this.findByArn(arn)).tags } };
+  }
+
+  async tagResource(arn: string, input: MappingInput): Promise<void> {
+    const mapping = await this.findByArn(arn);
+    const added = parseTags(input.Tags);
+    if (added === undefined) throw lambdaErrors.invalidParameter('Tags are required.');
+    const tags = { ...mapping.tags, ...added };
+    checkTagCount(tags);
+    // Tags do not change what the pollers do: LastModified stays, so they are not restarted.
+    await this.options.store.saveMapping({ ...mapping, tags });
+  }
+
+  async untagResource(arn: string, keys: readonly string[]): Promise<void> {
+    const mapping = await this.findByArn(arn);
+    const tags = { ...mapping.tags };
+    for (const key of keys) delete tags[key];
+    const { tags: _old, ...rest } = mapping;
+    await this.options.store.saveMapping(Object.keys(tags).length > 0 ? { ...rest, tags } : rest);
+  }
+
+  /** The mapping an ARN names; Sluice keeps no functions, so a function's ARN names nothing either. */
+  private async findByArn(arn: string): Promise<EventSourceMapping> {
+    const match = /^arn:aws[a-zA-Z-]*:lambda:([^:]+):(\d{12}):event-source-mapping:([0-9a-fA-F-]{36})$/.exec(
+      arn,
+    );
+    if (!match || match[1] !== this.options.region || match[2] !== this.options.accountId)
+      throw lambdaErrors.notFound();
+    return this.find(match[3]!);
   }
 
   private async find(uuid: string): Promise<EventSourceMapping> {

@@ -37,6 +37,8 @@ export interface EventSourceMapping {
   lastModified: number;
   /** How long an invocation may take before it counts as failed: the function's time-out (Lambda's default 3 s). */
   functionTimeoutSeconds: number;
+  /** Tags (CreateEventSourceMapping's `Tags`, TagResource, UntagResource), read back by ListTags. */
+  tags?: Record<string, string>;
 }
 
 /** Lambda's default batch size for SQS, and its limits. */
@@ -245,6 +247,41 @@ function checkBatching(batchSize: number, windowSeconds: number, queue: MappingQ
     );
 }
 
+/** Lambda's tag limits: 50 tags a resource, keys of 1-128 characters, values of up to 256. */
+export const TAG_LIMITS = { perResource: 50, keyLength: 128, valueLength: 256 } as const;
+
+/** A map of tags (CreateEventSourceMapping's `Tags`, TagResource's), checked; undefined when not given. */
+export function parseTags(value: unknown): Record<string, string> | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw lambdaErrors.invalidParameter('Tags must be a map of strings.');
+  const tags: Record<string, string> = {};
+  for (const [key, tag] of Object.entries(value)) {
+    if (typeof tag !== 'string')
+      throw lambdaErrors.invalidParameter(`The value of tag ${key} must be a string.`);
+    if (key.length < 1 || key.length > TAG_LIMITS.keyLength)
+      throw lambdaErrors.invalidParameter(
+        `Tag keys must be 1 to ${TAG_LIMITS.keyLength} characters long: ${JSON.stringify(key)}.`,
+      );
+    if (key.toLowerCase().startsWith('aws:'))
+      throw lambdaErrors.invalidParameter(
+        `Tag keys starting with "aws:" are reserved: ${JSON.stringify(key)}.`,
+      );
+    if (tag.length > TAG_LIMITS.valueLength)
+      throw lambdaErrors.invalidParameter(
+        `Tag values must be at most ${TAG_LIMITS.valueLength} characters long (tag ${key}).`,
+      );
+    tags[key] = tag;
+  }
+  checkTagCount(tags);
+  return tags;
+}
+
+export function checkTagCount(tags: Record<string, string>): void {
+  if (Object.keys(tags).length > TAG_LIMITS.perResource)
+    throw lambdaErrors.invalidParameter(`A resource can have at most ${TAG_LIMITS.perResource} tags.`);
+}
+
 /** The settings of CreateEventSourceMapping, checked; the caller adds the identity and the queue. */
 export function newMappingSettings(input: MappingInput, queue: MappingQueue, functionTimeoutSeconds: number) {
   refuseStreamSettings(input);
@@ -264,6 +301,7 @@ export function newMappingSettings(input: MappingInput, queue: MappingQueue, fun
   checkVisibility(queue, functionTimeoutSeconds);
   const concurrency = maximumConcurrency(input);
   const patterns = filterPatterns(input);
+  const tags = parseTags(input.Tags);
   return {
     functionName: name,
     ...(qualifier !== undefined && { qualifier }),
@@ -274,6 +312,7 @@ export function newMappingSettings(input: MappingInput, queue: MappingQueue, fun
     ...(patterns && patterns.length > 0 && { filterPatterns: patterns }),
     enabled: booleanField(input, 'Enabled') ?? true,
     functionTimeoutSeconds,
+    ...(tags && Object.keys(tags).length > 0 && { tags }),
   };
 }
 

@@ -19,7 +19,8 @@ export interface SqsRecord {
   body: string;
   attributes: Record<string, string>;
   messageAttributes: Record<string, SqsRecordAttribute>;
-  md5OfMessageAttributes?: string;
+  /** null for a message without attributes, as a real Lambda event has it (decision record). */
+  md5OfMessageAttributes: string | null;
   md5OfBody: string;
   eventSource: 'aws:sqs';
   eventSourceARN: string;
@@ -53,9 +54,7 @@ export function sqsRecord(message: Message, eventSourceArn: string, region: stri
     body: message.Body ?? '',
     attributes: { ...message.Attributes },
     messageAttributes,
-    ...(message.MD5OfMessageAttributes !== undefined && {
-      md5OfMessageAttributes: message.MD5OfMessageAttributes,
-    }),
+    md5OfMessageAttributes: message.MD5OfMessageAttributes ?? null,
     md5OfBody: message.MD5OfBody ?? '',
     eventSource: 'aws:sqs',
     eventSourceARN: eventSourceArn,

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { ProtocolAdapter } from '../../protocol/adapter.ts';
 import { jsonProtocol } from '../../protocol/protocols.ts';
-import { LAMBDA_PATH_PREFIX } from '../lambda-entry.ts';
+import { LAMBDA_PATH_PREFIX, LAMBDA_TAGS_PREFIX } from '../lambda-entry.ts';
 import { type ApiCall, apiRoute, type ServeApi } from './api.ts';
 import { serveChange, serveConsoleRedirect, serveForm, servePage } from './console.ts';
 import type { Exchange, HttpServerOptions, Serve, Transport } from './front.ts';
@@ -65,7 +65,10 @@ export function routesOf(options: HttpServerOptions, transport: Transport): Rout
         route('POST', path, serveChange(change, { pageAccess, browser, body })),
       ),
       ...(options.lambda
-        ? [route('*', `${LAMBDA_PATH_PREFIX}*`, serveLambda(options.lambda, { body, browser, auth }))]
+        ? [
+            route('*', `${LAMBDA_PATH_PREFIX}*`, serveLambda(options.lambda, { body, browser, auth })),
+            route('*', `${LAMBDA_TAGS_PREFIX}/*`, serveLambda(options.lambda, { body, browser, auth })),
+          ]
         : []),
       ...[...(options.testEndpoints ?? [])].map(([path, endpoint]) =>
         route('*', path, api(serveTestEndpoint(endpoint, pageAccess)), { protocol: jsonProtocol }),
