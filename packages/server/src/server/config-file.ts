@@ -25,6 +25,8 @@ export interface ConfigFile {
   metricsToken?: string;
   /** Event source mappings: their Invoke endpoint and function time-out, and mappings made at start. */
   lambda?: ConfigLambda;
+  /** SNS's HTTP/HTTPS subscribers: `httpAllow` as `--sns-http-allow`. */
+  sns?: { httpAllow?: string[] };
 }
 
 export interface ConfigLambda {
@@ -90,6 +92,7 @@ const FILE_KEYS: Record<keyof ConfigFile, true> = {
   credentials: true,
   metricsToken: true,
   lambda: true,
+  sns: true,
 };
 const QUEUE_KEYS: Record<keyof ConfigQueue, true> = {
   name: true,
@@ -340,7 +343,7 @@ export function readConfigFile(path: string): ConfigFile {
     if (!Object.hasOwn(FILE_KEYS, key))
       reader.fail(`unknown key "${key}" (known: ${Object.keys(FILE_KEYS).join(', ')})`);
   }
-  const { queues, topics, redrive, alarms, credentials, metricsToken, lambda } = parsed as Record<
+  const { queues, topics, redrive, alarms, credentials, metricsToken, lambda, sns } = parsed as Record<
     string,
     unknown
   >;
@@ -365,6 +368,14 @@ export function readConfigFile(path: string): ConfigFile {
     config.metricsToken = metricsToken;
   }
   if (lambda !== undefined) config.lambda = reader.lambda(lambda);
+  if (sns !== undefined) {
+    const { httpAllow } = reader.object(sns, 'sns', { httpAllow: true });
+    if (httpAllow !== undefined) {
+      if (!Array.isArray(httpAllow) || httpAllow.some((entry) => typeof entry !== 'string'))
+        reader.fail('"sns.httpAllow" must be a list of host names, *.domains and CIDR blocks');
+      config.sns = { httpAllow: httpAllow as string[] };
+    }
+  }
   return config;
 }
 

@@ -102,6 +102,11 @@ export interface SluiceOptions {
    * it (here or in the config file) mappings are kept but not polled.
    */
   lambdaEndpoint?: string;
+  /**
+   * `--sns-http-allow`: the only endpoints SNS's HTTP/HTTPS subscriptions may reach (host names, `*.domain`,
+   * CIDR blocks); link-local and metadata addresses are refused whatever it says.
+   */
+  snsHttpAllow?: string[];
   /** How long an invocation may take before it counts as a function error (default 3 s, Lambda's). */
   lambdaTimeoutSeconds?: number;
 }

@@ -34,7 +34,13 @@ import { portTakenMessage } from './port-holder.ts';
 import { SERVE_FLAGS } from './serve-flags.ts';
 import type { SluiceOptions } from './sluice-options.ts';
 import { serveSns } from './sns-entry.ts';
+import { EndpointDeliveries, EndpointRules, endpointSender } from './sns-http-delivery.ts';
 import { snsSigning } from './sns-signing.ts';
+
+/** A subscriber that has not answered in this long failed the attempt (AWS's HTTP/S delivery time-out). */
+const SNS_HTTP_TIMEOUT_MS = 15_000;
+/** Requests in flight to one subscriber origin at once. */
+const SNS_HTTP_CONCURRENCY = 10;
 import { TestClock } from './test-clock.ts';
 import { createTestMode, testEndpoints } from './test-mode.ts';
 import { triageChanges, triagePages } from './triage-api.ts';
@@ -141,10 +147,44 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     warn: (details, message) => logger.warn(details, message),
   });
   const signing = await snsSigning(store);
+  const endpointRules = new EndpointRules(options.snsHttpAllow ?? config.sns?.httpAllow);
+  const snsScope = { region: service.region, accountId: service.accountId };
+  // The worker needs the service and the service the worker: it is made first and told the service after.
+  let expireUnconfirmed: () => Promise<number> = async () => 0;
+  const endpointDeliveries = new EndpointDeliveries(
+    {
+      store,
+      clock,
+      scope: snsScope,
+      rules: endpointRules,
+      sender: endpointSender({
+        rules: endpointRules,
+        timeoutMs: SNS_HTTP_TIMEOUT_MS,
+        concurrency: SNS_HTTP_CONCURRENCY,
+      }),
+      deadLetter: async (queueArn, body) => {
+        const queue = await service.queues.queueByArn(queueArn);
+        if (queue === undefined) return false;
+        try {
+          await service.actions.SendMessage(
+            { QueueUrl: service.queues.queueUrl(baseUrl, queue.name), MessageBody: body },
+            { baseUrl, senderId: service.accountId },
+          );
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      expireUnconfirmed: () => expireUnconfirmed(),
+      log: logger,
+    },
+    SNS_HTTP_TIMEOUT_MS,
+  );
   const sns = new SnsService({
+    endpoints: endpointDeliveries,
     store,
     clock,
-    scope: { region: service.region, accountId: service.accountId },
+    scope: snsScope,
     queues: service.queues,
     deliveries: service.deliveries,
     signer: signing,
@@ -153,6 +193,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       queuePolicyAllowsTopic(queue.attributes.Policy, service.queues.queueArn(queue.name), topicArn),
     strictPolicies: options.strictPolicies,
   });
+  expireUnconfirmed = () => sns.expireUnconfirmed();
   const lambdaEndpoint = options.lambdaEndpoint ?? config.lambda?.endpoint;
   const eventSourceMappings = new EventSourceMappings({
     store: storedMappings(store),
@@ -385,6 +426,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     (error) => logger.error({ err: error }, 'cluster lease renewal failed'),
   );
   activityFlusher.start();
+  endpointDeliveries.start();
   await lease.start();
   if (testMode)
     logger.warn(
@@ -403,6 +445,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       closing ??= (async () => {
         await lease.stop();
         await activityFlusher.stop();
+        await endpointDeliveries.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         service.longPoll.closeAll();
         // Keep-alive connections become idle as their last answers go out; close each as soon as it does,

@@ -52,7 +52,11 @@ async function sqsRequest(
     // neither Origin nor, in older browsers, Sec-Fetch-Site). Without credentials Sluice checks no signature,
     // so there a GET must carry one in the Authorization header, which a page cannot add without a CORS
     // preflight; with credentials the signature itself, header or presigned URL, is the proof.
-    if (auth === undefined && request.headers.authorization === undefined) throw errors.unsignedGet();
+    // SNS's SubscribeURL is a GET a subscriber makes unsigned; its token (128 random hex digits, which no page
+    // can know) is the proof, so it passes unsigned.
+    const confirmation = sns !== undefined && exchange.url().searchParams.get('Action') === 'ConfirmSubscription';
+    if (auth === undefined && request.headers.authorization === undefined && !confirmation)
+      throw errors.unsignedGet();
   }
   const sessionKey = pageAccess?.sessionCaller(request, baseUrl);
   const caller: AccessKey | undefined =

@@ -1,0 +1,400 @@
+import assert from 'node:assert/strict';
+import { verify, X509Certificate } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import {
+  ConfirmSubscriptionCommand,
+  CreateTopicCommand,
+  GetSubscriptionAttributesCommand,
+  ListSubscriptionsByTopicCommand,
+  PublishCommand,
+  type SNSClient,
+  SNSServiceException,
+  SubscribeCommand,
+  UnsubscribeCommand,
+} from '@aws-sdk/client-sns';
+import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { FakeClock, startSluice } from 'sluice';
+import { freshDatabase } from '../../tools/postgres.ts';
+import { eventually } from '../helpers/client-toolkit.ts';
+import { useServer } from '../helpers/server.ts';
+import { snsClient } from '../helpers/sns-client.ts';
+import { sqsClient } from '../helpers/sqs-client.ts';
+
+/**
+ * SNS's HTTP/HTTPS subscribers, on both stores, through the AWS SDK: a real node HTTP receiver that checks
+ * every signature with the certificate fetched from SigningCertURL, confirms through SubscribeURL, answers
+ * 500 a few times and then 200; the retry schedule on the test clock against AWS's default policy (3 retries,
+ * 20 s apart); the subscription's dead-letter queue after the last retry; the addresses Sluice refuses.
+ */
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** Whether the body's signature checked out against the certificate at its SigningCertURL (envelopes). */
+  signed: boolean | undefined;
+  status: number;
+}
+
+/** AWS's canonical string for each message type ("Verifying the signatures of Amazon SNS messages"). */
+function stringToSign(message: Record<string, string>): string {
+  const names =
+    message.Type === 'Notification'
+      ? ['Message', 'MessageId', 'Subject', 'Timestamp', 'TopicArn', 'Type']
+      : ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'];
+  return names
+    .filter((name) => message[name] !== undefined)
+    .map((name) => `${name}\n${message[name]}\n`)
+    .join('');
+}
+
+async function checkSignature(message: Record<string, string>): Promise<boolean> {
+  const pem = await (await fetch(message.SigningCertURL!)).text();
+  const certificate = new X509Certificate(pem);
+  return verify(
+    message.SignatureVersion === '2' ? 'sha256' : 'sha1',
+    Buffer.from(stringToSign(message), 'utf8'),
+    certificate.publicKey,
+    Buffer.from(message.Signature!, 'base64'),
+  );
+}
+
+/**
+ * The subscriber: confirms each subscription by a GET of its SubscribeURL (unless told not to), answers each
+ * notification with the next status of `statuses` (200 once they are used up).
+ */
+async function receiver() {
+  const received: Received[] = [];
+  const state = { statuses: [] as number[], confirm: true };
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', async () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const type = request.headers['x-amz-sns-message-type'];
+      let signed: boolean | undefined;
+      if (request.headers['x-amz-sns-rawdelivery'] !== 'true') {
+        const message = JSON.parse(body) as Record<string, string>;
+        signed = await checkSignature(message);
+        if (type === 'SubscriptionConfirmation' && state.confirm && signed) {
+          const confirmed = await fetch(message.SubscribeURL!);
+          assert.equal(confirmed.status, 200, await confirmed.text());
+        }
+      }
+      const status = type === 'Notification' ? (state.statuses.shift() ?? 200) : 200;
+      received.push({ headers: request.headers, body, signed, status });
+      response.writeHead(status, { 'content-type': 'text/plain' });
+      response.end(status === 200 ? 'ok' : 'secret internal error text');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    state,
+    of: (type: string) => received.filter((entry) => entry.headers['x-amz-sns-message-type'] === type),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+interface Backend {
+  endpoint: string;
+  /** Moves Sluice's clock; resolves once the work it made due (the deliveries) is done. */
+  advance(seconds: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const backends: Array<[string, () => Promise<Backend>]> = [
+  [
+    'SQLite (--test-clock)',
+    async () => {
+      const server = await useServer({ args: ['--test-clock'] });
+      return {
+        endpoint: server.endpoint,
+        async advance(seconds) {
+          const answer = await fetch(`${server.endpoint}/_sluice/clock/advance`, {
+            method: 'POST',
+            body: JSON.stringify({ seconds }),
+          });
+          assert.equal(answer.status, 200);
+        },
+        close: () => server.close(),
+      };
+    },
+  ],
+  [
+    'PostgreSQL (injected clock)',
+    async () => {
+      const database = await freshDatabase();
+      const clock = new FakeClock(Date.UTC(2026, 11, 1));
+      const node = await startSluice({
+        port: 0,
+        storeUrl: database.url,
+        logLevel: 'silent',
+        dataDir: ':memory:',
+        clock,
+      });
+      return {
+        endpoint: node.endpoint,
+        advance: (seconds) => clock.advance(seconds * 1000),
+        close: async () => {
+          await node.close();
+          await database.drop();
+        },
+      };
+    },
+  ],
+];
+
+const errorOf = async (promise: Promise<unknown>): Promise<SNSServiceException> => {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof SNSServiceException) return error;
+    throw error;
+  }
+  assert.fail('expected an SNS error');
+};
+
+for (const [label, start] of backends) {
+  describe(`SNS HTTP subscribers on ${label}`, { concurrency: false }, () => {
+    let backend: Backend;
+    let sns: SNSClient;
+    let hook: Awaited<ReturnType<typeof receiver>>;
+    let topicArn: string;
+
+    before(async () => {
+      backend = await start();
+      sns = snsClient(backend.endpoint);
+      hook = await receiver();
+      ({ TopicArn: topicArn } = (await sns.send(new CreateTopicCommand({ Name: 'webhooks' }))) as {
+        TopicArn: string;
+      });
+    });
+    after(async () => {
+      sns?.destroy();
+      await backend?.close();
+      await hook?.close();
+    });
+
+    /** The notifications that reached the receiver, once there are `count`. */
+    const notifications = async (count: number) => {
+      await eventually(() => hook.of('Notification').length >= count, `${count} notification POSTs`, 30_000);
+      return hook.of('Notification');
+    };
+
+    test('Subscribe is pending until the endpoint confirms through SubscribeURL; the confirmation is signed', async () => {
+      const { SubscriptionArn } = await sns.send(
+        new SubscribeCommand({ TopicArn: topicArn, Protocol: 'http', Endpoint: `${hook.url}/orders` }),
+      );
+      assert.equal(SubscriptionArn, 'pending confirmation');
+      await eventually(() => hook.of('SubscriptionConfirmation').length === 1, 'the confirmation POST', 30_000);
+      const [confirmation] = hook.of('SubscriptionConfirmation');
+      assert.equal(confirmation!.signed, true, 'the signature checks against the served certificate');
+      assert.equal(confirmation!.headers['content-type'], 'text/plain; charset=UTF-8');
+      assert.equal(confirmation!.headers['x-amz-sns-topic-arn'], topicArn);
+      assert.equal(confirmation!.headers['x-amz-sns-subscription-arn'], undefined);
+      const body = JSON.parse(confirmation!.body) as Record<string, string>;
+      assert.deepEqual(Object.keys(body), [
+        'Type',
+        'MessageId',
+        'Token',
+        'TopicArn',
+        'Message',
+        'SubscribeURL',
+        'Timestamp',
+        'SignatureVersion',
+        'Signature',
+        'SigningCertURL',
+      ]);
+      assert.equal(confirmation!.headers['x-amz-sns-message-id'], body.MessageId);
+      assert.match(body.Token!, /^[0-9a-f]{128}$/);
+      assert.match(body.Message!, /^You have chosen to subscribe to the topic arn:aws:sns:/);
+      // The receiver's GET of SubscribeURL confirmed it.
+      await eventually(async () => {
+        const listed = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn }));
+        return listed.Subscriptions?.[0]?.SubscriptionArn?.startsWith(`${topicArn}:`) === true;
+      }, 'the subscription confirmed');
+      // ConfirmSubscription with the same token answers the same ARN.
+      const again = await sns.send(new ConfirmSubscriptionCommand({ TopicArn: topicArn, Token: body.Token }));
+      assert.match(again.SubscriptionArn!, new RegExp(`^${topicArn}:`));
+      const attributes = await sns.send(
+        new GetSubscriptionAttributesCommand({ SubscriptionArn: again.SubscriptionArn }),
+      );
+      assert.equal(attributes.Attributes?.PendingConfirmation, 'false');
+      assert.equal(attributes.Attributes?.Protocol, 'http');
+      assert.equal(Object.keys(attributes.Attributes ?? {}).some((name) => name.startsWith('sluice:')), false);
+      const wrong = await errorOf(
+        sns.send(new ConfirmSubscriptionCommand({ TopicArn: topicArn, Token: 'f'.repeat(128) })),
+      );
+      assert.equal(wrong.name, 'InvalidParameterException');
+    });
+
+    test("a failed delivery is retried by AWS's default policy (3 retries 20 s apart) on Sluice's clock", async () => {
+      hook.state.statuses.push(500, 500, 500);
+      const { MessageId } = await sns.send(
+        new PublishCommand({
+          TopicArn: topicArn,
+          Message: 'order 1',
+          Subject: 'orders',
+          MessageAttributes: { kind: { DataType: 'String', StringValue: 'created' } },
+        }),
+      );
+      await backend.advance(0);
+      const [first] = await notifications(1);
+      assert.equal(first!.status, 500);
+      assert.equal(first!.signed, true);
+      assert.equal(first!.headers['x-amz-sns-message-id'], MessageId);
+      assert.equal(first!.headers['x-amz-sns-topic-arn'], topicArn);
+      assert.match(String(first!.headers['x-amz-sns-subscription-arn']), new RegExp(`^${topicArn}:`));
+      assert.equal(first!.headers['content-type'], 'text/plain; charset=UTF-8');
+      assert.equal(first!.headers['user-agent'], 'Amazon Simple Notification Service Agent');
+      const envelope = JSON.parse(first!.body) as Record<string, unknown>;
+      assert.equal(envelope.Type, 'Notification');
+      assert.equal(envelope.Message, 'order 1');
+      assert.equal(envelope.Subject, 'orders');
+      assert.deepEqual(envelope.MessageAttributes, { kind: { Type: 'String', Value: 'created' } });
+      for (let retry = 1; retry <= 3; retry++) {
+        await backend.advance(18);
+        assert.equal(hook.of('Notification').length, retry, `retry ${retry} is not sent 18 s after the attempt before`);
+        await backend.advance(2);
+        const all = await notifications(retry + 1);
+        assert.equal(all[retry]!.status, retry < 3 ? 500 : 200, `retry ${retry} is sent 20 s after the attempt before`);
+        assert.equal(all[retry]!.body, first!.body, 'each retry is the same signed message');
+      }
+      await backend.advance(60);
+      assert.equal(hook.of('Notification').length, 4, 'delivered: no more attempts');
+    });
+
+    test("after the last retry the message goes to the subscription's dead-letter queue", async () => {
+      const sqs = sqsClient(backend.endpoint);
+      try {
+        const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'webhook-dlq' }));
+        const { Attributes } = await sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+        );
+        const failing = await receiver();
+        try {
+          failing.state.statuses.push(...Array(10).fill(503));
+          const { SubscriptionArn } = await sns.send(
+            new SubscribeCommand({
+              TopicArn: topicArn,
+              Protocol: 'http',
+              Endpoint: `${failing.url}/down`,
+              ReturnSubscriptionArn: true,
+              Attributes: {
+                RedrivePolicy: JSON.stringify({ deadLetterTargetArn: Attributes!.QueueArn }),
+                RawMessageDelivery: 'true',
+              },
+            }),
+          );
+          await eventually(async () => {
+            const answer = await sns.send(new GetSubscriptionAttributesCommand({ SubscriptionArn }));
+            return answer.Attributes?.PendingConfirmation === 'false';
+          }, 'the second subscription confirmed');
+          const before = hook.of('Notification').length;
+          await sns.send(new PublishCommand({ TopicArn: topicArn, Message: 'order 2' }));
+          await backend.advance(0);
+          await eventually(() => failing.of('Notification').length === 1, 'the first attempt', 30_000);
+          assert.equal(failing.of('Notification')[0]!.headers['x-amz-sns-rawdelivery'], 'true');
+          assert.equal(failing.of('Notification')[0]!.body, 'order 2');
+          for (let step = 0; step < 3; step++) await backend.advance(20);
+          await eventually(() => failing.of('Notification').length === 4, 'four attempts', 30_000);
+          await eventually(() => hook.of('Notification').length === before + 1, 'the first subscriber got it');
+          await backend.advance(20);
+          const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 5 }));
+          assert.equal(Messages?.[0]?.Body, 'order 2');
+          assert.equal(failing.of('Notification').length, 4, '1 attempt and 3 retries, then given up');
+          await sns.send(new UnsubscribeCommand({ SubscriptionArn }));
+        } finally {
+          await failing.close();
+        }
+      } finally {
+        sqs.destroy();
+      }
+    });
+
+    test('link-local and metadata endpoints are refused at Subscribe with InvalidParameter', async () => {
+      for (const endpoint of [
+        'http://169.254.169.254/latest/meta-data/',
+        'http://169.254.170.2/v2/credentials',
+        'http://[fd00:ec2::254]/latest/meta-data/',
+        'http://[fe80::1]/',
+        'http://[::ffff:169.254.169.254]/',
+      ]) {
+        const error = await errorOf(
+          sns.send(new SubscribeCommand({ TopicArn: topicArn, Protocol: 'http', Endpoint: endpoint })),
+        );
+        assert.equal(error.name, 'InvalidParameterException', endpoint);
+        assert.match(error.message, /link-local or cloud metadata address/, endpoint);
+      }
+      const mismatched = await errorOf(
+        sns.send(new SubscribeCommand({ TopicArn: topicArn, Protocol: 'https', Endpoint: `${hook.url}/x` })),
+      );
+      assert.equal(mismatched.name, 'InvalidParameterException');
+    });
+
+    test('Unsubscribe sends a signed UnsubscribeConfirmation and stops deliveries', async () => {
+      const listed = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn }));
+      const arn = listed.Subscriptions!.find((s) => s.Endpoint === `${hook.url}/orders`)!.SubscriptionArn!;
+      await sns.send(new UnsubscribeCommand({ SubscriptionArn: arn }));
+      await eventually(() => hook.of('UnsubscribeConfirmation').length === 1, 'the unsubscribe confirmation', 30_000);
+      const [confirmation] = hook.of('UnsubscribeConfirmation');
+      assert.equal(confirmation!.signed, true);
+      assert.equal(confirmation!.headers['x-amz-sns-subscription-arn'], arn);
+      const count = hook.of('Notification').length;
+      await sns.send(new PublishCommand({ TopicArn: topicArn, Message: 'after' }));
+      await backend.advance(0);
+      await backend.advance(1);
+      assert.equal(hook.of('Notification').length, count);
+    });
+  });
+}
+
+describe('SNS HTTP subscribers: unconfirmed ones expire, --sns-http-allow narrows', { concurrency: false }, () => {
+  test('a subscription not confirmed in 3 days is gone and its token refused', async () => {
+    const backend = await backends[0]![1]();
+    const hook = await receiver();
+    hook.state.confirm = false;
+    const sns = snsClient(backend.endpoint);
+    try {
+      const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'late' }));
+      await sns.send(new SubscribeCommand({ TopicArn, Protocol: 'http', Endpoint: `${hook.url}/late` }));
+      await eventually(() => hook.of('SubscriptionConfirmation').length === 1, 'the confirmation POST', 30_000);
+      const { Token } = JSON.parse(hook.of('SubscriptionConfirmation')[0]!.body) as { Token: string };
+      const listed = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
+      assert.equal(listed.Subscriptions?.[0]?.SubscriptionArn, 'PendingConfirmation');
+      await backend.advance(3 * 24 * 3600 + 3600);
+      const gone = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
+      assert.deepEqual(gone.Subscriptions ?? [], []);
+      const refused = await errorOf(sns.send(new ConfirmSubscriptionCommand({ TopicArn, Token })));
+      assert.equal(refused.name, 'InvalidParameterException');
+    } finally {
+      sns.destroy();
+      await hook.close();
+      await backend.close();
+    }
+  });
+
+  test('with --sns-http-allow, an endpoint outside it is refused and one inside accepted', async () => {
+    const server = await useServer({ args: ['--sns-http-allow', '10.0.0.0/8', '--sns-http-allow', 'localhost'] });
+    const sns = snsClient(server.endpoint);
+    try {
+      const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'narrow' }));
+      const refused = await errorOf(
+        sns.send(new SubscribeCommand({ TopicArn, Protocol: 'http', Endpoint: 'http://127.0.0.1:9/hook' })),
+      );
+      assert.equal(refused.name, 'InvalidParameterException');
+      assert.match(refused.message, /--sns-http-allow/);
+      const accepted = await sns.send(
+        new SubscribeCommand({ TopicArn, Protocol: 'http', Endpoint: 'http://localhost:9/hook' }),
+      );
+      assert.equal(accepted.SubscriptionArn, 'pending confirmation');
+    } finally {
+      sns.destroy();
+      await server.close();
+    }
+  });
+});
