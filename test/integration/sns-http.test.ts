@@ -190,7 +190,11 @@ for (const [label, start] of backends) {
         new SubscribeCommand({ TopicArn: topicArn, Protocol: 'http', Endpoint: `${hook.url}/orders` }),
       );
       assert.equal(SubscriptionArn, 'pending confirmation');
-      await eventually(() => hook.of('SubscriptionConfirmation').length === 1, 'the confirmation POST', 30_000);
+      await eventually(
+        () => hook.of('SubscriptionConfirmation').length === 1,
+        'the confirmation POST',
+        30_000,
+      );
       const [confirmation] = hook.of('SubscriptionConfirmation');
       assert.equal(confirmation!.signed, true, 'the signature checks against the served certificate');
       assert.equal(confirmation!.headers['content-type'], 'text/plain; charset=UTF-8');
@@ -225,7 +229,10 @@ for (const [label, start] of backends) {
       );
       assert.equal(attributes.Attributes?.PendingConfirmation, 'false');
       assert.equal(attributes.Attributes?.Protocol, 'http');
-      assert.equal(Object.keys(attributes.Attributes ?? {}).some((name) => name.startsWith('sluice:')), false);
+      assert.equal(
+        Object.keys(attributes.Attributes ?? {}).some((name) => name.startsWith('sluice:')),
+        false,
+      );
       const wrong = await errorOf(
         sns.send(new ConfirmSubscriptionCommand({ TopicArn: topicArn, Token: 'f'.repeat(128) })),
       );
@@ -258,10 +265,18 @@ for (const [label, start] of backends) {
       assert.deepEqual(envelope.MessageAttributes, { kind: { Type: 'String', Value: 'created' } });
       for (let retry = 1; retry <= 3; retry++) {
         await backend.advance(18);
-        assert.equal(hook.of('Notification').length, retry, `retry ${retry} is not sent 18 s after the attempt before`);
+        assert.equal(
+          hook.of('Notification').length,
+          retry,
+          `retry ${retry} is not sent 18 s after the attempt before`,
+        );
         await backend.advance(2);
         const all = await notifications(retry + 1);
-        assert.equal(all[retry]!.status, retry < 3 ? 500 : 200, `retry ${retry} is sent 20 s after the attempt before`);
+        assert.equal(
+          all[retry]!.status,
+          retry < 3 ? 500 : 200,
+          `retry ${retry} is sent 20 s after the attempt before`,
+        );
         assert.equal(all[retry]!.body, first!.body, 'each retry is the same signed message');
       }
       await backend.advance(60);
@@ -302,7 +317,10 @@ for (const [label, start] of backends) {
           assert.equal(failing.of('Notification')[0]!.body, 'order 2');
           for (let step = 0; step < 3; step++) await backend.advance(20);
           await eventually(() => failing.of('Notification').length === 4, 'four attempts', 30_000);
-          await eventually(() => hook.of('Notification').length === before + 1, 'the first subscriber got it');
+          await eventually(
+            () => hook.of('Notification').length === before + 1,
+            'the first subscriber got it',
+          );
           await backend.advance(20);
           const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 5 }));
           assert.equal(Messages?.[0]?.Body, 'order 2');
@@ -340,7 +358,11 @@ for (const [label, start] of backends) {
       const listed = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn }));
       const arn = listed.Subscriptions!.find((s) => s.Endpoint === `${hook.url}/orders`)!.SubscriptionArn!;
       await sns.send(new UnsubscribeCommand({ SubscriptionArn: arn }));
-      await eventually(() => hook.of('UnsubscribeConfirmation').length === 1, 'the unsubscribe confirmation', 30_000);
+      await eventually(
+        () => hook.of('UnsubscribeConfirmation').length === 1,
+        'the unsubscribe confirmation',
+        30_000,
+      );
       const [confirmation] = hook.of('UnsubscribeConfirmation');
       assert.equal(confirmation!.signed, true);
       assert.equal(confirmation!.headers['x-amz-sns-subscription-arn'], arn);
@@ -353,7 +375,9 @@ for (const [label, start] of backends) {
   });
 }
 
-describe('SNS HTTP subscribers: unconfirmed ones expire, --sns-http-allow narrows', { concurrency: false }, () => {
+describe('SNS HTTP subscribers: unconfirmed ones expire, --sns-http-allow narrows', {
+  concurrency: false,
+}, () => {
   test('a subscription not confirmed in 3 days is gone and its token refused', async () => {
     const backend = await backends[0]![1]();
     const hook = await receiver();
@@ -362,7 +386,11 @@ describe('SNS HTTP subscribers: unconfirmed ones expire, --sns-http-allow narrow
     try {
       const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'late' }));
       await sns.send(new SubscribeCommand({ TopicArn, Protocol: 'http', Endpoint: `${hook.url}/late` }));
-      await eventually(() => hook.of('SubscriptionConfirmation').length === 1, 'the confirmation POST', 30_000);
+      await eventually(
+        () => hook.of('SubscriptionConfirmation').length === 1,
+        'the confirmation POST',
+        30_000,
+      );
       const { Token } = JSON.parse(hook.of('SubscriptionConfirmation')[0]!.body) as { Token: string };
       const listed = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
       assert.equal(listed.Subscriptions?.[0]?.SubscriptionArn, 'PendingConfirmation');
@@ -379,7 +407,9 @@ describe('SNS HTTP subscribers: unconfirmed ones expire, --sns-http-allow narrow
   });
 
   test('with --sns-http-allow, an endpoint outside it is refused and one inside accepted', async () => {
-    const server = await useServer({ args: ['--sns-http-allow', '10.0.0.0/8', '--sns-http-allow', 'localhost'] });
+    const server = await useServer({
+      args: ['--sns-http-allow', '10.0.0.0/8', '--sns-http-allow', 'localhost'],
+    });
     const sns = snsClient(server.endpoint);
     try {
       const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'narrow' }));

@@ -41,6 +41,7 @@ import { snsSigning } from './sns-signing.ts';
 const SNS_HTTP_TIMEOUT_MS = 15_000;
 /** Requests in flight to one subscriber origin at once. */
 const SNS_HTTP_CONCURRENCY = 10;
+
 import { TestClock } from './test-clock.ts';
 import { createTestMode, testEndpoints } from './test-mode.ts';
 import { triageChanges, triagePages } from './triage-api.ts';

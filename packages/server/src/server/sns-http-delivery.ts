@@ -65,7 +65,9 @@ export class EndpointRules {
    * The address to connect to for `url` (resolved once, and the connection pinned to it, so a name that
    * resolves elsewhere the second time reaches nothing else), or why it is refused.
    */
-  async resolve(url: URL): Promise<{ address: string; family: 4 | 6 } | { refused: string }> {
+  async resolve(
+    url: URL,
+  ): Promise<{ address: string; family: 4 | 6 } | { refused: string; unresolved?: boolean }> {
     const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
     let addresses: Array<{ address: string; family: number }>;
     if (isIP(host) !== 0) addresses = [{ address: host, family: isIP(host) }];
@@ -73,10 +75,13 @@ export class EndpointRules {
       try {
         addresses = await lookup(host, { all: true, verbatim: true });
       } catch (error) {
-        return { refused: `${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? 'error'})` };
+        return {
+          refused: `${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+          unresolved: true,
+        };
       }
     }
-    if (addresses.length === 0) return { refused: `${host} does not resolve` };
+    if (addresses.length === 0) return { refused: `${host} does not resolve`, unresolved: true };
     for (const { address } of addresses) {
       const checked = normalized(address);
       if (DENIED.check(checked.address, checked.family))
@@ -90,7 +95,8 @@ export class EndpointRules {
         const checked = normalized(address);
         return this.blocks.check(checked.address, checked.family);
       });
-      if (!named && !inBlocks) return { refused: `${host} is not among the endpoints --sns-http-allow names` };
+      if (!named && !inBlocks)
+        return { refused: `${host} is not among the endpoints --sns-http-allow names` };
     }
     const first = addresses[0]!;
     return { address: first.address, family: first.family === 6 ? 6 : 4 };
@@ -110,8 +116,12 @@ class OriginLimiter {
 
   async run<T>(origin: string, work: () => Promise<T>): Promise<T> {
     let slot = this.active.get(origin);
-    if (!slot) this.active.set(origin, (slot = { count: 0, waiting: [] }));
-    if (slot.count >= this.cap) await new Promise<void>((resolve) => slot!.waiting.push(resolve));
+    if (!slot) {
+      slot = { count: 0, waiting: [] };
+      this.active.set(origin, slot);
+    }
+    const waiting = slot.waiting;
+    if (slot.count >= this.cap) await new Promise<void>((resolve) => waiting.push(resolve));
     slot.count++;
     try {
       return await work();
@@ -138,7 +148,11 @@ export interface EndpointSenderOptions {
  */
 export function endpointSender(options: EndpointSenderOptions) {
   const limiter = new OriginLimiter(options.concurrency);
-  const send = async (endpoint: string, headers: Record<string, string>, body: string): Promise<SendResult> => {
+  const send = async (
+    endpoint: string,
+    headers: Record<string, string>,
+    body: string,
+  ): Promise<SendResult> => {
     let url: URL;
     try {
       url = new URL(endpoint);
@@ -260,7 +274,13 @@ export class EndpointDeliveries implements EndpointGateway {
 
   start(): void {
     const { clock } = this.options;
-    this.job = repeatEvery(clock, 0, TICK_MS, () => this.pass(), (error) => this.failed(error));
+    this.job = repeatEvery(
+      clock,
+      0,
+      TICK_MS,
+      () => this.pass(),
+      (error) => this.failed(error),
+    );
     this.expiry = repeatEvery(
       clock,
       EXPIRY_SWEEP_MS,
@@ -282,15 +302,17 @@ export class EndpointDeliveries implements EndpointGateway {
   }
 
   async refusal(endpoint: string): Promise<string | undefined> {
+    // A name that does not resolve yet is no refusal (AWS takes it; its confirmation fails, as there).
     const target = await this.options.rules.resolve(new URL(endpoint));
-    return 'refused' in target ? target.refused : undefined;
+    return 'refused' in target && target.unresolved !== true ? target.refused : undefined;
   }
 
   sendConfirmation(endpoint: string, headers: Record<string, string>, body: string): void {
     void this.options.sender.send(endpoint, headers, body).then((result) => {
       const type = headers['x-amz-sns-message-type'];
       if (result.ok) this.options.log.info({ endpoint, type }, 'SNS confirmation sent');
-      else this.options.log.warn({ endpoint, type, outcome: result.outcome }, 'SNS confirmation not delivered');
+      else
+        this.options.log.warn({ endpoint, type, outcome: result.outcome }, 'SNS confirmation not delivered');
     });
   }
 
@@ -340,7 +362,10 @@ export class EndpointDeliveries implements EndpointGateway {
       return;
     }
     const topic = await store.getTopic(delivery.topicName);
-    const policy = effectiveDeliveryPolicy(topic?.attributes.DeliveryPolicy, subscription.attributes.DeliveryPolicy);
+    const policy = effectiveDeliveryPolicy(
+      topic?.attributes.DeliveryPolicy,
+      subscription.attributes.DeliveryPolicy,
+    );
     const startedAt = clock.now();
     if (policy.maxReceivesPerSecond !== undefined) {
       const second = Math.floor(startedAt / 1000);
@@ -384,7 +409,10 @@ export class EndpointDeliveries implements EndpointGateway {
     const deadLetterArn = deadLetterTargetOf(subscription.attributes);
     if (deadLetterArn !== undefined && (await this.options.deadLetter(deadLetterArn, delivery.body))) {
       this.counts.deadLettered++;
-      log.warn({ ...details, deadLetterQueue: deadLetterArn }, 'SNS endpoint delivery given up: sent to the dead-letter queue');
+      log.warn(
+        { ...details, deadLetterQueue: deadLetterArn },
+        'SNS endpoint delivery given up: sent to the dead-letter queue',
+      );
     } else {
       this.counts.dropped++;
       log.warn(details, 'SNS endpoint delivery given up and dropped (no dead-letter queue took it)');

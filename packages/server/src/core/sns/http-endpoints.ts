@@ -126,7 +126,8 @@ function parsed(text: string | undefined): Record<string, unknown> | undefined {
 }
 
 const objectAt = (value: unknown, key: string): Record<string, unknown> | undefined => {
-  const member = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+  const member =
+    typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
   return typeof member === 'object' && member !== null ? (member as Record<string, unknown>) : undefined;
 };
 
@@ -145,7 +146,9 @@ function retryPolicyOf(source: Record<string, unknown> | undefined, base: RetryP
     numMinDelayRetries: number('numMinDelayRetries') ?? base.numMinDelayRetries,
     numMaxDelayRetries: number('numMaxDelayRetries') ?? base.numMaxDelayRetries,
     backoffFunction:
-      typeof backoff === 'string' && BACKOFF.has(backoff) ? (backoff as BackoffFunction) : base.backoffFunction,
+      typeof backoff === 'string' && BACKOFF.has(backoff)
+        ? (backoff as BackoffFunction)
+        : base.backoffFunction,
   };
 }
 

@@ -81,10 +81,10 @@ import {
   checkSubscriptionAttributes,
   clientAttributes,
   deadLetterTargetOf,
-  isPending,
-  PENDING,
   filterPolicyOf,
+  isPending,
   isRaw,
+  PENDING,
   reportedSubscriptionAttributes,
 } from './subscription-attributes.ts';
 import {
@@ -104,14 +104,7 @@ export const CONFIRMATION_EXPIRY_MS = 3 * 24 * 60 * 60 * 1000;
 /** A call from the server itself (the config file): no client, no caller's key. */
 const NO_CONTEXT: RequestContext = { baseUrl: '', senderId: '' };
 /** Protocols SNS knows and Sluice does not deliver to (yet). */
-const KNOWN_PROTOCOLS = new Set([
-  'email',
-  'email-json',
-  'sms',
-  'application',
-  'lambda',
-  'firehose',
-]);
+const KNOWN_PROTOCOLS = new Set(['email', 'email-json', 'sms', 'application', 'lambda', 'firehose']);
 
 export interface SnsServiceOptions {
   store: TopicStore;
@@ -361,11 +354,12 @@ export class SnsService implements SnsActions {
     const topic = await this.topic(input.TopicArn, caller);
     const protocol = input.Protocol;
     if (protocol === undefined || protocol === '') throw snsErrors.invalidParameter('Protocol');
-    if (protocol === 'http' || protocol === 'https') return this.subscribeEndpoint(topic, input, protocol, context);
+    if (protocol === 'http' || protocol === 'https')
+      return this.subscribeEndpoint(topic, input, protocol, context);
     if (protocol !== 'sqs') {
       if (KNOWN_PROTOCOLS.has(protocol)) {
         throw snsErrors.invalidParameter(
-          `Protocol Reason: Sluice delivers only to sqs subscriptions; ${protocol} subscriptions are not supported`,
+          `Protocol Reason: Sluice delivers to sqs, http and https subscriptions; ${protocol} subscriptions are not supported`,
         );
       }
       throw snsErrors.invalidParameter(`Amazon SNS does not support this protocol string: ${protocol}`);
@@ -408,9 +402,13 @@ export class SnsService implements SnsActions {
   ): Promise<SubscribeResponse> {
     const endpoints = this.endpoints;
     if (endpoints === undefined)
-      throw snsErrors.invalidParameter(`Protocol Reason: ${protocol} subscriptions are turned off on this server`);
+      throw snsErrors.invalidParameter(
+        `Protocol Reason: ${protocol} subscriptions are turned off on this server`,
+      );
     if (topic.fifo)
-      throw snsErrors.invalidParameter(`Invalid protocol type: ${protocol} Reason: FIFO topics deliver to SQS queues only`);
+      throw snsErrors.invalidParameter(
+        `Invalid protocol type: ${protocol} Reason: FIFO topics deliver to SQS queues only`,
+      );
     const endpoint = input.Endpoint ?? '';
     let url: URL | undefined;
     try {
@@ -491,8 +489,7 @@ export class SnsService implements SnsActions {
     const subscription = (await this.subscriptionsOf(topic.name)).find(
       (candidate) => candidate.attributes[CONFIRMATION_TOKEN] === token,
     );
-    if (subscription === undefined || this.expired(subscription))
-      throw snsErrors.invalidParameter('Token');
+    if (subscription === undefined || this.expired(subscription)) throw snsErrors.invalidParameter('Token');
     if (isPending(subscription)) {
       const attributes: Record<string, string> = { ...subscription.attributes };
       delete attributes[PENDING];
@@ -531,7 +528,8 @@ export class SnsService implements SnsActions {
     await this.store.deleteSubscription(input.SubscriptionArn!);
     if (subscription !== undefined && subscription.protocol !== 'sqs' && !isPending(subscription)) {
       const topic = await this.store.getTopic(subscription.topicName);
-      if (topic !== undefined) await this.sendConfirmation('UnsubscribeConfirmation', topic, subscription, context);
+      if (topic !== undefined)
+        await this.sendConfirmation('UnsubscribeConfirmation', topic, subscription, context);
     }
     return {};
   }
@@ -736,7 +734,8 @@ export class SnsService implements SnsActions {
             increment(counts.filtered, subscription.arn);
             continue;
           }
-          const text = publication.texts?.[subscription.protocol] ?? publication.texts?.default ?? publication.message;
+          const text =
+            publication.texts?.[subscription.protocol] ?? publication.texts?.default ?? publication.message;
           let body = text;
           if (!route.raw) {
             const own = { ...notification, message: text };
@@ -973,7 +972,9 @@ function sqsAttributes(publication: CheckedPublication) {
 function checkSameAttributes(subscription: SubscriptionRecord, attributes: Record<string, string>): void {
   const existing = clientAttributes(subscription.attributes);
   if (!sameAttributes(existing, attributes) || !sameAttributes(attributes, existing)) {
-    throw snsErrors.invalidParameter('Attributes Reason: Subscription already exists with different attributes');
+    throw snsErrors.invalidParameter(
+      'Attributes Reason: Subscription already exists with different attributes',
+    );
   }
 }
 

@@ -127,7 +127,8 @@ export function reportedSubscriptionAttributes(
     Endpoint: subscription.endpoint,
     Protocol: subscription.protocol,
     PendingConfirmation: isPending(subscription) ? 'true' : 'false',
-    ConfirmationWasAuthenticated: queue || subscription.attributes[AUTHENTICATED] === 'true' ? 'true' : 'false',
+    ConfirmationWasAuthenticated:
+      queue || subscription.attributes[AUTHENTICATED] === 'true' ? 'true' : 'false',
     SubscriptionArn: subscription.arn,
     SubscriptionPrincipal: `arn:aws:iam::${subscription.owner}:root`,
     ...clientAttributes(subscription.attributes),

@@ -54,7 +54,8 @@ async function sqsRequest(
     // preflight; with credentials the signature itself, header or presigned URL, is the proof.
     // SNS's SubscribeURL is a GET a subscriber makes unsigned; its token (128 random hex digits, which no page
     // can know) is the proof, so it passes unsigned.
-    const confirmation = sns !== undefined && exchange.url().searchParams.get('Action') === 'ConfirmSubscription';
+    const confirmation =
+      sns !== undefined && exchange.url().searchParams.get('Action') === 'ConfirmSubscription';
     if (auth === undefined && request.headers.authorization === undefined && !confirmation)
       throw errors.unsignedGet();
   }

@@ -7,6 +7,7 @@ import type {
   ChangeVisibilityOutcome,
   ChangeVisibilityRequest,
   DeleteOutcome,
+  EndpointDeliveryRecord,
   MessageCounts,
   MessageReceipt,
   MoveOutcome,
@@ -20,7 +21,6 @@ import type {
   NewTopic,
   Publication,
   PublishOutcome,
-  EndpointDeliveryRecord,
   QueueActivityCounts,
   QueueChanges,
   QueueRecord,
@@ -476,11 +476,7 @@ export class PostgresStore implements Store, TriageStore {
     return outcomes;
   }
 
-  claimEndpointDeliveries(
-    now: number,
-    claimUntil: number,
-    limit: number,
-  ): Promise<EndpointDeliveryRecord[]> {
+  claimEndpointDeliveries(now: number, claimUntil: number, limit: number): Promise<EndpointDeliveryRecord[]> {
     return this.track(() => topics.claimEndpointDeliveries(this.direct, now, claimUntil, limit));
   }
 

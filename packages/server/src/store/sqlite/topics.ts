@@ -83,7 +83,9 @@ export class SqliteTopics {
       ),
       claimEndpointDelivery: db.prepare('UPDATE endpoint_deliveries SET due_at = ? WHERE id = ?'),
       finishEndpointDelivery: db.prepare('DELETE FROM endpoint_deliveries WHERE id = ?'),
-      retryEndpointDelivery: db.prepare('UPDATE endpoint_deliveries SET attempts = ?, due_at = ? WHERE id = ?'),
+      retryEndpointDelivery: db.prepare(
+        'UPDATE endpoint_deliveries SET attempts = ?, due_at = ? WHERE id = ?',
+      ),
       rememberDeduplication: db.prepare(
         `INSERT OR REPLACE INTO topic_deduplication
            (topic_name, deduplication_id, message_id, sequence_number, expires_at) VALUES (?, ?, ?, ?, ?)`,
