@@ -281,6 +281,21 @@ for (const [label, start] of backends) {
       }
       await backend.advance(60);
       assert.equal(hook.of('Notification').length, 4, 'delivered: no more attempts');
+      const metrics = await (await fetch(`${backend.endpoint}/metrics`)).text();
+      const subscription = String(first!.headers['x-amz-sns-subscription-arn']);
+      const count = (outcome: string) =>
+        metrics
+          .split('\n')
+          .find(
+            (line) =>
+              line.startsWith('sluice_sns_deliveries_total{') &&
+              line.includes(`subscription="${subscription}"`) &&
+              line.includes(`outcome="${outcome}"`),
+          )
+          ?.split(' ')
+          .at(-1);
+      assert.equal(count('retried'), '3');
+      assert.equal(count('delivered'), '1');
     });
 
     test("after the last retry the message goes to the subscription's dead-letter queue", async () => {

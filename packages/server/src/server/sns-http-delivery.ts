@@ -235,6 +235,8 @@ export interface EndpointDeliveryOptions {
   rules: EndpointRules;
   /** Puts a given-up delivery's body on the queue of this ARN; false when there is no such queue or it refused. */
   deadLetter(queueArn: string, body: string): Promise<boolean>;
+  /** Counts an attempt's outcome for /metrics (sluice_sns_deliveries_total). */
+  outcome(topicName: string, subscriptionArn: string, kind: 'delivered' | 'retried' | 'failed'): void;
   /** Deletes the subscriptions left unconfirmed past AWS's three days. */
   expireUnconfirmed(): Promise<number>;
   log: {
@@ -388,6 +390,7 @@ export class EndpointDeliveries implements EndpointGateway {
     const result = await this.options.sender.send(delivery.endpoint, headers, delivery.body);
     if (result.ok) {
       this.counts.delivered++;
+      this.options.outcome(delivery.topicName, delivery.subscriptionArn, 'delivered');
       await store.finishEndpointDelivery(delivery.id);
       return;
     }
@@ -402,10 +405,12 @@ export class EndpointDeliveries implements EndpointGateway {
       outcome: result.outcome,
     };
     if (delay !== undefined) {
+      this.options.outcome(delivery.topicName, delivery.subscriptionArn, 'retried');
       await store.retryEndpointDelivery(delivery.id, retry, startedAt + delay * 1000);
       log.info({ ...details, retryInSeconds: delay }, 'SNS endpoint delivery failed, retrying');
       return;
     }
+    this.options.outcome(delivery.topicName, delivery.subscriptionArn, 'failed');
     const deadLetterArn = deadLetterTargetOf(subscription.attributes);
     if (deadLetterArn !== undefined && (await this.options.deadLetter(deadLetterArn, delivery.body))) {
       this.counts.deadLettered++;

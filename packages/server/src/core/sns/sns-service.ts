@@ -759,7 +759,6 @@ export class SnsService implements SnsActions {
             dueAt: now,
             createdAt: now,
           });
-          increment(counts.delivered, subscription.arn);
         }
         return {
           messageId,
