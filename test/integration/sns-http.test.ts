@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { verify, X509Certificate } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
   ConfirmSubscriptionCommand,
@@ -14,7 +17,14 @@ import {
   SubscribeCommand,
   UnsubscribeCommand,
 } from '@aws-sdk/client-sns';
-import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
 import { FakeClock, startSluice } from 'sluice';
 import { freshDatabase } from '../../tools/postgres.ts';
 import { eventually } from '../helpers/client-toolkit.ts';
@@ -440,6 +450,87 @@ describe('SNS HTTP subscribers: unconfirmed ones expire, --sns-http-allow narrow
     } finally {
       sns.destroy();
       await server.close();
+    }
+  });
+});
+
+describe('DLQ alarms through a topic', () => {
+  test('an alarm raised and resolved is published to the topic the config names: a queue and a webhook get it', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'sluice-alarm-topic-'));
+    const config = join(directory, 'config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        queues: [
+          { name: 'orders-dlq' },
+          {
+            name: 'orders',
+            attributes: {
+              RedrivePolicy: {
+                deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:orders-dlq',
+                maxReceiveCount: 3,
+              },
+            },
+          },
+          { name: 'pager' },
+        ],
+        topics: [
+          { name: 'oncall', subscriptions: [{ queue: 'pager', attributes: { RawMessageDelivery: true } }] },
+        ],
+        alarms: { periodSeconds: 10, topics: ['oncall'] },
+      }),
+    );
+    const server = await useServer({ args: ['--test-clock', '--config', config] });
+    const sns = snsClient(server.endpoint);
+    const sqs = sqsClient(server.endpoint);
+    const hook = await receiver();
+    const advance = async (seconds: number) => {
+      const answer = await fetch(`${server.endpoint}/_sluice/clock/advance`, {
+        method: 'POST',
+        body: JSON.stringify({ seconds }),
+      });
+      assert.equal(answer.status, 200);
+    };
+    try {
+      const TopicArn = 'arn:aws:sns:us-east-1:000000000000:oncall';
+      await sns.send(new SubscribeCommand({ TopicArn, Protocol: 'http', Endpoint: `${hook.url}/page` }));
+      await eventually(async () => {
+        const listed = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
+        return (listed.Subscriptions ?? []).every((s) => s.SubscriptionArn !== 'PendingConfirmation');
+      }, 'the webhook confirmed');
+      const { QueueUrl: dlq } = await sqs.send(new GetQueueUrlCommand({ QueueName: 'orders-dlq' }));
+      const { QueueUrl: pager } = await sqs.send(new GetQueueUrlCommand({ QueueName: 'pager' }));
+      await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'poison' }));
+      await advance(10);
+      const paged = await sqs.send(new ReceiveMessageCommand({ QueueUrl: pager, WaitTimeSeconds: 10 }));
+      const alarm = JSON.parse(paged.Messages![0]!.Body!) as Record<string, unknown>;
+      assert.equal(alarm.type, 'dlq-alarm');
+      assert.equal(alarm.event, 'raised');
+      assert.equal(alarm.queue, 'orders-dlq');
+      assert.equal(alarm.visible, 1);
+      assert.deepEqual(alarm.sourceQueues, ['orders']);
+      assert.equal(alarm.consoleUrl, `${server.endpoint}/console/#/queue/orders-dlq`);
+      await sqs.send(
+        new DeleteMessageCommand({ QueueUrl: pager, ReceiptHandle: paged.Messages![0]!.ReceiptHandle }),
+      );
+      await eventually(() => hook.of('Notification').length === 1, 'the webhook paged', 30_000);
+      const envelope = JSON.parse(hook.of('Notification')[0]!.body) as Record<string, string>;
+      assert.equal(hook.of('Notification')[0]!.signed, true);
+      assert.equal(envelope.Subject, 'DLQ alarm raised: orders-dlq');
+      assert.equal((JSON.parse(envelope.Message!) as { event: string }).event, 'raised');
+
+      const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: dlq, WaitTimeSeconds: 5 }));
+      await sqs.send(new DeleteMessageCommand({ QueueUrl: dlq, ReceiptHandle: Messages![0]!.ReceiptHandle }));
+      await advance(10);
+      const cleared = await sqs.send(new ReceiveMessageCommand({ QueueUrl: pager, WaitTimeSeconds: 10 }));
+      assert.equal((JSON.parse(cleared.Messages![0]!.Body!) as { event: string }).event, 'resolved');
+      await eventually(() => hook.of('Notification').length === 2, 'the webhook told it cleared', 30_000);
+    } finally {
+      sns.destroy();
+      sqs.destroy();
+      await hook.close();
+      await server.close();
+      rmSync(directory, { recursive: true, force: true });
     }
   });
 });

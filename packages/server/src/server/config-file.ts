@@ -20,7 +20,8 @@ export interface ConfigFile {
   queues?: ConfigQueue[];
   topics?: ConfigTopic[];
   redrive?: Partial<MoveTaskSettings>;
-  alarms?: Partial<AlarmSettings> & { webhooks?: string[] };
+  /** `topics`: SNS topics (names or ARNs) each alarm is published to, as JSON. */
+  alarms?: Partial<AlarmSettings> & { webhooks?: string[]; topics?: string[] };
   credentials?: AccessKey[];
   metricsToken?: string;
   /** Event source mappings: their Invoke endpoint and function time-out, and mappings made at start. */
@@ -113,6 +114,7 @@ const ALARM_KEYS: Record<keyof NonNullable<ConfigFile['alarms']>, true> = {
   periodSeconds: true,
   queues: true,
   webhooks: true,
+  topics: true,
 };
 const ALARM_QUEUE_KEYS: Record<keyof AlarmSettings['queues'][string], true> = {
   threshold: true,
@@ -281,7 +283,12 @@ class ConfigReader {
       'threshold',
       'periodSeconds',
     ]);
-    const { webhooks, queues } = section;
+    const { webhooks, queues, topics } = section;
+    if (topics !== undefined) {
+      if (!Array.isArray(topics) || !topics.every((topic) => typeof topic === 'string' && topic !== ''))
+        this.fail('"alarms.topics" must be a list of SNS topic names or ARNs');
+      alarms.topics = topics as string[];
+    }
     if (webhooks !== undefined) {
       if (!Array.isArray(webhooks) || !webhooks.every(isWebhookUrl))
         this.fail('"alarms.webhooks" must be a list of http(s) URLs');

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { systemClock } from '#toolkit/clock';
 import { AUDIT_RETENTION_DEFAULTS, AuditTrail } from '../core/audit-trail.ts';
-import { ALARM_DEFAULTS, DlqAlarms, readableStates } from '../core/dlq-alarms.ts';
+import { ALARM_DEFAULTS, type AlarmNotification, DlqAlarms, readableStates } from '../core/dlq-alarms.ts';
 import {
   EventSourceMappings,
   type EventSourceMappingsAnswer,
@@ -10,6 +10,7 @@ import { storedMappings } from '../core/event-source/mapping-store.ts';
 import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
 import { ActivityFlusher, QueueSampler } from '../core/queue-history.ts';
 import { startRetentionSweeper } from '../core/retention.ts';
+import { topicArnOf } from '../core/sns/sns-names.ts';
 import { SnsService } from '../core/sns/sns-service.ts';
 import { SqsService, serviceReads } from '../core/sqs-service.ts';
 import { MessageTriage } from '../core/triage.ts';
@@ -230,6 +231,39 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const alarmSettings = { ...ALARM_DEFAULTS, ...config.alarms, ...options.alarms };
   const webhooks = [...(config.alarms?.webhooks ?? []), ...(options.alarms?.webhooks ?? [])];
   const deliver = webhookNotifier({ urls: webhooks, clock, logger });
+  const alarmTopics = [...(config.alarms?.topics ?? []), ...(options.alarms?.topics ?? [])];
+  // Each alarm is a publication to the topics named: every subscriber (a queue, a webhook) gets it with SNS's
+  // guarantees (stored with the publish, HTTP deliveries retried by the delivery policy).
+  const publishAlarm = (notification: AlarmNotification) => {
+    for (const topic of alarmTopics) {
+      const TopicArn = topic.startsWith('arn:') ? topic : topicArnOf(snsScope, topic);
+      const body = {
+        source: 'sluice',
+        type: 'dlq-alarm',
+        ...notification,
+        consoleUrl: `${baseUrl}/console/#/queue/${encodeURIComponent(notification.queue)}`,
+      };
+      sns
+        .Publish(
+          {
+            TopicArn,
+            Subject: `DLQ alarm ${notification.event}: ${notification.queue}`.slice(0, 99),
+            Message: JSON.stringify(body),
+            MessageAttributes: {
+              event: { DataType: 'String', StringValue: notification.event },
+              queue: { DataType: 'String', StringValue: notification.queue },
+            },
+          },
+          { baseUrl, senderId: service.accountId },
+        )
+        .catch((error: unknown) =>
+          logger.error(
+            { err: error, topic: TopicArn, queue: notification.queue },
+            'DLQ alarm not published to its topic',
+          ),
+        );
+    }
+  };
   const jobs = serviceReads(service, store);
   const triageStore = isTriageStore(store) ? store : undefined;
   const audit =
@@ -242,6 +276,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     (notification) => {
       logger.warn({ alarm: notification }, `DLQ alarm ${notification.event}: ${notification.message}`);
       deliver(notification);
+      publishAlarm(notification);
     },
     (error) => logger.error({ err: error }, 'DLQ alarm check failed'),
   );
