@@ -431,6 +431,37 @@ describe('SNS HTTP subscribers: unconfirmed ones expire, --sns-http-allow narrow
     }
   });
 
+  test('with credentials, the unsigned GET of SubscribeURL confirms; other unsigned GETs stay refused', async () => {
+    const server = await useServer({ args: ['--credentials', 'test:test'] });
+    const sns = snsClient(server.endpoint);
+    const hook = await receiver();
+    try {
+      const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'signed' }));
+      const { SubscriptionArn } = await sns.send(
+        new SubscribeCommand({
+          TopicArn,
+          Protocol: 'http',
+          Endpoint: `${hook.url}/signed`,
+          ReturnSubscriptionArn: true,
+        }),
+      );
+      await eventually(async () => {
+        const answer = await sns.send(new GetSubscriptionAttributesCommand({ SubscriptionArn }));
+        return answer.Attributes?.PendingConfirmation === 'false';
+      }, 'confirmed by the unsigned GET of SubscribeURL');
+      const unsigned = await fetch(`${server.endpoint}/?Action=ListTopics`);
+      assert.equal(unsigned.status, 403);
+      const forged = await fetch(
+        `${server.endpoint}/?Action=ConfirmSubscription&TopicArn=${encodeURIComponent(TopicArn!)}&Token=${'0'.repeat(128)}`,
+      );
+      assert.equal(forged.status, 400, 'a wrong token is refused');
+    } finally {
+      sns.destroy();
+      await hook.close();
+      await server.close();
+    }
+  });
+
   test('with --sns-http-allow, an endpoint outside it is refused and one inside accepted', async () => {
     const server = await useServer({
       args: ['--sns-http-allow', '10.0.0.0/8', '--sns-http-allow', 'localhost'],
