@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { verify, X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -31,6 +32,7 @@ import { eventually } from '../helpers/client-toolkit.ts';
 import { useServer } from '../helpers/server.ts';
 import { snsClient } from '../helpers/sns-client.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
+import { hasBoto3, PYTHONS } from './clients/clients.ts';
 
 /**
  * SNS's HTTP/HTTPS subscribers, on both stores, through the AWS SDK: a real node HTTP receiver that checks
@@ -562,6 +564,81 @@ describe('DLQ alarms through a topic', () => {
       await hook.close();
       await server.close();
       rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
+
+const boto3Python = PYTHONS.find((python) => python.protocol === 'json')?.bin;
+
+/** Runs a boto3 script with an `sns` client (asynchronously: the receiver in this process must answer meanwhile). */
+function boto3(endpoint: string, script: string): Promise<unknown> {
+  const program = `
+import boto3, json
+from botocore.exceptions import ClientError
+session = boto3.session.Session(aws_access_key_id='test', aws_secret_access_key='test', region_name='us-east-1')
+sns = session.client('sns', endpoint_url='${endpoint}')
+def error_of(call):
+    try:
+        call()
+        return None
+    except ClientError as e:
+        return {'code': e.response['Error']['Code'], 'message': e.response['Error']['Message']}
+${script}
+`;
+  return new Promise((resolve, reject) =>
+    execFile(boto3Python!, ['-c', program], { encoding: 'utf8', timeout: 60_000 }, (error, stdout) =>
+      error ? reject(error) : resolve(JSON.parse(stdout)),
+    ),
+  );
+}
+
+describe('SNS HTTP subscribers: boto3', {
+  skip: boto3Python && hasBoto3(boto3Python) ? false : 'no pyenv boto3',
+}, () => {
+  test("boto3 subscribes, confirms with the token (AuthenticateOnUnsubscribe), and gets AWS's refusal codes", async () => {
+    const server = await useServer();
+    const hook = await receiver();
+    hook.state.confirm = false;
+    try {
+      const subscribed = (await boto3(
+        server.endpoint,
+        `
+arn = sns.create_topic(Name='boto')['TopicArn']
+answer = sns.subscribe(TopicArn=arn, Protocol='http', Endpoint='${hook.url}/boto')
+refused = error_of(lambda: sns.subscribe(TopicArn=arn, Protocol='http', Endpoint='http://169.254.169.254/latest/'))
+print(json.dumps({'topic': arn, 'arn': answer['SubscriptionArn'], 'refused': refused}))
+`,
+      )) as { topic: string; arn: string; refused: { code: string; message: string } };
+      assert.equal(subscribed.arn, 'pending confirmation');
+      assert.equal(subscribed.refused.code, 'InvalidParameter');
+      assert.match(subscribed.refused.message, /^Invalid parameter: Endpoint Reason: .*169\.254\.169\.254/);
+      await eventually(
+        () => hook.of('SubscriptionConfirmation').length === 1,
+        'the confirmation POST',
+        30_000,
+      );
+      const { Token } = JSON.parse(hook.of('SubscriptionConfirmation')[0]!.body) as { Token: string };
+      const confirmed = (await boto3(
+        server.endpoint,
+        `
+arn = sns.confirm_subscription(TopicArn='${subscribed.topic}', Token='${Token}', AuthenticateOnUnsubscribe='true')['SubscriptionArn']
+attributes = sns.get_subscription_attributes(SubscriptionArn=arn)['Attributes']
+sns.publish(TopicArn='${subscribed.topic}', Message='from boto3')
+print(json.dumps({'arn': arn, 'attributes': attributes}))
+`,
+      )) as { arn: string; attributes: Record<string, string> };
+      assert.match(confirmed.arn, /^arn:aws:sns:us-east-1:000000000000:boto:/);
+      assert.equal(confirmed.attributes.PendingConfirmation, 'false');
+      assert.equal(confirmed.attributes.ConfirmationWasAuthenticated, 'true');
+      await eventually(() => hook.of('Notification').length === 1, 'the notification', 30_000);
+      assert.equal(
+        (JSON.parse(hook.of('Notification')[0]!.body) as { Message: string }).Message,
+        'from boto3',
+      );
+      assert.equal(hook.of('Notification')[0]!.signed, true);
+    } finally {
+      await hook.close();
+      await server.close();
     }
   });
 });
