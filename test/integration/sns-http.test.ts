@@ -642,3 +642,41 @@ print(json.dumps({'arn': arn, 'attributes': attributes}))
     }
   });
 });
+
+describe('SNS HTTP subscribers: two nodes on one PostgreSQL database', () => {
+  test('both nodes send, claiming with row locks: each message reaches the endpoint once', async () => {
+    const database = await freshDatabase();
+    const nodes = await Promise.all(
+      [0, 1].map(() =>
+        startSluice({ port: 0, storeUrl: database.url, logLevel: 'silent', dataDir: ':memory:' }),
+      ),
+    );
+    const hook = await receiver();
+    const clients = nodes.map((node) => snsClient(node.endpoint));
+    try {
+      const { TopicArn } = await clients[0]!.send(new CreateTopicCommand({ Name: 'shared' }));
+      await clients[1]!.send(
+        new SubscribeCommand({ TopicArn, Protocol: 'http', Endpoint: `${hook.url}/shared` }),
+      );
+      await eventually(async () => {
+        const listed = await clients[0]!.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
+        return listed.Subscriptions?.[0]?.SubscriptionArn !== 'PendingConfirmation';
+      }, 'the subscription confirmed');
+      const ids: string[] = [];
+      for (let index = 0; index < 60; index++) {
+        const { MessageId } = await clients[index % 2]!.send(
+          new PublishCommand({ TopicArn, Message: `m${index}` }),
+        );
+        ids.push(MessageId!);
+      }
+      await eventually(() => hook.of('Notification').length >= 60, '60 deliveries', 60_000);
+      const seen = hook.of('Notification').map((entry) => String(entry.headers['x-amz-sns-message-id']));
+      assert.deepEqual([...seen].sort(), [...ids].sort(), 'every message once, none twice');
+    } finally {
+      for (const client of clients) client.destroy();
+      await hook.close();
+      for (const node of nodes) await node.close();
+      await database.drop();
+    }
+  });
+});
