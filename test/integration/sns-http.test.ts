@@ -29,7 +29,7 @@ import {
 import { FakeClock, startSluice } from 'sluice';
 import { freshDatabase } from '../../tools/postgres.ts';
 import { eventually } from '../helpers/client-toolkit.ts';
-import { useServer } from '../helpers/server.ts';
+import { removeDataDir, useServer } from '../helpers/server.ts';
 import { snsClient } from '../helpers/sns-client.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 import { hasBoto3, PYTHONS } from './clients/clients.ts';
@@ -461,6 +461,61 @@ describe('SNS HTTP subscribers: unconfirmed ones expire, --sns-http-allow narrow
       sns.destroy();
       await hook.close();
       await server.close();
+    }
+  });
+
+  test('an endpoint the rules refuse at delivery (narrowed since it subscribed) is retried, then dead-lettered', async () => {
+    const hook = await receiver();
+    let server = await useServer({ args: ['--test-clock'] });
+    const dataDir = server.server!.dataDir;
+    let sns = snsClient(server.endpoint);
+    try {
+      const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'narrowed' }));
+      const sqs = sqsClient(server.endpoint);
+      const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'narrowed-dlq' }));
+      sqs.destroy();
+      await sns.send(
+        new SubscribeCommand({
+          TopicArn,
+          Protocol: 'http',
+          Endpoint: `${hook.url}/narrowed`,
+          Attributes: {
+            RedrivePolicy: JSON.stringify({
+              deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:narrowed-dlq',
+            }),
+          },
+        }),
+      );
+      await eventually(async () => {
+        const listed = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
+        return listed.Subscriptions?.[0]?.SubscriptionArn !== 'PendingConfirmation';
+      }, 'the subscription confirmed');
+      sns.destroy();
+      await server.server!.stop();
+      server = await useServer({ dataDir, args: ['--test-clock', '--sns-http-allow', '10.0.0.0/8'] });
+      sns = snsClient(server.endpoint);
+      await sns.send(new PublishCommand({ TopicArn, Message: 'not for 127.0.0.1 any more' }));
+      for (let step = 0; step < 4; step++)
+        await (
+          await fetch(`${server.endpoint}/_sluice/clock/advance`, {
+            method: 'POST',
+            body: JSON.stringify({ seconds: 20 }),
+          })
+        ).text();
+      const dlq = sqsClient(server.endpoint);
+      const url = QueueUrl!.replace(/^http:\/\/[^/]+/, server.endpoint);
+      const { Messages } = await dlq.send(new ReceiveMessageCommand({ QueueUrl: url, WaitTimeSeconds: 10 }));
+      dlq.destroy();
+      assert.equal(
+        (JSON.parse(Messages![0]!.Body!) as { Message: string }).Message,
+        'not for 127.0.0.1 any more',
+      );
+      assert.equal(hook.of('Notification').length, 0, 'no request reached the refused address');
+    } finally {
+      sns.destroy();
+      await hook.close();
+      await server.close();
+      removeDataDir(dataDir);
     }
   });
 

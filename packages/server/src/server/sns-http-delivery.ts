@@ -329,6 +329,8 @@ export class EndpointDeliveries implements EndpointGateway {
 
   /** One look (a pass under way is followed by one more rather than run beside it). */
   private pass(): Promise<void> {
+    // A wake-up timer that fires after stop() finds the store closing: nothing more is claimed.
+    if (this.stopped) return Promise.resolve();
     if (this.running) {
       this.again = true;
       return this.running;
