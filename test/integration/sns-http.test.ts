@@ -12,6 +12,7 @@ import {
   CreateTopicCommand,
   GetSubscriptionAttributesCommand,
   ListSubscriptionsByTopicCommand,
+  ListSubscriptionsCommand,
   PublishCommand,
   type SNSClient,
   SNSServiceException,
@@ -434,7 +435,16 @@ describe('SNS HTTP subscribers: unconfirmed ones expire, --sns-http-allow narrow
   });
 
   test('with credentials, the unsigned GET of SubscribeURL confirms; other unsigned GETs stay refused', async () => {
-    const server = await useServer({ args: ['--credentials', 'test:test'] });
+    // A key limited to the topics (and queues) named signed*: what it lists is checked against those names.
+    const directory = mkdtempSync(join(tmpdir(), 'sluice-sns-keys-'));
+    const config = join(directory, 'config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        credentials: [{ accessKeyId: 'test', secretAccessKey: 'test', queues: ['signed*'] }],
+      }),
+    );
+    const server = await useServer({ args: ['--config', config] });
     const sns = snsClient(server.endpoint);
     const hook = await receiver();
     try {
@@ -451,6 +461,15 @@ describe('SNS HTTP subscribers: unconfirmed ones expire, --sns-http-allow narrow
         const answer = await sns.send(new GetSubscriptionAttributesCommand({ SubscriptionArn }));
         return answer.Attributes?.PendingConfirmation === 'false';
       }, 'confirmed by the unsigned GET of SubscribeURL');
+      // A pending one (nothing listens on port 9) is listed as PendingConfirmation to a signed caller.
+      await sns.send(
+        new SubscribeCommand({ TopicArn, Protocol: 'http', Endpoint: 'http://127.0.0.1:9/never' }),
+      );
+      const listed = await sns.send(new ListSubscriptionsCommand({}));
+      assert.deepEqual(
+        (listed.Subscriptions ?? []).map((entry) => entry.SubscriptionArn === 'PendingConfirmation').sort(),
+        [false, true],
+      );
       const unsigned = await fetch(`${server.endpoint}/?Action=ListTopics`);
       assert.equal(unsigned.status, 403);
       const forged = await fetch(
@@ -461,6 +480,7 @@ describe('SNS HTTP subscribers: unconfirmed ones expire, --sns-http-allow narrow
       sns.destroy();
       await hook.close();
       await server.close();
+      rmSync(directory, { recursive: true, force: true });
     }
   });
 

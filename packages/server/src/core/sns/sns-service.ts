@@ -569,13 +569,10 @@ export class SnsService implements SnsActions {
   ): Promise<ListSubscriptionsResponse> {
     const page = await this.subscriptionPage(undefined, input.NextToken);
     if (caller.access === undefined) return page;
-    const visible = (arn: string | undefined) =>
-      caller.access!.allows({
-        name: arn!.split(':')[5]!,
-        arn: arn!.slice(0, arn!.lastIndexOf(':')),
-        policy: undefined,
-      });
-    return { ...page, Subscriptions: page.Subscriptions?.filter((s) => visible(s.SubscriptionArn)) };
+    // By the topic's ARN: a pending subscription's is listed as PendingConfirmation.
+    const visible = (topicArn: string | undefined) =>
+      caller.access!.allows({ name: topicArn!.split(':')[5]!, arn: topicArn!, policy: undefined });
+    return { ...page, Subscriptions: page.Subscriptions?.filter((s) => visible(s.TopicArn)) };
   }
 
   async ListSubscriptionsByTopic(
