@@ -458,10 +458,10 @@ for (const [label, start] of backends) {
       assert.match(text, /xmlns="http:\/\/sns\.amazonaws\.com\/doc\/2010-03-31\/"/);
       assert.match(text, /Sluice does not serve the SNS action CreatePlatformApplication/);
       const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'web' }));
-      const http = await errorOf(
-        sns.send(new SubscribeCommand({ TopicArn, Protocol: 'http', Endpoint: 'http://example.com/' })),
+      const email = await errorOf(
+        sns.send(new SubscribeCommand({ TopicArn, Protocol: 'email', Endpoint: 'someone@example.com' })),
       );
-      assert.equal(http.name, 'InvalidParameterException');
+      assert.equal(email.name, 'InvalidParameterException');
       const unknown = await errorOf(
         sns.send(new SubscribeCommand({ TopicArn, Protocol: 'pigeon', Endpoint: 'x' })),
       );

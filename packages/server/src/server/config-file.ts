@@ -20,11 +20,14 @@ export interface ConfigFile {
   queues?: ConfigQueue[];
   topics?: ConfigTopic[];
   redrive?: Partial<MoveTaskSettings>;
-  alarms?: Partial<AlarmSettings> & { webhooks?: string[] };
+  /** `topics`: SNS topics (names or ARNs) each alarm is published to, as JSON. */
+  alarms?: Partial<AlarmSettings> & { webhooks?: string[]; topics?: string[] };
   credentials?: AccessKey[];
   metricsToken?: string;
   /** Event source mappings: their Invoke endpoint and function time-out, and mappings made at start. */
   lambda?: ConfigLambda;
+  /** SNS's HTTP/HTTPS subscribers: `httpAllow` as `--sns-http-allow`. */
+  sns?: { httpAllow?: string[] };
 }
 
 export interface ConfigLambda {
@@ -93,6 +96,7 @@ const FILE_KEYS: Record<keyof ConfigFile, true> = {
   credentials: true,
   metricsToken: true,
   lambda: true,
+  sns: true,
 };
 const QUEUE_KEYS: Record<keyof ConfigQueue, true> = {
   name: true,
@@ -113,6 +117,7 @@ const ALARM_KEYS: Record<keyof NonNullable<ConfigFile['alarms']>, true> = {
   periodSeconds: true,
   queues: true,
   webhooks: true,
+  topics: true,
 };
 const ALARM_QUEUE_KEYS: Record<keyof AlarmSettings['queues'][string], true> = {
   threshold: true,
@@ -290,7 +295,12 @@ class ConfigReader {
       'threshold',
       'periodSeconds',
     ]);
-    const { webhooks, queues } = section;
+    const { webhooks, queues, topics } = section;
+    if (topics !== undefined) {
+      if (!Array.isArray(topics) || !topics.every((topic) => typeof topic === 'string' && topic !== ''))
+        this.fail('"alarms.topics" must be a list of SNS topic names or ARNs');
+      alarms.topics = topics as string[];
+    }
     if (webhooks !== undefined) {
       if (!Array.isArray(webhooks) || !webhooks.every(isWebhookUrl))
         this.fail('"alarms.webhooks" must be a list of http(s) URLs');
@@ -352,7 +362,7 @@ export function readConfigFile(path: string): ConfigFile {
     if (!Object.hasOwn(FILE_KEYS, key))
       reader.fail(`unknown key "${key}" (known: ${Object.keys(FILE_KEYS).join(', ')})`);
   }
-  const { queues, topics, redrive, alarms, credentials, metricsToken, lambda } = parsed as Record<
+  const { queues, topics, redrive, alarms, credentials, metricsToken, lambda, sns } = parsed as Record<
     string,
     unknown
   >;
@@ -377,6 +387,14 @@ export function readConfigFile(path: string): ConfigFile {
     config.metricsToken = metricsToken;
   }
   if (lambda !== undefined) config.lambda = reader.lambda(lambda);
+  if (sns !== undefined) {
+    const { httpAllow } = reader.object(sns, 'sns', { httpAllow: true });
+    if (httpAllow !== undefined) {
+      if (!Array.isArray(httpAllow) || httpAllow.some((entry) => typeof entry !== 'string'))
+        reader.fail('"sns.httpAllow" must be a list of host names, *.domains and CIDR blocks');
+      config.sns = { httpAllow: httpAllow as string[] };
+    }
+  }
   return config;
 }
 

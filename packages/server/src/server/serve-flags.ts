@@ -588,6 +588,16 @@ export const SERVE_FLAGS = flagTable({
     },
     help: "SNS deliveries into a queue whose policy does not allow the topic (`sqs:SendMessage` for `sns.amazonaws.com` with the topic as `aws:SourceArn`) are refused as on AWS: to the subscription's dead-letter queue, else dropped ([SNS topics](sns.md))",
   }),
+  'sns-http-allow': repeated({
+    value: 'HOST|CIDR',
+    defaultText: 'any address but link-local and metadata ones',
+    configKey: 'sns.httpAllow',
+    read: text,
+    set: (o, v) => {
+      o.snsHttpAllow = v;
+    },
+    help: 'SNS HTTP/HTTPS subscriptions may reach only these endpoints: a host name, `*.example.com`, an address or a CIDR block (`10.0.0.0/8`); repeat for several. Link-local and cloud metadata addresses (169.254.0.0/16, fe80::/10, fd00:ec2::254) are refused always ([SNS topics](sns.md#http-and-https-subscribers))',
+  }),
   'lambda-endpoint': single({
     value: 'URL',
     defaultText: 'none',

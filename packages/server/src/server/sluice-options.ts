@@ -52,7 +52,7 @@ export interface SluiceOptions {
   /** Move tasks started without MaxNumberOfMessagesPerSecond (the config file's "redrive" can set these too). */
   redrive?: Partial<MoveTaskSettings>;
   /** DLQ alarms (the config file's "alarms" can set these too). */
-  alarms?: Partial<AlarmSettings> & { webhooks?: string[] };
+  alarms?: Partial<AlarmSettings> & { webhooks?: string[]; topics?: string[] };
   /** How long and how many audit entries are kept. */
   auditRetention?: Partial<AuditRetention>;
   /** Access keys; with any (here or in the config file), every request must be SigV4-signed by one. */
@@ -102,6 +102,11 @@ export interface SluiceOptions {
    * it (here or in the config file) mappings are kept but not polled.
    */
   lambdaEndpoint?: string;
+  /**
+   * `--sns-http-allow`: the only endpoints SNS's HTTP/HTTPS subscriptions may reach (host names, `*.domain`,
+   * CIDR blocks); link-local and metadata addresses are refused whatever it says.
+   */
+  snsHttpAllow?: string[];
   /** How long an invocation may take before it counts as a function error (default 3 s, Lambda's). */
   lambdaTimeoutSeconds?: number;
 }

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { systemClock } from '#toolkit/clock';
 import { AUDIT_RETENTION_DEFAULTS, AuditTrail } from '../core/audit-trail.ts';
-import { ALARM_DEFAULTS, DlqAlarms, readableStates } from '../core/dlq-alarms.ts';
+import { ALARM_DEFAULTS, type AlarmNotification, DlqAlarms, readableStates } from '../core/dlq-alarms.ts';
 import {
   EventSourceMappings,
   type EventSourceMappingsAnswer,
@@ -10,6 +10,7 @@ import { storedMappings } from '../core/event-source/mapping-store.ts';
 import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
 import { ActivityFlusher, QueueSampler } from '../core/queue-history.ts';
 import { startRetentionSweeper } from '../core/retention.ts';
+import { topicArnOf } from '../core/sns/sns-names.ts';
 import { SnsService } from '../core/sns/sns-service.ts';
 import { SqsService, serviceReads } from '../core/sqs-service.ts';
 import { MessageTriage } from '../core/triage.ts';
@@ -34,7 +35,14 @@ import { portTakenMessage } from './port-holder.ts';
 import { SERVE_FLAGS } from './serve-flags.ts';
 import type { SluiceOptions } from './sluice-options.ts';
 import { serveSns } from './sns-entry.ts';
+import { EndpointDeliveries, EndpointRules, endpointSender } from './sns-http-delivery.ts';
 import { snsSigning } from './sns-signing.ts';
+
+/** A subscriber that has not answered in this long failed the attempt (AWS's HTTP/S delivery time-out). */
+const SNS_HTTP_TIMEOUT_MS = 15_000;
+/** Requests in flight to one subscriber origin at once. */
+const SNS_HTTP_CONCURRENCY = 10;
+
 import { TestClock } from './test-clock.ts';
 import { createTestMode, testEndpoints } from './test-mode.ts';
 import { triageChanges, triagePages } from './triage-api.ts';
@@ -141,10 +149,45 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     warn: (details, message) => logger.warn(details, message),
   });
   const signing = await snsSigning(store);
+  const endpointRules = new EndpointRules(options.snsHttpAllow ?? config.sns?.httpAllow);
+  const snsScope = { region: service.region, accountId: service.accountId };
+  // The worker needs the service and the service the worker: it is made first and told the service after.
+  let expireUnconfirmed: () => Promise<number> = async () => 0;
+  const endpointDeliveries = new EndpointDeliveries(
+    {
+      store,
+      clock,
+      scope: snsScope,
+      rules: endpointRules,
+      sender: endpointSender({
+        rules: endpointRules,
+        timeoutMs: SNS_HTTP_TIMEOUT_MS,
+        concurrency: SNS_HTTP_CONCURRENCY,
+      }),
+      deadLetter: async (queueArn, body) => {
+        const queue = await service.queues.queueByArn(queueArn);
+        if (queue === undefined) return false;
+        try {
+          await service.actions.SendMessage(
+            { QueueUrl: service.queues.queueUrl(baseUrl, queue.name), MessageBody: body },
+            { baseUrl, senderId: service.accountId },
+          );
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      expireUnconfirmed: () => expireUnconfirmed(),
+      outcome: (topic, subscription, kind) => sns.activity.add(topic, subscription, kind, 1),
+      log: logger,
+    },
+    SNS_HTTP_TIMEOUT_MS,
+  );
   const sns = new SnsService({
+    endpoints: endpointDeliveries,
     store,
     clock,
-    scope: { region: service.region, accountId: service.accountId },
+    scope: snsScope,
     queues: service.queues,
     deliveries: service.deliveries,
     signer: signing,
@@ -153,6 +196,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       queuePolicyAllowsTopic(queue.attributes.Policy, service.queues.queueArn(queue.name), topicArn),
     strictPolicies: options.strictPolicies,
   });
+  expireUnconfirmed = () => sns.expireUnconfirmed();
   const lambdaEndpoint = options.lambdaEndpoint ?? config.lambda?.endpoint;
   const eventSourceMappings = new EventSourceMappings({
     store: storedMappings(store),
@@ -187,6 +231,39 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
   const alarmSettings = { ...ALARM_DEFAULTS, ...config.alarms, ...options.alarms };
   const webhooks = [...(config.alarms?.webhooks ?? []), ...(options.alarms?.webhooks ?? [])];
   const deliver = webhookNotifier({ urls: webhooks, clock, logger });
+  const alarmTopics = [...(config.alarms?.topics ?? []), ...(options.alarms?.topics ?? [])];
+  // Each alarm is a publication to the topics named: every subscriber (a queue, a webhook) gets it with SNS's
+  // guarantees (stored with the publish, HTTP deliveries retried by the delivery policy).
+  const publishAlarm = (notification: AlarmNotification) => {
+    for (const topic of alarmTopics) {
+      const TopicArn = topic.startsWith('arn:') ? topic : topicArnOf(snsScope, topic);
+      const body = {
+        source: 'sluice',
+        type: 'dlq-alarm',
+        ...notification,
+        consoleUrl: `${baseUrl}/console/#/queue/${encodeURIComponent(notification.queue)}`,
+      };
+      sns
+        .Publish(
+          {
+            TopicArn,
+            Subject: `DLQ alarm ${notification.event}: ${notification.queue}`.slice(0, 99),
+            Message: JSON.stringify(body),
+            MessageAttributes: {
+              event: { DataType: 'String', StringValue: notification.event },
+              queue: { DataType: 'String', StringValue: notification.queue },
+            },
+          },
+          { baseUrl, senderId: service.accountId },
+        )
+        .catch((error: unknown) =>
+          logger.error(
+            { err: error, topic: TopicArn, queue: notification.queue },
+            'DLQ alarm not published to its topic',
+          ),
+        );
+    }
+  };
   const jobs = serviceReads(service, store);
   const triageStore = isTriageStore(store) ? store : undefined;
   const audit =
@@ -199,6 +276,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     (notification) => {
       logger.warn({ alarm: notification }, `DLQ alarm ${notification.event}: ${notification.message}`);
       deliver(notification);
+      publishAlarm(notification);
     },
     (error) => logger.error({ err: error }, 'DLQ alarm check failed'),
   );
@@ -385,6 +463,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     (error) => logger.error({ err: error }, 'cluster lease renewal failed'),
   );
   activityFlusher.start();
+  endpointDeliveries.start();
   await lease.start();
   if (testMode)
     logger.warn(
@@ -403,6 +482,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       closing ??= (async () => {
         await lease.stop();
         await activityFlusher.stop();
+        await endpointDeliveries.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         service.longPoll.closeAll();
         // Keep-alive connections become idle as their last answers go out; close each as soon as it does,

@@ -100,7 +100,9 @@ const NAME = sequence(set(sequence(oid('2.5.4.3'), tlv(0x0c, Buffer.from('sluice
 /** An X.509 v3 certificate for the key, issued by itself; the same bytes from the same key every time. */
 function selfSignedCertificate(key: KeyObject, spki: Buffer): Buffer {
   const serial = createHash('sha256').update(spki).digest().subarray(0, 16);
-  serial[0]! &= 0x7f;
+  // Positive and minimal in DER: a first byte of 0x00 (a hash beginning 0x00 or 0x80, one key in 128) is
+  // "illegal padding" to every X.509 parser, so the certificate would not load.
+  serial[0] = (serial[0]! & 0x3f) | 0x40;
   const tbs = sequence(
     tlv(0xa0, integer(Buffer.from([2]))),
     integer(serial),

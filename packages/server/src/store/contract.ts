@@ -267,6 +267,15 @@ export interface TopicStore {
     publications: Publication[],
     onVisible?: (queueIds: number[]) => void,
   ): Promise<PublishOutcome[] | undefined>;
+  /**
+   * Endpoint (HTTP/HTTPS) deliveries due at `now`, at most `limit`, each claimed until `claimUntil` (its due
+   * time moves there, so no other worker sends it meanwhile; a worker that dies leaves it due again then).
+   */
+  claimEndpointDeliveries(now: number, claimUntil: number, limit: number): Promise<EndpointDeliveryRecord[]>;
+  /** The endpoint answered 2xx, or the delivery was given up: it is gone. */
+  finishEndpointDelivery(id: string): Promise<void>;
+  /** A failed attempt: `attempts` failed so far, due again at `dueAt`. */
+  retryEndpointDelivery(id: string, attempts: number, dueAt: number): Promise<void>;
 }
 
 /** Every part of the contract: what a backend implements and the server is wired with. */
@@ -304,7 +313,7 @@ export interface TopicChanges {
 export interface NewSubscription {
   arn: string;
   topicName: string;
-  /** `sqs` (the only protocol Sluice delivers to yet). */
+  /** `sqs`, `http` or `https`. */
   protocol: string;
   endpoint: string;
   /** The account that subscribed. */
@@ -326,6 +335,28 @@ export interface Publication {
   deduplication: { id: string; now: number; expiresAt: number } | undefined;
   /** The messages to store, in the queues they go to, given the publication's sequence number. */
   deliveries(sequenceNumber: number): QueueDelivery[];
+  /** Its deliveries to HTTP/HTTPS subscriptions, stored in the same transaction as the queue deliveries. */
+  endpointDeliveries?: NewEndpointDelivery[];
+}
+
+/** One message for an HTTP/HTTPS subscription, ready to POST (body signed when it is an envelope). */
+export interface NewEndpointDelivery {
+  id: string;
+  subscriptionArn: string;
+  topicName: string;
+  endpoint: string;
+  messageId: string;
+  /** x-amz-sns-message-type: Notification (the confirmations are sent at once, not stored). */
+  messageType: string;
+  body: string;
+  raw: boolean;
+  dueAt: number;
+  createdAt: number;
+}
+
+export interface EndpointDeliveryRecord extends NewEndpointDelivery {
+  /** Attempts that failed so far. */
+  attempts: number;
 }
 
 export interface QueueDelivery {

@@ -1,4 +1,9 @@
-import type { SubscriptionRecord, TopicRecord } from './contract.ts';
+import type {
+  EndpointDeliveryRecord,
+  NewEndpointDelivery,
+  SubscriptionRecord,
+  TopicRecord,
+} from './contract.ts';
 
 /**
  * The topic tables' rows as both stores read them (same column names, attributes and tags as JSON text),
@@ -40,3 +45,42 @@ export const toSubscription = (row: SubscriptionRow): SubscriptionRecord => ({
   attributes: JSON.parse(row.attributes) as Record<string, string>,
   createdAt: row.created_at,
 });
+
+export interface EndpointDeliveryRow {
+  id: string;
+  subscription_arn: string;
+  topic_name: string;
+  endpoint: string;
+  message_id: string;
+  message_type: string;
+  body: string;
+  raw: number | boolean;
+  attempts: number | string;
+  due_at: number | string;
+  created_at: number | string;
+}
+
+export const toEndpointDelivery = (row: EndpointDeliveryRow): EndpointDeliveryRecord => ({
+  id: row.id,
+  subscriptionArn: row.subscription_arn,
+  topicName: row.topic_name,
+  endpoint: row.endpoint,
+  messageId: row.message_id,
+  messageType: row.message_type,
+  body: row.body,
+  raw: row.raw === true || row.raw === 1,
+  attempts: Number(row.attempts),
+  dueAt: Number(row.due_at),
+  createdAt: Number(row.created_at),
+});
+
+/** A delivery's columns in the tables' order, for an INSERT. */
+export const endpointDeliveryValues = (delivery: NewEndpointDelivery) => [
+  delivery.id,
+  delivery.subscriptionArn,
+  delivery.topicName,
+  delivery.endpoint,
+  delivery.messageId,
+  delivery.messageType,
+  delivery.body,
+];

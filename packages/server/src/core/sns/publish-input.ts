@@ -11,6 +11,8 @@ export const MAX_MESSAGE_BYTES = 256 * 1024;
 export interface CheckedPublication {
   /** The text SQS subscribers get (MessageStructure=json: the `sqs` entry, else `default`). */
   readonly message: string;
+  /** MessageStructure=json: the text per protocol (its string entries, `default` among them). */
+  readonly texts: Readonly<Record<string, string>> | undefined;
   readonly subject: string | undefined;
   readonly attributes: Record<string, PublishedAttribute>;
   readonly groupId: string | undefined;
@@ -26,6 +28,7 @@ export function checkPublication(topic: TopicRecord, input: PublishFields): Chec
   const raw = input.Message;
   if (raw === undefined || raw === '') throw snsErrors.invalidParameter('Empty message');
   const message = input.MessageStructure === undefined ? raw : sqsText(raw, input.MessageStructure);
+  const texts = input.MessageStructure === undefined ? undefined : textsOf(raw);
   const subject = input.Subject;
   if (
     subject !== undefined &&
@@ -53,7 +56,7 @@ export function checkPublication(topic: TopicRecord, input: PublishFields): Chec
         'MessageDeduplicationId Reason: The request includes MessageDeduplicationId parameter that is not valid for this topic type',
       );
     }
-    return { message, subject, attributes, groupId, deduplication: undefined };
+    return { message, texts, subject, attributes, groupId, deduplication: undefined };
   }
   if (groupId === undefined) {
     throw snsErrors.invalidParameter('The MessageGroupId parameter is required for FIFO topics');
@@ -70,7 +73,7 @@ export function checkPublication(topic: TopicRecord, input: PublishFields): Chec
   }
   // FifoThroughputScope MessageGroup: deduplication within each group (SNS API reference).
   const key = topic.attributes.FifoThroughputScope === 'MessageGroup' ? `${groupId}\n${id}` : id;
-  return { message, subject, attributes, groupId, deduplication: { id, key } };
+  return { message, texts, subject, attributes, groupId, deduplication: { id, key } };
 }
 
 /** MessageStructure=json: the message is a JSON object of texts per protocol, with a `default`. */
@@ -156,4 +159,12 @@ function isArrayOfScalars(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** MessageStructure=json (already checked by sqsText): its string entries by protocol. */
+function textsOf(raw: string): Record<string, string> {
+  const parsed = JSON.parse(raw) as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
 }

@@ -1,5 +1,6 @@
 /** What a topic's subscriptions did with its publications. */
-export type DeliveryKind = 'delivered' | 'filtered' | 'failed';
+/** `retried`: an HTTP/HTTPS attempt that failed and will be tried again. */
+export type DeliveryKind = 'delivered' | 'filtered' | 'failed' | 'retried';
 
 export interface TopicActivity {
   published: number;
@@ -21,7 +22,7 @@ export class SnsActivity {
     const subscriptions = this.of(topic).subscriptions;
     let counts = subscriptions.get(subscription);
     if (counts === undefined) {
-      counts = { delivered: 0, filtered: 0, failed: 0 };
+      counts = { delivered: 0, filtered: 0, failed: 0, retried: 0 };
       subscriptions.set(subscription, counts);
     }
     counts[kind] += count;

@@ -17,7 +17,7 @@ export const snsErrors = {
   unsupported: (action: string) =>
     new SqsError(
       'InvalidAction',
-      `Sluice does not serve the SNS action ${action}: SMS, mobile push (platform applications and endpoints), phone numbers and data protection policies are not supported. Sluice's SNS delivers topics to SQS queues.`,
+      `Sluice does not serve the SNS action ${action}: SMS, mobile push (platform applications and endpoints), phone numbers and data protection policies are not supported. Sluice's SNS delivers topics to SQS queues and HTTP/HTTPS endpoints.`,
     ),
   emptyBatch: () => new SqsError('SnsEmptyBatchRequest', "The batch request doesn't contain any entries"),
   tooManyEntries: (count: number) =>

@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { parseQueueArn } from '#toolkit/arn';
 import type { Clock } from '#toolkit/clock';
 import type {
+  NewEndpointDelivery,
   NewMessage,
   Publication,
   QueueDelivery,
@@ -25,11 +26,20 @@ import {
   notificationEnvelope,
   notificationStringToSign,
 } from './envelope.ts';
+import {
+  type Confirmation,
+  confirmationBody,
+  confirmationStringToSign,
+  type EndpointGateway,
+  endpointHeaders,
+} from './http-endpoints.ts';
 import { type CheckedPublication, checkPublication, MAX_MESSAGE_BYTES } from './publish-input.ts';
 import { SnsActivity } from './sns-activity.ts';
 import type {
   AddPermissionInput,
   BatchResultErrorEntry,
+  ConfirmSubscriptionInput,
+  ConfirmSubscriptionResponse,
   CreateTopicInput,
   CreateTopicResponse,
   DeleteTopicInput,
@@ -66,10 +76,15 @@ import type {
 import { snsErrors } from './sns-errors.ts';
 import { checkTopicName, type SnsScope, subscriptionTopicArn, topicArnOf, topicNameOf } from './sns-names.ts';
 import {
+  AUTHENTICATED,
+  CONFIRMATION_TOKEN,
   checkSubscriptionAttributes,
+  clientAttributes,
   deadLetterTargetOf,
   filterPolicyOf,
+  isPending,
   isRaw,
+  PENDING,
   reportedSubscriptionAttributes,
 } from './subscription-attributes.ts';
 import {
@@ -84,17 +99,12 @@ import { withoutTopicPermission, withTopicPermission } from './topic-policy.ts';
 const PAGE = 100;
 /** SNS's FIFO deduplication interval. */
 const DEDUPLICATION_WINDOW_MS = 5 * 60 * 1000;
+/** An HTTP/HTTPS subscription not confirmed within this time is deleted (AWS: 3 days). */
+export const CONFIRMATION_EXPIRY_MS = 3 * 24 * 60 * 60 * 1000;
+/** A call from the server itself (the config file): no client, no caller's key. */
+const NO_CONTEXT: RequestContext = { baseUrl: '', senderId: '' };
 /** Protocols SNS knows and Sluice does not deliver to (yet). */
-const KNOWN_PROTOCOLS = new Set([
-  'http',
-  'https',
-  'email',
-  'email-json',
-  'sms',
-  'application',
-  'lambda',
-  'firehose',
-]);
+const KNOWN_PROTOCOLS = new Set(['email', 'email-json', 'sms', 'application', 'lambda', 'firehose']);
 
 export interface SnsServiceOptions {
   store: TopicStore;
@@ -113,6 +123,8 @@ export interface SnsServiceOptions {
   queueAllows?: (queue: QueueRecord, topicArn: string) => boolean;
   /** `--strict-policies`: refuse those deliveries as AWS does; otherwise deliver, and log a warning once. */
   strictPolicies?: boolean;
+  /** HTTP/HTTPS subscribers: refused without it. */
+  endpoints?: EndpointGateway;
 }
 
 /** Every SNS action Sluice serves, with its typed input and output. */
@@ -130,6 +142,7 @@ export const SUPPORTED_SNS_ACTIONS = [
   'GetTopicAttributes',
   'SetTopicAttributes',
   'Subscribe',
+  'ConfirmSubscription',
   'Unsubscribe',
   'GetSubscriptionAttributes',
   'SetSubscriptionAttributes',
@@ -180,7 +193,10 @@ export class SnsService implements SnsActions {
     this.warn = options.warn ?? (() => {});
     this.queueAllows = options.queueAllows ?? (() => true);
     this.strictPolicies = options.strictPolicies ?? false;
+    this.endpoints = options.endpoints;
   }
+
+  private readonly endpoints: EndpointGateway | undefined;
 
   private readonly queueAllows: NonNullable<SnsServiceOptions['queueAllows']>;
   private readonly strictPolicies: boolean;
@@ -333,14 +349,17 @@ export class SnsService implements SnsActions {
 
   // ---- Subscriptions -----------------------------------------------------------------------------------
 
-  async Subscribe(input: SubscribeInput, caller: CallerScope = {}): Promise<SubscribeResponse> {
+  async Subscribe(input: SubscribeInput, context: RequestContext = NO_CONTEXT): Promise<SubscribeResponse> {
+    const caller: CallerScope = context;
     const topic = await this.topic(input.TopicArn, caller);
     const protocol = input.Protocol;
     if (protocol === undefined || protocol === '') throw snsErrors.invalidParameter('Protocol');
+    if (protocol === 'http' || protocol === 'https')
+      return this.subscribeEndpoint(topic, input, protocol, context);
     if (protocol !== 'sqs') {
       if (KNOWN_PROTOCOLS.has(protocol)) {
         throw snsErrors.invalidParameter(
-          `Protocol Reason: Sluice delivers only to sqs subscriptions; ${protocol} subscriptions are not supported`,
+          `Protocol Reason: Sluice delivers to sqs, http and https subscriptions; ${protocol} subscriptions are not supported`,
         );
       }
       throw snsErrors.invalidParameter(`Amazon SNS does not support this protocol string: ${protocol}`);
@@ -365,26 +384,153 @@ export class SnsService implements SnsActions {
       now: this.clock.now(),
     });
     if (subscription === undefined) throw snsErrors.topicNotFound();
-    if (
-      !sameAttributes(subscription.attributes, attributes) ||
-      !sameAttributes(attributes, subscription.attributes)
-    ) {
-      throw snsErrors.invalidParameter(
-        'Attributes Reason: Subscription already exists with different attributes',
-      );
-    }
+    checkSameAttributes(subscription, attributes);
     // An SQS subscription needs no confirmation: its ARN is answered whatever ReturnSubscriptionArn says.
     return { SubscriptionArn: subscription.arn };
   }
 
-  async Unsubscribe(input: UnsubscribeInput, caller: CallerScope = {}): Promise<EmptyOutput> {
+  /**
+   * An HTTP/HTTPS subscription: pending until the endpoint confirms with the token the SubscriptionConfirmation
+   * POST carries (ConfirmSubscription, or a GET of its SubscribeURL). Subscribing the same endpoint again sends
+   * a new confirmation while it is pending; a confirmed one is answered as it is.
+   */
+  private async subscribeEndpoint(
+    topic: TopicRecord,
+    input: SubscribeInput,
+    protocol: 'http' | 'https',
+    context: RequestContext,
+  ): Promise<SubscribeResponse> {
+    const endpoints = this.endpoints;
+    if (endpoints === undefined)
+      throw snsErrors.invalidParameter(
+        `Protocol Reason: ${protocol} subscriptions are turned off on this server`,
+      );
+    if (topic.fifo)
+      throw snsErrors.invalidParameter(
+        `Invalid protocol type: ${protocol} Reason: FIFO topics deliver to SQS queues only`,
+      );
+    const endpoint = input.Endpoint ?? '';
+    let url: URL | undefined;
+    try {
+      url = new URL(endpoint);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || url.protocol !== `${protocol}:` || url.hostname === '')
+      throw snsErrors.invalidParameter('Endpoint must match the specified protocol');
+    const refusal = await endpoints.refusal(endpoint);
+    if (refusal !== undefined) throw snsErrors.invalidParameter(`Endpoint Reason: ${refusal}`);
+    const attributes = checkSubscriptionAttributes({}, input.Attributes ?? {}, 'Subscribe');
+    const topicArn = topicArnOf(this.scope, topic.name);
+    const token = randomBytes(64).toString('hex');
+    const subscription = await this.store.createSubscription({
+      arn: `${topicArn}:${randomUUID()}`,
+      topicName: topic.name,
+      protocol,
+      endpoint,
+      owner: this.scope.accountId,
+      attributes: { ...attributes, [CONFIRMATION_TOKEN]: token, [PENDING]: 'true' },
+      now: this.clock.now(),
+    });
+    if (subscription === undefined) throw snsErrors.topicNotFound();
+    checkSameAttributes(subscription, attributes);
+    if (!isPending(subscription)) return { SubscriptionArn: subscription.arn };
+    await this.sendConfirmation('SubscriptionConfirmation', topic, subscription, context);
+    return {
+      SubscriptionArn: input.ReturnSubscriptionArn === true ? subscription.arn : 'pending confirmation',
+    };
+  }
+
+  /** POSTs a signed SubscriptionConfirmation or UnsubscribeConfirmation to the subscription's endpoint. */
+  private async sendConfirmation(
+    type: Confirmation['type'],
+    topic: TopicRecord,
+    subscription: SubscriptionRecord,
+    context: RequestContext,
+  ): Promise<void> {
+    const topicArn = topicArnOf(this.scope, topic.name);
+    const token = subscription.attributes[CONFIRMATION_TOKEN] ?? '';
+    const confirmation: Confirmation = {
+      type,
+      messageId: randomUUID(),
+      token,
+      topicArn,
+      subscriptionArn: subscription.arn,
+      subscribeUrl: `${context.baseUrl}/?Action=ConfirmSubscription&TopicArn=${encodeURIComponent(topicArn)}&Token=${token}`,
+      timestamp: new Date(this.clock.now()).toISOString(),
+    };
+    const version = topic.attributes.SignatureVersion === '2' ? '2' : '1';
+    const body = confirmationBody(confirmation, {
+      version,
+      signature: await this.signer.sign(confirmationStringToSign(confirmation), version),
+      certificateUrl: this.signer.certificateUrl(context.baseUrl),
+    });
+    const headers = endpointHeaders({
+      type,
+      messageId: confirmation.messageId,
+      topicArn,
+      subscriptionArn: type === 'SubscriptionConfirmation' ? undefined : subscription.arn,
+      raw: false,
+    });
+    this.endpoints?.sendConfirmation(subscription.endpoint, headers, body);
+  }
+
+  /**
+   * Confirms the topic's subscription whose confirmation carried `Token`; SNS's answer to a GET of the
+   * SubscribeURL too. A token is good until the subscription expires unconfirmed, and again after.
+   */
+  async ConfirmSubscription(
+    input: ConfirmSubscriptionInput,
+    caller: CallerScope = {},
+  ): Promise<ConfirmSubscriptionResponse> {
+    const topic = await this.topic(input.TopicArn, caller);
+    const token = input.Token;
+    if (token === undefined || token === '') throw snsErrors.invalidParameter('Token');
+    const subscription = (await this.subscriptionsOf(topic.name)).find(
+      (candidate) => candidate.attributes[CONFIRMATION_TOKEN] === token,
+    );
+    if (subscription === undefined || this.expired(subscription)) throw snsErrors.invalidParameter('Token');
+    if (isPending(subscription)) {
+      const attributes: Record<string, string> = { ...subscription.attributes };
+      delete attributes[PENDING];
+      if (/^true$/i.test(input.AuthenticateOnUnsubscribe ?? '')) attributes[AUTHENTICATED] = 'true';
+      await this.store.updateSubscription(subscription.arn, attributes);
+    }
+    return { SubscriptionArn: subscription.arn };
+  }
+
+  /** A pending subscription past AWS's three days. */
+  private expired(subscription: SubscriptionRecord): boolean {
+    return isPending(subscription) && this.clock.now() - subscription.createdAt >= CONFIRMATION_EXPIRY_MS;
+  }
+
+  /** Deletes the HTTP/HTTPS subscriptions left unconfirmed three days; how many. */
+  async expireUnconfirmed(): Promise<number> {
+    let expired = 0;
+    for (let after: string | undefined; ; ) {
+      const page = await this.store.listSubscriptions({ afterArn: after, limit: 1000 });
+      for (const subscription of page)
+        if (this.expired(subscription) && (await this.store.deleteSubscription(subscription.arn))) expired++;
+      if (page.length < 1000) return expired;
+      after = page.at(-1)!.arn;
+    }
+  }
+
+  async Unsubscribe(input: UnsubscribeInput, context: RequestContext = NO_CONTEXT): Promise<EmptyOutput> {
+    const caller: CallerScope = context;
     subscriptionTopicArn(input.SubscriptionArn);
     if (
       caller.access !== undefined &&
       (await this.store.getSubscription(input.SubscriptionArn!)) !== undefined
     )
       await this.subscription(input.SubscriptionArn, caller);
+    const subscription = await this.store.getSubscription(input.SubscriptionArn!);
     await this.store.deleteSubscription(input.SubscriptionArn!);
+    if (subscription !== undefined && subscription.protocol !== 'sqs' && !isPending(subscription)) {
+      const topic = await this.store.getTopic(subscription.topicName);
+      if (topic !== undefined)
+        await this.sendConfirmation('UnsubscribeConfirmation', topic, subscription, context);
+    }
     return {};
   }
 
@@ -423,13 +569,10 @@ export class SnsService implements SnsActions {
   ): Promise<ListSubscriptionsResponse> {
     const page = await this.subscriptionPage(undefined, input.NextToken);
     if (caller.access === undefined) return page;
-    const visible = (arn: string | undefined) =>
-      caller.access!.allows({
-        name: arn!.split(':')[5]!,
-        arn: arn!.slice(0, arn!.lastIndexOf(':')),
-        policy: undefined,
-      });
-    return { ...page, Subscriptions: page.Subscriptions?.filter((s) => visible(s.SubscriptionArn)) };
+    // By the topic's ARN: a pending subscription's is listed as PendingConfirmation.
+    const visible = (topicArn: string | undefined) =>
+      caller.access!.allows({ name: topicArn!.split(':')[5]!, arn: topicArn!, policy: undefined });
+    return { ...page, Subscriptions: page.Subscriptions?.filter((s) => visible(s.TopicArn)) };
   }
 
   async ListSubscriptionsByTopic(
@@ -509,7 +652,15 @@ export class SnsService implements SnsActions {
    * subscription's dead-letter queue, else it is dropped and counted, as SNS does.
    */
   private async publish(topic: TopicRecord, checked: CheckedPublication[], context: RequestContext) {
-    const routes = await this.routesOf(topic);
+    const subscriptions = await this.subscriptionsOf(topic.name);
+    const routes = await this.routesOf(topic, subscriptions);
+    const endpointRoutes = subscriptions
+      .filter((subscription) => subscription.protocol !== 'sqs' && !isPending(subscription))
+      .map((subscription) => ({
+        subscription,
+        policy: this.policyOf(subscription),
+        raw: isRaw(subscription.attributes),
+      }));
     const topicArn = topicArnOf(this.scope, topic.name);
     const now = this.clock.now();
     const touched = new Map<number, { queue: QueueRecord; messages: NewMessage[] }>();
@@ -572,8 +723,43 @@ export class SnsService implements SnsActions {
           else increment(counts.delivered, arn);
           planned.push({ route, queue: target.queue, body, message: target.message });
         }
+        const endpointDeliveries: NewEndpointDelivery[] = [];
+        const signatures = new Map<string, Promise<string>>();
+        for (const route of endpointRoutes) {
+          const { subscription } = route;
+          if (route.policy !== undefined && !route.policy.matches(filterable)) {
+            increment(counts.filtered, subscription.arn);
+            continue;
+          }
+          const text =
+            publication.texts?.[subscription.protocol] ?? publication.texts?.default ?? publication.message;
+          let body = text;
+          if (!route.raw) {
+            const own = { ...notification, message: text };
+            if (!signatures.has(text))
+              signatures.set(text, this.signer.sign(notificationStringToSign(own), signing.version));
+            body = notificationEnvelope(
+              own,
+              { ...signing, signature: await signatures.get(text)! },
+              `${context.baseUrl}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(subscription.arn)}`,
+            );
+          }
+          endpointDeliveries.push({
+            id: randomUUID(),
+            subscriptionArn: subscription.arn,
+            topicName: topic.name,
+            endpoint: subscription.endpoint,
+            messageId,
+            messageType: 'Notification',
+            body,
+            raw: route.raw,
+            dueAt: now,
+            createdAt: now,
+          });
+        }
         return {
           messageId,
+          endpointDeliveries,
           sequenced: topic.fifo,
           deduplication: publication.deduplication && {
             id: publication.deduplication.key,
@@ -599,6 +785,8 @@ export class SnsService implements SnsActions {
       for (const { queue, messages } of touched.values()) this.deliveries.delivered(queue, messages);
     });
     if (outcomes === undefined) throw snsErrors.topicNotFound();
+    if (publications.some((publication) => (publication.endpointDeliveries?.length ?? 0) > 0))
+      this.endpoints?.wake();
     const fresh = outcomes.filter((outcome) => !outcome.duplicate).length;
     this.activity.published(topic.name, fresh);
     if (fresh > 0) {
@@ -648,8 +836,7 @@ export class SnsService implements SnsActions {
   }
 
   /** The topic's SQS subscriptions with their queues and compiled filter policies, read once per publish. */
-  private async routesOf(topic: TopicRecord): Promise<Route[]> {
-    const subscriptions = await this.subscriptionsOf(topic.name);
+  private async routesOf(topic: TopicRecord, subscriptions: SubscriptionRecord[]): Promise<Route[]> {
     return Promise.all(
       subscriptions
         .filter((subscription) => subscription.protocol === 'sqs')
@@ -757,7 +944,7 @@ export class SnsService implements SnsActions {
     const page = rows.slice(0, PAGE);
     const output: ListSubscriptionsResponse = {
       Subscriptions: page.map((subscription) => ({
-        SubscriptionArn: subscription.arn,
+        SubscriptionArn: isPending(subscription) ? 'PendingConfirmation' : subscription.arn,
         Owner: subscription.owner,
         Protocol: subscription.protocol,
         Endpoint: subscription.endpoint,
@@ -775,6 +962,16 @@ function sqsAttributes(publication: CheckedPublication) {
   return entries.length === 0
     ? undefined
     : Object.fromEntries(entries.map(([name, value]) => [name, { ...value }]));
+}
+
+/** A repeated Subscribe must ask for the attributes the subscription has. */
+function checkSameAttributes(subscription: SubscriptionRecord, attributes: Record<string, string>): void {
+  const existing = clientAttributes(subscription.attributes);
+  if (!sameAttributes(existing, attributes) || !sameAttributes(attributes, existing)) {
+    throw snsErrors.invalidParameter(
+      'Attributes Reason: Subscription already exists with different attributes',
+    );
+  }
 }
 
 function tagMap(tags: Tag[] | undefined): Record<string, string> {

@@ -97,21 +97,40 @@ export function isRaw(attributes: Record<string, string>): boolean {
   return attributes.RawMessageDelivery === 'true';
 }
 
+/**
+ * An HTTP/HTTPS subscription's confirmation state, kept among its stored attributes under names no client can
+ * set (`sluice:` is no SNS attribute's prefix) and never reported: the token its confirmation carried, and
+ * whether it is still pending, and whether ConfirmSubscription asked for AuthenticateOnUnsubscribe.
+ */
+export const CONFIRMATION_TOKEN = 'sluice:ConfirmationToken';
+export const PENDING = 'sluice:PendingConfirmation';
+export const AUTHENTICATED = 'sluice:AuthenticateOnUnsubscribe';
+
+/** The attributes a client set (and compares on a repeated Subscribe), without the confirmation state. */
+export function clientAttributes(attributes: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(attributes).filter(([name]) => !name.startsWith('sluice:')));
+}
+
+export const isPending = (subscription: SubscriptionRecord): boolean =>
+  subscription.attributes[PENDING] === 'true';
+
 /** What GetSubscriptionAttributes answers. */
 export function reportedSubscriptionAttributes(
   subscription: SubscriptionRecord,
   topicArn: string,
 ): Record<string, string> {
+  const queue = subscription.protocol === 'sqs';
   return {
     Owner: subscription.owner,
     RawMessageDelivery: 'false',
     TopicArn: topicArn,
     Endpoint: subscription.endpoint,
     Protocol: subscription.protocol,
-    PendingConfirmation: 'false',
-    ConfirmationWasAuthenticated: 'true',
+    PendingConfirmation: isPending(subscription) ? 'true' : 'false',
+    ConfirmationWasAuthenticated:
+      queue || subscription.attributes[AUTHENTICATED] === 'true' ? 'true' : 'false',
     SubscriptionArn: subscription.arn,
     SubscriptionPrincipal: `arn:aws:iam::${subscription.owner}:root`,
-    ...subscription.attributes,
+    ...clientAttributes(subscription.attributes),
   };
 }

@@ -46,18 +46,29 @@ async function sqsRequest(
   const sns = parts.sns?.claims(request, body) ? parts.sns : undefined;
   if (sns) call.protocol = sns.protocol;
   const protocol = call.protocol ?? requestProtocol;
+  // SNS's SubscribeURL: a GET a subscriber makes unsigned, whose token (128 random hex digits, which no web
+  // page or other client can know) is the proof, as on AWS, where ConfirmSubscription needs no signature.
+  const subscribeUrl =
+    method === 'GET' &&
+    sns !== undefined &&
+    request.headers.authorization === undefined &&
+    exchange.url().searchParams.get('Action') === 'ConfirmSubscription' &&
+    !exchange.url().searchParams.has('X-Amz-Signature');
   if (method === 'GET') {
     protocol.checkGet(exchange.url());
     // SQS takes a Query request by GET, signed; any web page can make a browser send a GET (an `<img>`, with
     // neither Origin nor, in older browsers, Sec-Fetch-Site). Without credentials Sluice checks no signature,
     // so there a GET must carry one in the Authorization header, which a page cannot add without a CORS
     // preflight; with credentials the signature itself, header or presigned URL, is the proof.
-    if (auth === undefined && request.headers.authorization === undefined) throw errors.unsignedGet();
+    if (auth === undefined && request.headers.authorization === undefined && !subscribeUrl)
+      throw errors.unsignedGet();
   }
   const sessionKey = pageAccess?.sessionCaller(request, baseUrl);
   const caller: AccessKey | undefined =
     sessionKey ??
-    auth?.authenticate({ method, target: request.url ?? '/', rawHeaders: request.rawHeaders, body });
+    (subscribeUrl
+      ? undefined
+      : auth?.authenticate({ method, target: request.url ?? '/', rawHeaders: request.rawHeaders, body }));
   // Only a Query request reads its URL here: a JSON one's action and input are all in its headers and body.
   const decoded = protocol.decode({
     method,

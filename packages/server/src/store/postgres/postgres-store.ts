@@ -7,6 +7,7 @@ import type {
   ChangeVisibilityOutcome,
   ChangeVisibilityRequest,
   DeleteOutcome,
+  EndpointDeliveryRecord,
   MessageCounts,
   MessageReceipt,
   MoveOutcome,
@@ -456,6 +457,7 @@ export class PostgresStore implements Store, TriageStore {
           }
           touched.add(queueId);
         }
+        await topics.insertEndpointDeliveries(db, publication.endpointDeliveries ?? []);
         if (deduplication)
           await topics.rememberDeduplication(
             db,
@@ -472,6 +474,18 @@ export class PostgresStore implements Store, TriageStore {
     });
     onVisible?.([...touched]);
     return outcomes;
+  }
+
+  claimEndpointDeliveries(now: number, claimUntil: number, limit: number): Promise<EndpointDeliveryRecord[]> {
+    return this.track(() => topics.claimEndpointDeliveries(this.direct, now, claimUntil, limit));
+  }
+
+  finishEndpointDelivery(id: string): Promise<void> {
+    return this.track(() => topics.finishEndpointDelivery(this.direct, id));
+  }
+
+  retryEndpointDelivery(id: string, attempts: number, dueAt: number): Promise<void> {
+    return this.track(() => topics.retryEndpointDelivery(this.direct, id, attempts, dueAt));
   }
 
   /**

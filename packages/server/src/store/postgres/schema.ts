@@ -229,4 +229,22 @@ export const MIGRATIONS: readonly string[] = [
     document  TEXT NOT NULL
   );
   `,
+  /* 12: SNS deliveries to HTTP/HTTPS endpoints not yet answered 2xx, stored with the publication's queue
+         deliveries; a node claims each with a row lock, moving due_at past its attempt
+         (docs/decisions/sns-http-deliveries.md) */ `
+  CREATE TABLE endpoint_deliveries (
+    id               TEXT PRIMARY KEY,
+    subscription_arn TEXT COLLATE "C" NOT NULL,
+    topic_name       TEXT COLLATE "C" NOT NULL,
+    endpoint         TEXT NOT NULL,
+    message_id       TEXT NOT NULL,
+    message_type     TEXT NOT NULL,
+    body             TEXT NOT NULL,
+    raw              BOOLEAN NOT NULL,
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    due_at           BIGINT NOT NULL,
+    created_at       BIGINT NOT NULL
+  );
+  CREATE INDEX endpoint_deliveries_by_due ON endpoint_deliveries (due_at);
+  `,
 ];

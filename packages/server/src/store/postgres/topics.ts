@@ -1,11 +1,21 @@
 import type {
+  EndpointDeliveryRecord,
+  NewEndpointDelivery,
   NewSubscription,
   NewTopic,
   SubscriptionRecord,
   TopicChanges,
   TopicRecord,
 } from '../contract.ts';
-import { type SubscriptionRow, type TopicRow, toSubscription, toTopic } from '../topic-rows.ts';
+import {
+  type EndpointDeliveryRow,
+  endpointDeliveryValues,
+  type SubscriptionRow,
+  type TopicRow,
+  toEndpointDelivery,
+  toSubscription,
+  toTopic,
+} from '../topic-rows.ts';
 import { type Db, run } from './db.ts';
 
 /**
@@ -131,6 +141,49 @@ export const postgresTopics = {
    * Locks the topic for the publication (so its sequence numbers and deduplication ids are taken one
    * publisher at a time) and forgets its expired deduplication ids; false when the topic is gone.
    */
+  /** Inside the publication's transaction. */
+  async insertEndpointDeliveries(db: Db, deliveries: readonly NewEndpointDelivery[]): Promise<void> {
+    for (const delivery of deliveries)
+      await run(
+        db,
+        `INSERT INTO endpoint_deliveries (id, subscription_arn, topic_name, endpoint, message_id, message_type,
+           body, raw, due_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [...endpointDeliveryValues(delivery), delivery.raw, delivery.dueAt, delivery.createdAt],
+      );
+  },
+
+  /**
+   * One statement: the due rows, locked with SKIP LOCKED so two nodes claiming at once take different rows,
+   * each moved to `claimUntil`.
+   */
+  async claimEndpointDeliveries(
+    db: Db,
+    now: number,
+    claimUntil: number,
+    limit: number,
+  ): Promise<EndpointDeliveryRecord[]> {
+    const { rows } = await run<EndpointDeliveryRow>(
+      db,
+      `UPDATE endpoint_deliveries SET due_at = $2 WHERE id IN (
+         SELECT id FROM endpoint_deliveries WHERE due_at <= $1 ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+       RETURNING *`,
+      [now, claimUntil, limit],
+    );
+    return rows.map(toEndpointDelivery);
+  },
+
+  async finishEndpointDelivery(db: Db, id: string): Promise<void> {
+    await run(db, 'DELETE FROM endpoint_deliveries WHERE id = $1', [id]);
+  },
+
+  async retryEndpointDelivery(db: Db, id: string, attempts: number, dueAt: number): Promise<void> {
+    await run(db, 'UPDATE endpoint_deliveries SET attempts = $2, due_at = $3 WHERE id = $1', [
+      id,
+      attempts,
+      dueAt,
+    ]);
+  },
+
   async lockTopic(db: Db, name: string, now: number): Promise<boolean> {
     const { rows } = await run(db, 'SELECT 1 FROM topics WHERE name = $1 FOR UPDATE', [name]);
     if (rows.length === 0) return false;

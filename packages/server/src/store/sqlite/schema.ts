@@ -230,4 +230,21 @@ export const MIGRATIONS: readonly string[] = [
     document  TEXT NOT NULL
   );
   `,
+  /* 14: SNS deliveries to HTTP/HTTPS endpoints not yet answered 2xx, stored with the publication's queue
+         deliveries; a worker claims each by moving due_at past its attempt (docs/decisions/sns-http-deliveries.md) */ `
+  CREATE TABLE endpoint_deliveries (
+    id               TEXT PRIMARY KEY,
+    subscription_arn TEXT NOT NULL,
+    topic_name       TEXT NOT NULL,
+    endpoint         TEXT NOT NULL,
+    message_id       TEXT NOT NULL,
+    message_type     TEXT NOT NULL,
+    body             TEXT NOT NULL,
+    raw              INTEGER NOT NULL,
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    due_at           INTEGER NOT NULL,
+    created_at       INTEGER NOT NULL
+  );
+  CREATE INDEX endpoint_deliveries_by_due ON endpoint_deliveries (due_at);
+  `,
 ];

@@ -7,6 +7,7 @@ import type {
   ChangeVisibilityOutcome,
   ChangeVisibilityRequest,
   DeleteOutcome,
+  EndpointDeliveryRecord,
   MessageCounts,
   MessageReceipt,
   MoveOutcome,
@@ -417,6 +418,22 @@ export class SqliteStore implements Store, TriageStore {
       () => onVisible?.([...touched]),
       () => this.topics.publish(topicName, publications, touched),
     );
+  }
+
+  async claimEndpointDeliveries(
+    now: number,
+    claimUntil: number,
+    limit: number,
+  ): Promise<EndpointDeliveryRecord[]> {
+    return this.write('durable', () => this.topics.claimEndpointDeliveries(now, claimUntil, limit));
+  }
+
+  async finishEndpointDelivery(id: string): Promise<void> {
+    await this.write('durable', () => this.topics.finishEndpointDelivery(id));
+  }
+
+  async retryEndpointDelivery(id: string, attempts: number, dueAt: number): Promise<void> {
+    await this.write('durable', () => this.topics.retryEndpointDelivery(id, attempts, dueAt));
   }
 
   /** Inserts a new message with its FIFO group or fair-queue tenant; returns its seq. */

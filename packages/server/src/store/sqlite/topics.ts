@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type {
+  EndpointDeliveryRecord,
   NewMessage,
   NewSubscription,
   NewTopic,
@@ -10,7 +11,15 @@ import type {
   TopicChanges,
   TopicRecord,
 } from '../contract.ts';
-import { type SubscriptionRow, type TopicRow, toSubscription, toTopic } from '../topic-rows.ts';
+import {
+  type EndpointDeliveryRow,
+  endpointDeliveryValues,
+  type SubscriptionRow,
+  type TopicRow,
+  toEndpointDelivery,
+  toSubscription,
+  toTopic,
+} from '../topic-rows.ts';
 
 /** What the SQLite store lends its topics: a send into a queue, as SendMessageBatch stores it. */
 export interface SqliteTopicsHost {
@@ -64,6 +73,18 @@ export class SqliteTopics {
       deduplicated: db.prepare(
         `SELECT message_id, sequence_number FROM topic_deduplication
          WHERE topic_name = ? AND deduplication_id = ? AND expires_at > ?`,
+      ),
+      insertEndpointDelivery: db.prepare(
+        `INSERT INTO endpoint_deliveries (id, subscription_arn, topic_name, endpoint, message_id, message_type,
+           body, raw, due_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      dueEndpointDeliveries: db.prepare(
+        'SELECT * FROM endpoint_deliveries WHERE due_at <= ? ORDER BY due_at LIMIT CAST(? AS INTEGER)',
+      ),
+      claimEndpointDelivery: db.prepare('UPDATE endpoint_deliveries SET due_at = ? WHERE id = ?'),
+      finishEndpointDelivery: db.prepare('DELETE FROM endpoint_deliveries WHERE id = ?'),
+      retryEndpointDelivery: db.prepare(
+        'UPDATE endpoint_deliveries SET attempts = ?, due_at = ? WHERE id = ?',
       ),
       rememberDeduplication: db.prepare(
         `INSERT OR REPLACE INTO topic_deduplication
@@ -182,6 +203,13 @@ export class SqliteTopics {
         this.host.sendInWrite(queueId, messages);
         touched.add(queueId);
       }
+      for (const delivery of publication.endpointDeliveries ?? [])
+        this.statements.insertEndpointDelivery.run(
+          ...endpointDeliveryValues(delivery),
+          delivery.raw ? 1 : 0,
+          delivery.dueAt,
+          delivery.createdAt,
+        );
       if (deduplication)
         this.statements.rememberDeduplication.run(
           topicName,
@@ -192,5 +220,20 @@ export class SqliteTopics {
         );
       return { messageId: publication.messageId, sequenceNumber, duplicate: false };
     });
+  }
+
+  /** Runs inside one write: the due deliveries, each moved to `claimUntil`. */
+  claimEndpointDeliveries(now: number, claimUntil: number, limit: number): EndpointDeliveryRecord[] {
+    const rows = this.statements.dueEndpointDeliveries.all(now, limit) as EndpointDeliveryRow[];
+    for (const row of rows) this.statements.claimEndpointDelivery.run(claimUntil, row.id);
+    return rows.map(toEndpointDelivery);
+  }
+
+  finishEndpointDelivery(id: string): void {
+    this.statements.finishEndpointDelivery.run(id);
+  }
+
+  retryEndpointDelivery(id: string, attempts: number, dueAt: number): void {
+    this.statements.retryEndpointDelivery.run(attempts, dueAt, id);
   }
 }
