@@ -244,6 +244,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       clock: testClock,
       store,
       service,
+      sns,
       queueCounts: sampler.counts,
       clusterJobs,
       logger,
