@@ -577,7 +577,11 @@ describe('SNS with --in-memory, --test-clock and a config file', () => {
       (await (await fetch(`${backend.endpoint}/metrics`)).text())
         .split('\n')
         .filter((line) => /^sluice_sns_(messages_published|deliveries)_total\{/.test(line));
-    await eventually(async () => (await snsSeries()).length === 0, 'the reset SNS counts off /metrics', 30_000);
+    await eventually(
+      async () => (await snsSeries()).length === 0,
+      'the reset SNS counts off /metrics',
+      30_000,
+    );
   });
 });
 
