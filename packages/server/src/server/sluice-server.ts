@@ -34,6 +34,7 @@ import { portTakenMessage } from './port-holder.ts';
 import { SERVE_FLAGS } from './serve-flags.ts';
 import type { SluiceOptions } from './sluice-options.ts';
 import { serveSns } from './sns-entry.ts';
+import { snsFilterTest } from './sns-filter-test.ts';
 import { snsSigning } from './sns-signing.ts';
 import { TestClock } from './test-clock.ts';
 import { createTestMode, testEndpoints } from './test-mode.ts';
@@ -332,7 +333,11 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       ...(triage && triagePages(service, triage)),
       ...consolePages(),
     },
-    changes: { ...consoleChanges(service, alarms), ...(triage && triageChanges(service, triage)) },
+    changes: {
+      ...consoleChanges(service, alarms),
+      ...(triage && triageChanges(service, triage)),
+      ...snsFilterTest(),
+    },
     operatorAudit: audit && operatorAudit(service, audit),
     testEndpoints: testEndpoints(testMode),
     lambda: lambdaEntry(eventSourceMappings),

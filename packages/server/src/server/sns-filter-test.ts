@@ -1,0 +1,131 @@
+import { errors, SqsError } from '../core/errors.ts';
+import {
+  compileFilterPolicy,
+  FilterPolicyError,
+  type FilterPolicyScope,
+  parseFilterPolicyScope,
+  type SnsMessageAttribute,
+  SnsPublication,
+} from '../core/event-filter/index.ts';
+import { isJsonObject, parseJsonObject } from '../shared/json-object.ts';
+import { json } from './console-api.ts';
+import { type ConsoleChange, errorPage } from './page.ts';
+
+/** POST /api/sns/filter-test: what the console's policy tester sends, one subscription's policy at a time. */
+export interface FilterTestRequest {
+  /** The subscription's FilterPolicy; empty or absent: no policy. */
+  filterPolicy?: string;
+  /** MessageAttributes (the default) or MessageBody. */
+  filterPolicyScope?: string;
+  /** The message as it would be published. */
+  message: string;
+  /** The message attributes as Publish takes them. */
+  messageAttributes?: Record<string, SnsMessageAttribute>;
+}
+
+export interface FilterTestAnswer {
+  matches: boolean;
+  /** Why, in a sentence. */
+  reason: string;
+  /** The policy's top-level keys that, alone, refuse the message (empty when it matches). */
+  failingKeys: string[];
+}
+
+/**
+ * The console's filter-policy tester, through the same matcher SNS deliveries use
+ * (core/event-filter/sns-filter-policy.ts): whether a message and its attributes pass a policy, and if not,
+ * which of the policy's keys refuse it. It reads no topic or queue, so it needs no access beyond the console's.
+ */
+export function snsFilterTest(): Record<string, ConsoleChange> {
+  return {
+    '/api/sns/filter-test': async (body) => {
+      try {
+        return json(testFilterPolicy(requestOf(body)) satisfies FilterTestAnswer);
+      } catch (error) {
+        if (error instanceof SqsError) return errorPage(error);
+        throw error;
+      }
+    },
+  };
+}
+
+function requestOf(body: string): FilterTestRequest {
+  const input = parseJsonObject(body);
+  if (!input || typeof input.message !== 'string')
+    throw errors.invalidParameterValue('The body must be a JSON object with a "message" string.');
+  const { filterPolicy, filterPolicyScope, messageAttributes } = input;
+  if (filterPolicy !== undefined && typeof filterPolicy !== 'string')
+    throw errors.invalidParameterValue('"filterPolicy" must be the policy as a string of JSON.');
+  if (filterPolicyScope !== undefined && typeof filterPolicyScope !== 'string')
+    throw errors.invalidParameterValue('"filterPolicyScope" must be MessageAttributes or MessageBody.');
+  const attributes: Record<string, SnsMessageAttribute> = {};
+  if (messageAttributes !== undefined) {
+    if (!isJsonObject(messageAttributes))
+      throw errors.invalidParameterValue('"messageAttributes" must be an object of {DataType, StringValue}.');
+    for (const [name, value] of Object.entries(messageAttributes)) {
+      if (!isJsonObject(value) || typeof value.DataType !== 'string')
+        throw errors.invalidParameterValue(`Message attribute ${name} must be {"DataType", "StringValue"}.`);
+      if (value.StringValue !== undefined && typeof value.StringValue !== 'string')
+        throw errors.invalidParameterValue(`Message attribute ${name}'s StringValue must be a string.`);
+      attributes[name] = { DataType: value.DataType, StringValue: value.StringValue };
+    }
+  }
+  return { filterPolicy, filterPolicyScope, message: input.message, messageAttributes: attributes };
+}
+
+export function testFilterPolicy(request: FilterTestRequest): FilterTestAnswer {
+  const text = request.filterPolicy ?? '';
+  let scope: FilterPolicyScope;
+  let policy: ReturnType<typeof compileFilterPolicy>;
+  try {
+    scope = parseFilterPolicyScope(request.filterPolicyScope || 'MessageAttributes');
+    policy = text.trim() === '' ? undefined : compileFilterPolicy(text, scope);
+  } catch (error) {
+    if (error instanceof FilterPolicyError) throw errors.invalidParameterValue(error.message);
+    throw error;
+  }
+  if (policy === undefined)
+    return {
+      matches: true,
+      reason: 'No filter policy: every message reaches the subscription.',
+      failingKeys: [],
+    };
+  const publication = new SnsPublication(
+    request.message,
+    new Map(Object.entries(request.messageAttributes ?? {})),
+  );
+  if (policy.matches(publication))
+    return { matches: true, reason: 'The filter policy matches the message.', failingKeys: [] };
+  if (scope === 'MessageBody' && publication.bodyLeaves() === null)
+    return {
+      matches: false,
+      reason: 'The message body is not a JSON object, so no MessageBody policy matches it.',
+      failingKeys: [],
+    };
+  const failingKeys = keysRefusing(text, scope, publication);
+  const what = scope === 'MessageBody' ? 'body field' : 'attribute';
+  return {
+    matches: false,
+    reason:
+      failingKeys.length > 0
+        ? `Filtered out: the ${what}${failingKeys.length > 1 ? 's' : ''} ${failingKeys.join(', ')} ${failingKeys.length > 1 ? 'do' : 'does'} not match the policy.`
+        : 'Filtered out: each key matches on its own, but not together (an $or or a combination).',
+    failingKeys,
+  };
+}
+
+/** The top-level keys (`$or` aside) whose rule alone refuses the message: the policy's keys are ANDed. */
+function keysRefusing(text: string, scope: FilterPolicyScope, publication: SnsPublication): string[] {
+  const policy = parseJsonObject(text);
+  if (!policy) return [];
+  return Object.entries(policy)
+    .filter(([key]) => key !== '$or')
+    .filter(([key, rule]) => {
+      try {
+        return compileFilterPolicy(JSON.stringify({ [key]: rule }), scope)?.matches(publication) === false;
+      } catch {
+        return false;
+      }
+    })
+    .map(([key]) => key);
+}
