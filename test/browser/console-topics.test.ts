@@ -143,6 +143,13 @@ describe('console: topics', { concurrency: false }, () => {
     const answer = (await response.json()) as { __type: string; message: string };
     assert.match(answer.__type, /InvalidParameterValue/);
     assert.match(answer.message, /^Invalid parameter: FilterPolicy: /);
+    // A console POST: another origin's page cannot make a browser send it.
+    const crossOrigin = await fetch(`${ui.sluice.endpoint}/api/sns/filter-test`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://evil.example' },
+      body: JSON.stringify({ message: 'x' }),
+    });
+    assert.equal(crossOrigin.status, 403);
   });
 });
 
