@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CreateTopicCommand, type SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
-import { CreateQueueCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { Browser, Page } from 'playwright-core';
 import { type RunningSluice, startSluice } from 'sluice';
 import { type ConsoleUnderTest, consolePage, launchChromium, startConsole } from '../helpers/browser.ts';
@@ -84,7 +84,7 @@ describe('console: topics', { concurrency: false }, () => {
     assert.deepEqual(ui.cspViolations, []);
   });
 
-  test('the tester says which subscriptions a message reaches, and why not', async () => {
+  test('the tester says which subscriptions a message reaches, and why not; Publish sends it', async () => {
     const { page, sluice } = ui;
     await page.goto(`${sluice.endpoint}/console#/topics`);
     const tester = page.locator('#filter-tester');
@@ -124,6 +124,34 @@ describe('console: topics', { concurrency: false }, () => {
       (await outcome('audit').first().textContent()) ?? '',
       /The message body is not a JSON object, so no MessageBody policy matches it\./,
     );
+
+    // Publish sends it for real: the queues whose policies match receive it, raw or wrapped.
+    await tester.getByLabel('Message', { exact: true }).fill('{"order": {"country": "DE"}}');
+    await tester.getByLabel('Message attributes (JSON)').fill('{"kind": "invoice", "total": 250}');
+    await tester.getByRole('button', { name: 'Publish' }).click();
+    const published = await page.locator('#status.success', { hasText: 'Published message' }).textContent();
+    const messageId = /Published message ([0-9a-f-]{36})\./.exec(published ?? '')?.[1];
+    assert.ok(messageId, published ?? '');
+    const sqs = sqsClient(sluice.endpoint);
+    try {
+      const receive = async (queue: string) => {
+        const { Messages = [] } = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: `${sluice.endpoint}/000000000000/${queue}`,
+            WaitTimeSeconds: 5,
+            MessageAttributeNames: ['All'],
+          }),
+        );
+        return Messages;
+      };
+      const [toAudit] = await receive('audit');
+      assert.equal(toAudit?.Body, '{"order": {"country": "DE"}}');
+      assert.deepEqual(toAudit?.MessageAttributes?.total, { DataType: 'Number', StringValue: '250' });
+      const [toBilling] = await receive('billing');
+      assert.equal(JSON.parse(toBilling?.Body ?? '{}').MessageId, messageId);
+    } finally {
+      sqs.destroy();
+    }
 
     await run('{}', '{"kind": ');
     await page.locator('#status.error').waitFor();

@@ -191,6 +191,24 @@ function testerView(topics) {
     placeholder: '{"kind": "invoice", "total": 250}',
   });
   const results = h('div', { id: 'tester-results' });
+  // Publishes the message for real (SNS's Publish, under the signed-in key's rights): every subscription it
+  // matches receives it.
+  const publish = async () => {
+    /** @type {Record<string, string>} */
+    const params = { TopicArn: topicPicker.value, Message: message.value };
+    Object.entries(attributesOf(attributes.value)).forEach(([name, value], index) => {
+      const prefix = `MessageAttributes.entry.${index + 1}`;
+      params[`${prefix}.Name`] = name;
+      params[`${prefix}.Value.DataType`] = value.DataType;
+      params[`${prefix}.Value.StringValue`] = value.StringValue;
+    });
+    if (topicPicker.value.endsWith('.fifo')) {
+      params.MessageGroupId = 'console';
+      params.MessageDeduplicationId = crypto.randomUUID();
+    }
+    const answer = await sns('Publish', params);
+    say(`Published message ${answer.getElementsByTagName('MessageId')[0]?.textContent ?? ''}.`);
+  };
   const test = async () => {
     const topic = topics.find((candidate) => candidate.arn === topicPicker.value);
     if (!topic) return;
@@ -234,7 +252,7 @@ function testerView(topics) {
     h(
       'p',
       { class: 'muted' },
-      "Which of a topic's subscriptions a message would reach, checked by the server's own matcher, as a publish is. Nothing is published.",
+      "Which of a topic's subscriptions a message would reach, checked by the server's own matcher, as a publish is. Test publishes nothing; Publish publishes the message to the topic.",
     ),
     h(
       'form',
@@ -248,6 +266,12 @@ function testerView(topics) {
       field('Message', message),
       field('Message attributes (JSON)', attributes),
       h('button', { type: 'submit' }, 'Test'),
+      ' ',
+      h(
+        'button',
+        { type: 'button', id: 'tester-publish', class: 'secondary', onclick: () => attempt(publish) },
+        'Publish',
+      ),
     ),
     results,
   );
