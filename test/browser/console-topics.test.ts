@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CreateTopicCommand, type SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
-import { CreateQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, ReceiveMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { Browser, Page } from 'playwright-core';
 import { type RunningSluice, startSluice } from 'sluice';
 import { type ConsoleUnderTest, consolePage, launchChromium, startConsole } from '../helpers/browser.ts';
@@ -35,9 +35,29 @@ describe('console: topics', { concurrency: false }, () => {
     const sqs = sqsClient(ui.sluice.endpoint);
     for (const QueueName of ['billing', 'audit', 'billing-dlq'])
       await sqs.send(new CreateQueueCommand({ QueueName }));
-    sqs.destroy();
     const sns = snsClient(ui.sluice.endpoint);
     const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'orders' }));
+    // The audit queue's policy allows the topic, as AWS requires; billing's has none.
+    await sqs.send(
+      new SetQueueAttributesCommand({
+        QueueUrl: `${ui.sluice.endpoint}/000000000000/audit`,
+        Attributes: {
+          Policy: JSON.stringify({
+            Version: '2012-10-17',
+            Statement: [
+              {
+                Effect: 'Allow',
+                Principal: { Service: 'sns.amazonaws.com' },
+                Action: 'sqs:SendMessage',
+                Resource: `${ARN}audit`,
+                Condition: { ArnEquals: { 'aws:SourceArn': TopicArn } },
+              },
+            ],
+          }),
+        },
+      }),
+    );
+    sqs.destroy();
     await subscribe(sns, TopicArn!, 'billing', {
       FilterPolicy: JSON.stringify({ kind: ['invoice'], total: [{ numeric: ['>=', 100] }] }),
       RedrivePolicy: JSON.stringify({ deadLetterTargetArn: `${ARN}billing-dlq` }),
@@ -48,12 +68,14 @@ describe('console: topics', { concurrency: false }, () => {
       RawMessageDelivery: 'true',
     });
     await sns.send(new CreateTopicCommand({ Name: 'quiet' }));
+    const { TopicArn: stale } = await sns.send(new CreateTopicCommand({ Name: 'stale' }));
+    await subscribe(sns, stale!, 'never-created', {});
     sns.destroy();
   });
 
   after(() => ui?.close());
 
-  test('lists topics with their subscriptions, filter policies and dead-letter queues', async () => {
+  test('lists topics with their subscriptions, filter policies, dead-letter queues, and marks those AWS would not deliver to', async () => {
     const { page, sluice } = ui;
     await page.goto(`${sluice.endpoint}/console#/topics`);
     await page.getByRole('heading', { name: 'Topics', exact: true }).waitFor();
@@ -66,10 +88,20 @@ describe('console: topics', { concurrency: false }, () => {
           [...tr.querySelectorAll('td')].map((td) => td.textContent?.replace(/\s+/g, ' ').trim()),
         ),
       );
-    const billing = rows.find((cells) => cells[1] === 'billing');
+    const billing = rows.find((cells) => cells[1]?.startsWith('billing'));
     const audit = rows.find((cells) => cells[1] === 'audit');
     assert.ok(billing && audit, JSON.stringify(rows));
     assert.equal(billing[0], 'sqs');
+    // Marked: on AWS, billing (no policy) would receive nothing; audit's policy allows the topic.
+    assert.match(
+      billing[1] ?? '',
+      /^billingOn AWS this subscription would deliver nothing: queue billing's policy/,
+    );
+    assert.equal(audit[1], 'audit');
+    assert.match(
+      (await page.locator('section[data-topic="stale"] tbody td').nth(1).textContent()) ?? '',
+      /Queue never-created does not exist: deliveries fail/,
+    );
     assert.match(billing[2] ?? '', /"kind": \[ "invoice" \]/);
     assert.deepEqual(billing.slice(3), ['MessageAttributes', 'no', 'billing-dlq']);
     assert.match(audit[2] ?? '', /"anything-but": "FR"/);

@@ -4,16 +4,18 @@
  * filter policies, and a tester that says which subscriptions a message and its attributes would reach, and
  * why not, through the server's own matcher (POST /api/sns/filter-test).
  *
- * @import { FilterTestAnswer } from '../../src/server/sns-filter-test.ts'
+ * @import { FilterTestAnswer, QueuePolicyCheckAnswer } from '../../src/server/sns-console-api.ts'
  */
-import { apiPost, arnPrefix, sns } from '../shared/api.js';
+import { apiPost, arnPrefix, queueUrl, ServerError, sns, sqs } from '../shared/api.js';
 import { field, h } from '../shared/dom.js';
 import { main } from '../shared/screen.js';
 import { attempt, say } from '../shared/status.js';
 
 /**
  * A subscription as the page shows it: ListSubscriptionsByTopic's member and its attributes.
- * @typedef {{ arn: string, protocol: string, endpoint: string, attributes: Record<string, string> }} Subscription
+ * `warning`: why AWS would deliver nothing there (the queue's policy, or no such queue).
+ * @typedef {{ arn: string, protocol: string, endpoint: string, attributes: Record<string, string>,
+ *   warning?: string }} Subscription
  * @typedef {{ arn: string, name: string, subscriptions: Subscription[] }} Topic
  */
 
@@ -67,9 +69,42 @@ async function loadTopics() {
           subscription.attributes[entry.getElementsByTagName('key')[0]?.textContent ?? ''] =
             entry.getElementsByTagName('value')[0]?.textContent ?? '';
       }
+      await Promise.all(subscriptions.map((subscription) => checkQueue(arn, subscription)));
       return { arn, name: arn.split(':').pop() ?? arn, subscriptions };
     }),
   );
+}
+
+/**
+ * Marks a queue subscription AWS would deliver nothing to: its queue's policy does not allow the topic (Sluice
+ * delivers anyway, unless --strict-policies), or the queue does not exist. A queue the key may not read is left
+ * unmarked: the page cannot tell.
+ * @param {string} topicArn
+ * @param {Subscription} subscription
+ */
+async function checkQueue(topicArn, subscription) {
+  if (subscription.protocol !== 'sqs' || !subscription.endpoint.startsWith(arnPrefix)) return;
+  const name = subscription.endpoint.slice(arnPrefix.length);
+  let policy = '';
+  try {
+    const { Attributes } = await sqs('GetQueueAttributes', {
+      QueueUrl: queueUrl(name),
+      AttributeNames: ['Policy'],
+    });
+    policy = Attributes?.Policy ?? '';
+  } catch (error) {
+    if (error instanceof ServerError && /NonExistentQueue|QueueDoesNotExist/.test(error.code))
+      subscription.warning = `Queue ${name} does not exist: deliveries fail (to the dead-letter queue, if any).`;
+    return;
+  }
+  /** @type {QueuePolicyCheckAnswer} */
+  const { allows } = await apiPost('/api/sns/queue-policy-check', {
+    policy,
+    queueArn: subscription.endpoint,
+    topicArn,
+  });
+  if (!allows)
+    subscription.warning = `On AWS this subscription would deliver nothing: queue ${name}'s policy does not allow the topic (sqs:SendMessage for sns.amazonaws.com with the topic as aws:SourceArn). Sluice delivers, and refuses with --strict-policies.`;
 }
 
 /**
@@ -130,7 +165,12 @@ function topicView(topic) {
                 'tr',
                 { 'data-subscription': subscription.arn },
                 h('td', {}, subscription.protocol),
-                h('td', {}, endpointView(subscription.endpoint)),
+                h(
+                  'td',
+                  {},
+                  endpointView(subscription.endpoint),
+                  subscription.warning && h('div', { class: 'warning-note small' }, subscription.warning),
+                ),
                 h('td', {}, policyView(attributes.FilterPolicy ?? '')),
                 h('td', {}, attributes.FilterPolicyScope ?? 'MessageAttributes'),
                 h('td', {}, attributes.RawMessageDelivery === 'true' ? 'yes' : 'no'),

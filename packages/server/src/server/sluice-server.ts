@@ -33,8 +33,8 @@ import { operatorAudit } from './operator-audit.ts';
 import { portTakenMessage } from './port-holder.ts';
 import { SERVE_FLAGS } from './serve-flags.ts';
 import type { SluiceOptions } from './sluice-options.ts';
+import { snsConsoleApi } from './sns-console-api.ts';
 import { serveSns } from './sns-entry.ts';
-import { snsFilterTest } from './sns-filter-test.ts';
 import { snsSigning } from './sns-signing.ts';
 import { TestClock } from './test-clock.ts';
 import { createTestMode, testEndpoints } from './test-mode.ts';
@@ -336,7 +336,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     changes: {
       ...consoleChanges(service, alarms),
       ...(triage && triageChanges(service, triage)),
-      ...snsFilterTest(),
+      ...snsConsoleApi(),
     },
     operatorAudit: audit && operatorAudit(service, audit),
     testEndpoints: testEndpoints(testMode),

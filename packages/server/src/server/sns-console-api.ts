@@ -8,8 +8,9 @@ import {
   SnsPublication,
 } from '../core/event-filter/index.ts';
 import { isJsonObject, parseJsonObject } from '../shared/json-object.ts';
+import { queuePolicyAllowsTopic } from './auth/queue-policy.ts';
 import { json } from './console-api.ts';
-import { type ConsoleChange, errorPage } from './page.ts';
+import { type ConsoleChange, errorPage, type Page } from './page.ts';
 
 /** POST /api/sns/filter-test: what the console's policy tester sends, one subscription's policy at a time. */
 export interface FilterTestRequest {
@@ -31,22 +32,58 @@ export interface FilterTestAnswer {
   failingKeys: string[];
 }
 
+/** POST /api/sns/queue-policy-check: a queue's Policy (as the page read it), the queue and the topic. */
+export interface QueuePolicyCheckRequest {
+  policy?: string;
+  queueArn: string;
+  topicArn: string;
+}
+
+export interface QueuePolicyCheckAnswer {
+  /** Whether AWS would deliver the topic's messages into the queue. */
+  allows: boolean;
+}
+
 /**
- * The console's filter-policy tester, through the same matcher SNS deliveries use
- * (core/event-filter/sns-filter-policy.ts): whether a message and its attributes pass a policy, and if not,
- * which of the policy's keys refuse it. It reads no topic or queue, so it needs no access beyond the console's.
+ * The console's SNS helpers, each through the code deliveries use: the filter-policy tester (the matcher of
+ * core/event-filter/sns-filter-policy.ts: whether a message and its attributes pass a policy, and if not,
+ * which of the policy's keys refuse it), and the queue-policy check (auth/queue-policy.ts: whether AWS would
+ * deliver a topic into a queue). Each works on what the page sends, read under the signed-in key's rights, and
+ * reads no topic or queue itself, so it needs no access beyond the console's.
  */
-export function snsFilterTest(): Record<string, ConsoleChange> {
+export function snsConsoleApi(): Record<string, ConsoleChange> {
   return {
-    '/api/sns/filter-test': async (body) => {
-      try {
-        return json(testFilterPolicy(requestOf(body)) satisfies FilterTestAnswer);
-      } catch (error) {
-        if (error instanceof SqsError) return errorPage(error);
-        throw error;
-      }
-    },
+    '/api/sns/filter-test': async (body) =>
+      answered(() => testFilterPolicy(requestOf(body)) satisfies FilterTestAnswer),
+    '/api/sns/queue-policy-check': async (body) =>
+      answered(() => {
+        const { policy, queueArn, topicArn } = policyCheckOf(body);
+        return {
+          allows: queuePolicyAllowsTopic(policy, queueArn, topicArn),
+        } satisfies QueuePolicyCheckAnswer;
+      }),
   };
+}
+
+/** The answer as JSON, or the SQS-shaped error a bad request gets. */
+function answered(answer: () => unknown): Page {
+  try {
+    return json(answer());
+  } catch (error) {
+    if (error instanceof SqsError) return errorPage(error);
+    throw error;
+  }
+}
+
+function policyCheckOf(body: string): QueuePolicyCheckRequest {
+  const input = parseJsonObject(body);
+  if (!input || typeof input.queueArn !== 'string' || typeof input.topicArn !== 'string')
+    throw errors.invalidParameterValue(
+      'The body must be a JSON object with "queueArn" and "topicArn" strings.',
+    );
+  if (input.policy !== undefined && typeof input.policy !== 'string')
+    throw errors.invalidParameterValue('"policy" must be the queue\'s Policy attribute, a string.');
+  return { policy: input.policy || undefined, queueArn: input.queueArn, topicArn: input.topicArn };
 }
 
 function requestOf(body: string): FilterTestRequest {
