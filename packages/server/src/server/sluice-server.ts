@@ -33,7 +33,7 @@ import { operatorAudit } from './operator-audit.ts';
 import { portTakenMessage } from './port-holder.ts';
 import { SERVE_FLAGS } from './serve-flags.ts';
 import type { SluiceOptions } from './sluice-options.ts';
-import { snsConsoleApi } from './sns-console-api.ts';
+import { snsConsoleApi, snsConsolePages } from './sns-console-api.ts';
 import { serveSns } from './sns-entry.ts';
 import { snsSigning } from './sns-signing.ts';
 import { TestClock } from './test-clock.ts';
@@ -330,6 +330,11 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
         return json({ mappings } satisfies EventSourceMappingsAnswer);
       },
       ...consoleApi(jobs, () => alarms.clusterStates()),
+      ...snsConsolePages({
+        listSubscriptions: (options) => store.listSubscriptions(options),
+        queueArn: (name) => service.queues.queueArn(name),
+        queuePolicy: async (name) => (await store.getQueue(name))?.attributes.Policy,
+      }),
       ...(triage && triagePages(service, triage)),
       ...consolePages(),
     },

@@ -8,9 +8,10 @@ import {
   SnsPublication,
 } from '../core/event-filter/index.ts';
 import { isJsonObject, parseJsonObject } from '../shared/json-object.ts';
+import type { TopicStore } from '../store/contract.ts';
 import { queuePolicyAllowsTopic } from './auth/queue-policy.ts';
 import { json } from './console-api.ts';
-import { type ConsoleChange, errorPage, type Page } from './page.ts';
+import { type ConsoleChange, errorPage, type Page, type PageViewer } from './page.ts';
 
 /** POST /api/sns/filter-test: what the console's policy tester sends, one subscription's policy at a time. */
 export interface FilterTestRequest {
@@ -62,6 +63,65 @@ export function snsConsoleApi(): Record<string, ConsoleChange> {
           allows: queuePolicyAllowsTopic(policy, queueArn, topicArn),
         } satisfies QueuePolicyCheckAnswer;
       }),
+  };
+}
+
+/** GET /api/sns/subscriptions?queue=NAME: the SNS subscriptions delivering into a queue (`sluice stats`). */
+export interface QueueSubscriptionsAnswer {
+  queue: string;
+  subscriptions: Array<{
+    subscriptionArn: string;
+    topic: string;
+    filterPolicy: string | undefined;
+    rawMessageDelivery: boolean;
+    /** False when the queue's policy does not allow the topic: AWS would deliver nothing. */
+    awsWouldDeliver: boolean;
+  }>;
+}
+
+/** What the subscriptions page reads: the store's subscriptions, and the queue's ARN and policy. */
+export interface QueueSubscriptionReads {
+  listSubscriptions: TopicStore['listSubscriptions'];
+  queueArn(name: string): string;
+  queuePolicy(name: string): Promise<string | undefined>;
+}
+
+/**
+ * The subscriptions into a queue the viewer may read, of topics it may see (a key's name patterns match topic
+ * names, as for SNS's own actions), each marked when AWS would deliver nothing (the check --strict-policies
+ * uses).
+ */
+export function snsConsolePages(
+  reads: QueueSubscriptionReads,
+): Record<string, (url: URL, viewer: PageViewer) => Promise<Page>> {
+  return {
+    '/api/sns/subscriptions': async (url, viewer) => {
+      const queue = url.searchParams.get('queue');
+      if (!queue) return json({ error: 'queue is required' }, 400);
+      if (!(await viewer.mayRead(queue)))
+        return json({ error: `${viewer.accessKeyId} may not read ${queue}` }, 403);
+      const queueArn = reads.queueArn(queue);
+      const policy = await reads.queuePolicy(queue);
+      const subscriptions: QueueSubscriptionsAnswer['subscriptions'] = [];
+      for (let after: string | undefined; ; ) {
+        const page = await reads.listSubscriptions({ afterArn: after, limit: 1000 });
+        for (const subscription of page) {
+          if (subscription.protocol !== 'sqs' || subscription.endpoint !== queueArn) continue;
+          if (!(await viewer.mayRead(subscription.topicName))) continue;
+          const topicArn = subscription.arn.slice(0, subscription.arn.lastIndexOf(':'));
+          subscriptions.push({
+            subscriptionArn: subscription.arn,
+            topic: subscription.topicName,
+            filterPolicy: subscription.attributes.FilterPolicy || undefined,
+            rawMessageDelivery: subscription.attributes.RawMessageDelivery === 'true',
+            awsWouldDeliver: queuePolicyAllowsTopic(policy, queueArn, topicArn),
+          });
+        }
+        if (page.length < 1000) break;
+        after = page.at(-1)?.arn;
+      }
+      return json({ queue, subscriptions } satisfies QueueSubscriptionsAnswer);
+    },
   };
 }
 
