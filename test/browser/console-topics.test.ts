@@ -190,7 +190,7 @@ describe('console: topics', { concurrency: false }, () => {
     assert.deepEqual(ui.cspViolations, []);
   });
 
-  test('the tester refuses a policy SNS would refuse, with its text', async () => {
+  test('the console SNS API refuses a policy SNS would refuse, with its text, and bad input', async () => {
     const response = await fetch(`${ui.sluice.endpoint}/api/sns/filter-test`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -203,6 +203,13 @@ describe('console: topics', { concurrency: false }, () => {
     const answer = (await response.json()) as { __type: string; message: string };
     assert.match(answer.__type, /InvalidParameterValue/);
     assert.match(answer.message, /^Invalid parameter: FilterPolicy: /);
+    const noArns = await fetch(`${ui.sluice.endpoint}/api/sns/queue-policy-check`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ policy: '{}' }),
+    });
+    assert.equal(noArns.status, 400);
+    assert.match(((await noArns.json()) as { __type: string }).__type, /InvalidParameterValue/);
     // A console POST: another origin's page cannot make a browser send it.
     const crossOrigin = await fetch(`${ui.sluice.endpoint}/api/sns/filter-test`, {
       method: 'POST',
