@@ -31,6 +31,7 @@ const PAGES = [
   '/console/login',
   '/api/overview',
   '/api/history?queue=secret',
+  '/api/sns/subscriptions?queue=secret',
   '/api/attributes',
   '/alarms',
   '/metrics',

@@ -33,7 +33,9 @@ describe('SNS through boto3, signed', () => {
 
   for (const [index, client] of PYTHONS.entries()) {
     const { skip, missing } = availability(client, client.bin !== undefined && hasBoto3(client.bin));
-    test(`${client.label}: topics, filtered raw delivery, batches, FIFO, errors`, { skip }, async () => {
+    test(`${client.label}: topics, filtered raw delivery, signed envelopes, batches, FIFO, errors`, {
+      skip,
+    }, async () => {
       if (missing) assert.fail(missing);
       const { stdout } = await promisify(execFile)(client.bin!, [SCRIPT, server.endpoint, `boto${index}`], {
         env: {
@@ -45,6 +47,10 @@ describe('SNS through boto3, signed', () => {
         timeout: 120_000,
       });
       assert.match(stdout, /SNS OK/);
+      assert.match(
+        stdout,
+        /^envelope signature verified with http:\/\/127\.0\.0\.1:\d+\/SimpleNotificationService-/m,
+      );
       assert.match(
         stdout,
         /refused: Invalid parameter: The MessageGroupId parameter is required for FIFO topics/,

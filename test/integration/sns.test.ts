@@ -31,6 +31,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { startSluice } from 'sluice';
 import { freshDatabase } from '../../tools/postgres.ts';
+import { eventually } from '../helpers/client-toolkit.ts';
 import { useServer } from '../helpers/server.ts';
 import { snsClient } from '../helpers/sns-client.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
@@ -570,6 +571,17 @@ describe('SNS with --in-memory, --test-clock and a config file', () => {
     assert.equal(reset.status, 200);
     const { Topics } = await sns.send(new ListTopicsCommand({}));
     assert.deepEqual(Topics ?? [], []);
+    // The reset forgets SNS's counts too, as it does the queues': a test after it starts from zero.
+    // (/metrics serves one render for a second, so this waits for the next.)
+    const snsSeries = async () =>
+      (await (await fetch(`${backend.endpoint}/metrics`)).text())
+        .split('\n')
+        .filter((line) => /^sluice_sns_(messages_published|deliveries)_total\{/.test(line));
+    await eventually(
+      async () => (await snsSeries()).length === 0,
+      'the reset SNS counts off /metrics',
+      30_000,
+    );
   });
 });
 

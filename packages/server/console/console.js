@@ -10,6 +10,7 @@ import { messagesPage } from './pages/messages.js';
 import { notFoundPage } from './pages/not-found.js';
 import { queuePage } from './pages/queue.js';
 import { queueListPage } from './pages/queues.js';
+import { topicsPage } from './pages/topics.js';
 import { countAlarms } from './shared/header.js';
 import { main, stopTimers } from './shared/screen.js';
 import { attempt, quietly, say } from './shared/status.js';
@@ -27,6 +28,7 @@ function pageOf(hash) {
   if (hash === '#/audit') return { nav: '#/audit', show: auditPage };
   if (hash === '' || hash === '#' || hash === '#/') return { nav: '#/', show: queueListPage };
   if (hash === '#/alarms') return { nav: '#/alarms', show: alarmsPage };
+  if (hash === '#/topics') return { nav: '#/topics', show: topicsPage };
   return { nav: undefined, show: notFoundPage };
 }
 

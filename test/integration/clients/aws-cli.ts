@@ -4,30 +4,39 @@ import { type AttributeValue, md5Hex, md5OfAttributes } from '../../helpers/md5.
 import { type Protocol, type RunResult, run } from './clients.ts';
 
 /**
- * The AWS CLI driven as a user drives it (`aws sqs ... --endpoint-url E --output json`), with its
- * JSON stdout parsed here. Every call is kept in a transcript shown when a check fails.
+ * The AWS CLI driven as a user drives it (`aws sqs ... --endpoint-url E --output json`, or `aws sns ...`), with
+ * its JSON stdout parsed here. Every call is kept in a transcript shown when a check fails.
  */
 export class AwsCli {
-  private readonly transcript: string[] = [];
+  private transcript: string[] = [];
 
   constructor(
     readonly bin: string,
     readonly endpoint: string,
     /** Overrides of the client environment, e.g. other credentials. */
     readonly env: Readonly<Record<string, string>> = {},
+    /** The CLI's command group every call runs under. */
+    readonly service: 'sqs' | 'sns' = 'sqs',
   ) {}
+
+  /** The same CLI, endpoint and environment, for the other service. */
+  as(service: 'sqs' | 'sns'): AwsCli {
+    const other = new AwsCli(this.bin, this.endpoint, this.env, service);
+    other.transcript = this.transcript;
+    return other;
+  }
 
   async call(args: readonly string[]): Promise<RunResult> {
     const result = await run(
       this.bin,
-      ['sqs', ...args, '--endpoint-url', this.endpoint, '--output', 'json'],
+      [this.service, ...args, '--endpoint-url', this.endpoint, '--output', 'json'],
       60_000,
       this.env,
     );
     // A --debug log is thousands of lines; the request botocore signs is the part worth showing.
     const stderr = args.includes('--debug') ? (requestLine(result.stderr) ?? result.stderr) : result.stderr;
     this.transcript.push(
-      `$ aws sqs ${args.map((a) => JSON.stringify(a)).join(' ')}  -> exit ${result.code} in ${result.ms} ms\n` +
+      `$ aws ${this.service} ${args.map((a) => JSON.stringify(a)).join(' ')}  -> exit ${result.code} in ${result.ms} ms\n` +
         `${result.stdout}${stderr}`,
     );
     return result;
@@ -36,17 +45,17 @@ export class AwsCli {
   /** Runs a command that must succeed and returns its parsed JSON output ({} when it prints nothing). */
   async ok<T>(args: readonly string[]): Promise<T> {
     const result = await this.call(args);
-    assert.equal(result.code, 0, `aws sqs ${args[0]} failed:\n${result.stderr.slice(-4000)}`);
+    assert.equal(result.code, 0, `aws ${this.service} ${args[0]} failed:\n${result.stderr.slice(-4000)}`);
     return (result.stdout.trim() ? JSON.parse(result.stdout) : {}) as T;
   }
 
   /** Runs a command that must fail with the given error code, as the CLI prints it on stderr. */
   async fails(args: readonly string[], code: string): Promise<string> {
     const result = await this.call(args);
-    assert.notEqual(result.code, 0, `aws sqs ${args[0]} should have failed with ${code}`);
+    assert.notEqual(result.code, 0, `aws ${this.service} ${args[0]} should have failed with ${code}`);
     assert.ok(
       result.stderr.includes(`An error occurred (${code}) when calling`),
-      `aws sqs ${args[0]}: expected error ${code} on stderr, got:\n${result.stderr}`,
+      `aws ${this.service} ${args[0]}: expected error ${code} on stderr, got:\n${result.stderr}`,
     );
     return result.stderr;
   }

@@ -8,12 +8,17 @@ Credentials come from the environment. Prints one line per check and `SNS OK` at
 raises. Python 3.9 syntax.
 """
 
+import base64
 import json
 import sys
+import urllib.request
 
 import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import padding
 
 
 def main():
@@ -57,6 +62,8 @@ def main():
     assert sorted(bodies) == ['batched', 'bill me'], bodies
     print('delivered %s' % published['MessageId'])
 
+    check_envelope(sns, sqs, topic, prefix)
+
     tags = sns.list_tags_for_resource(ResourceArn=topic)['Tags']
     assert tags == [{'Key': 'team', 'Value': 'a'}], tags
     topics = [t['TopicArn'] for t in sns.list_topics()['Topics']]
@@ -86,6 +93,42 @@ def main():
     sns.delete_topic(TopicArn=topic)
     print('SNS OK')
     return 0
+
+
+def check_envelope(sns, sqs, topic, prefix):
+    """A queue subscribed without raw delivery gets SNS's JSON notification; its signature verifies as the SNS
+    developer guide tells a subscriber to verify it, with the certificate fetched from SigningCertURL."""
+    queue = sqs.create_queue(QueueName=prefix + '-envelopes')['QueueUrl']
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=['QueueArn'])['Attributes']['QueueArn']
+    subscription = sns.subscribe(TopicArn=topic, Protocol='sqs', Endpoint=queue_arn,
+                                 ReturnSubscriptionArn=True)['SubscriptionArn']
+    published = sns.publish(TopicArn=topic, Message='caf\u00e9 "quoted"\nline', Subject='envelope check',
+                            MessageAttributes={'kind': {'DataType': 'String', 'StringValue': 'invoice'},
+                                               'count': {'DataType': 'Number', 'StringValue': '3'}})
+    messages = sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=1).get('Messages', [])
+    assert len(messages) == 1, messages
+    envelope = json.loads(messages[0]['Body'])
+    assert list(envelope) == ['Type', 'MessageId', 'TopicArn', 'Subject', 'Message', 'Timestamp',
+                              'SignatureVersion', 'Signature', 'SigningCertURL', 'UnsubscribeURL',
+                              'MessageAttributes'], list(envelope)
+    assert envelope['Type'] == 'Notification' and envelope['MessageId'] == published['MessageId'], envelope
+    assert envelope['TopicArn'] == topic and envelope['Subject'] == 'envelope check', envelope
+    assert envelope['Message'] == 'caf\u00e9 "quoted"\nline', envelope
+    assert envelope['MessageAttributes'] == {'kind': {'Type': 'String', 'Value': 'invoice'},
+                                             'count': {'Type': 'Number', 'Value': '3'}}, envelope
+    assert subscription.replace(':', '%3A') in envelope['UnsubscribeURL'], envelope
+    with urllib.request.urlopen(envelope['SigningCertURL']) as response:
+        certificate = x509.load_pem_x509_certificate(response.read())
+    signed = ''.join('%s\n%s\n' % (name, envelope[name])
+                     for name in ['Message', 'MessageId', 'Subject', 'Timestamp', 'TopicArn', 'Type']
+                     if name in envelope)
+    assert envelope['SignatureVersion'] == '1', envelope
+    # Raises InvalidSignature when it does not verify.
+    certificate.public_key().verify(base64.b64decode(envelope['Signature']), signed.encode('utf-8'),
+                                    padding.PKCS1v15(), hashes.SHA1())
+    print('envelope signature verified with %s' % envelope['SigningCertURL'])
+    sns.unsubscribe(SubscriptionArn=subscription)
+    sqs.delete_queue(QueueUrl=queue)
 
 
 if __name__ == '__main__':

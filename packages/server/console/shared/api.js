@@ -68,6 +68,27 @@ export async function sqs(action, input) {
 }
 
 /**
+ * An SNS action through the server's SNS API, which speaks only the Query protocol (a form in, XML out, as in
+ * every SDK): the answer's document, or a ServerError with SNS's error code (`NotFound`, `AuthorizationError`…).
+ * @param {string} action
+ * @param {Record<string, string>} [params]
+ * @returns {Promise<Document>}
+ */
+export async function sns(action, params = {}) {
+  const response = await fetch('/', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ Action: action, Version: '2010-03-31', ...params }),
+  });
+  const text = await response.text();
+  if (response.status === 401) signInAgain();
+  const document = new DOMParser().parseFromString(text, 'application/xml');
+  if (response.ok) return document;
+  const code = document.querySelector('Error > Code')?.textContent ?? `HTTP ${response.status}`;
+  throw new ServerError(action, code, document.querySelector('Error > Message')?.textContent ?? '');
+}
+
+/**
  * A page's JSON; `Answer` names its type, one of the server's.
  * @template Answer
  * @param {string} path

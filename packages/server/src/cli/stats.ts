@@ -13,7 +13,9 @@ Usage:
 QUEUE is a queue's name, URL or ARN.
 
 Reads the server's built-in history (GET /api/history), kept for 24 h, and lists the queue's Lambda event
-source mappings (GET /api/event-source-mappings) after the table. Over --range 24h, samples are merged
+source mappings (GET /api/event-source-mappings) and the SNS subscriptions delivering into it (GET
+/api/sns/subscriptions, each marked when on AWS it would deliver nothing: the queue's policy does not allow
+the topic) after the table. Over --range 24h, samples are merged
 into 4-minute rows: counts are each row's last, sent/received/deleted/empty its sums.
 
 Options:
@@ -59,6 +61,37 @@ interface MappingRow {
 }
 
 /** The queue's event source mappings: function, state, batch size, pollers at work on the server. */
+/** An SNS subscription into the queue, as /api/sns/subscriptions lists it. */
+interface SubscriptionRow {
+  subscriptionArn: string;
+  topic: string;
+  filterPolicy: string | undefined;
+  rawMessageDelivery: boolean;
+  awsWouldDeliver: boolean;
+}
+
+/** The topics delivering into the queue, each marked when AWS would deliver nothing. */
+export function subscriptionsTable(subscriptions: readonly SubscriptionRow[]): string {
+  const cells = [
+    ['topic', 'raw', 'filter policy', 'on AWS'],
+    ...subscriptions.map((s) => [
+      s.topic,
+      s.rawMessageDelivery ? 'yes' : 'no',
+      s.filterPolicy ?? '-',
+      s.awsWouldDeliver ? 'delivers' : "delivers nothing: the queue's policy does not allow the topic",
+    ]),
+  ];
+  const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
+  return cells
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
 export function mappingsTable(mappings: readonly MappingRow[]): string {
   const cells = [
     ['uuid', 'function', 'state', 'batch', 'pollers'],
@@ -121,11 +154,15 @@ export async function stats(args: string[], out: (text: string) => void): Promis
     const rows = history.samples.slice(-last);
     const { mappings } = await getJson<{ mappings: MappingRow[] }>(`${endpoint}/api/event-source-mappings`);
     const ofQueue = mappings.filter((mapping) => mapping.EventSourceArn === queue.arn);
+    const { subscriptions } = await getJson<{ subscriptions: SubscriptionRow[] }>(
+      `${endpoint}/api/sns/subscriptions?queue=${encodeURIComponent(queue.name)}`,
+    );
     if (values.json) out(`${JSON.stringify(rows, null, 2)}\n`);
     else {
       if (rows.length === 0) out(`${queue.name}: no samples yet (the server takes one every 10 s)\n`);
       else out(`${statsTable(rows)}\n`);
       if (ofQueue.length > 0) out(`\nevent source mappings:\n${mappingsTable(ofQueue)}\n`);
+      if (subscriptions.length > 0) out(`\nSNS subscriptions:\n${subscriptionsTable(subscriptions)}\n`);
     }
     return 0;
   } catch (error) {

@@ -34,6 +34,7 @@ import { operatorAudit } from './operator-audit.ts';
 import { portTakenMessage } from './port-holder.ts';
 import { SERVE_FLAGS } from './serve-flags.ts';
 import type { SluiceOptions } from './sluice-options.ts';
+import { snsConsoleApi, snsConsolePages } from './sns-console-api.ts';
 import { serveSns } from './sns-entry.ts';
 import { EndpointDeliveries, EndpointRules, endpointSender } from './sns-http-delivery.ts';
 import { snsSigning } from './sns-signing.ts';
@@ -322,6 +323,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       clock: testClock,
       store,
       service,
+      sns,
       queueCounts: sampler.counts,
       clusterJobs,
       logger,
@@ -406,10 +408,19 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
         return json({ mappings } satisfies EventSourceMappingsAnswer);
       },
       ...consoleApi(jobs, () => alarms.clusterStates()),
+      ...snsConsolePages({
+        listSubscriptions: (options) => store.listSubscriptions(options),
+        queueArn: (name) => service.queues.queueArn(name),
+        queuePolicy: async (name) => (await store.getQueue(name))?.attributes.Policy,
+      }),
       ...(triage && triagePages(service, triage)),
       ...consolePages(),
     },
-    changes: { ...consoleChanges(service, alarms), ...(triage && triageChanges(service, triage)) },
+    changes: {
+      ...consoleChanges(service, alarms),
+      ...(triage && triageChanges(service, triage)),
+      ...snsConsoleApi(),
+    },
     operatorAudit: audit && operatorAudit(service, audit),
     testEndpoints: testEndpoints(testMode),
     lambda: lambdaEntry(eventSourceMappings),

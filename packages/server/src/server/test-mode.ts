@@ -23,6 +23,8 @@ export interface ResetParts {
   clock: TestClock;
   store: Store;
   service: { activity: QueueActivity; longPoll: LongPoll };
+  /** SNS's counts of publications and deliveries, which /metrics serves. */
+  sns: { activity: { clear(): void } };
   /** The counts /metrics serves and the history sampler reads. */
   queueCounts: QueueCounts;
   /** Retention sweeps, DLQ alarms, history samples, move tasks: stopped across the reset when running. */
@@ -37,7 +39,7 @@ export interface ResetParts {
  * one after the other.
  */
 export function createTestMode(parts: ResetParts): TestMode {
-  const { store, service, queueCounts, clusterJobs, logger } = parts;
+  const { store, service, sns, queueCounts, clusterJobs, logger } = parts;
   if (!store.reset) throw new Error('--test-clock needs a store that can be reset (SQLite)');
   const resetStore = store.reset.bind(store);
   const resetAll = async () => {
@@ -45,6 +47,7 @@ export function createTestMode(parts: ResetParts): TestMode {
     if (running) await clusterJobs.stop();
     await resetStore();
     service.activity.clear();
+    sns.activity.clear();
     await queueCounts.readAll();
     service.longPoll.closeAll();
     if (running) await clusterJobs.start();
