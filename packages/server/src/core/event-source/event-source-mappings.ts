@@ -104,13 +104,6 @@ export class EventSourceMappings {
       queue,
       this.options.functionTimeoutSeconds ?? MAPPING_LIMITS.defaultFunctionTimeoutSeconds,
     );
-    const existing = (await this.options.store.loadMappings()).find(
-      (mapping) => mapping.eventSourceArn === arn && mapping.functionName === settings.functionName,
-    );
-    if (existing)
-      throw lambdaErrors.conflict(
-        `The event source arn (" ${arn} ") and function (" ${settings.functionName} ") provided mapping already exists. Please update or delete the existing mapping with UUID ${existing.uuid}`,
-      );
     const mapping: EventSourceMapping = {
       uuid: randomUUID(),
       eventSourceArn: arn,
@@ -118,7 +111,12 @@ export class EventSourceMappings {
       stateTransitionReason: USER_INITIATED,
       lastModified: this.options.clock.now(),
     };
-    await this.options.store.saveMapping(mapping);
+    // The check and the add are one step of the store: two creates at once (on one node or two) make one.
+    const existing = await this.options.store.addMapping(mapping);
+    if (existing !== undefined)
+      throw lambdaErrors.conflict(
+        `The event source arn (" ${arn} ") and function (" ${settings.functionName} ") provided mapping already exists. Please update or delete the existing mapping with UUID ${existing}`,
+      );
     void this.reload();
     return renderMapping(mapping, this.scope, 'Creating');
   }

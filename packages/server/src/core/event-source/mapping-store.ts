@@ -7,6 +7,11 @@ export interface MappingStore {
   loadMappings(): Promise<EventSourceMapping[]>;
   /** Adds the mapping, or replaces the one of its UUID. */
   saveMapping(mapping: EventSourceMapping): Promise<void>;
+  /**
+   * Adds a new mapping unless one of the same queue and function is kept (checked and added as one step on
+   * every store); answers that one's UUID, else undefined.
+   */
+  addMapping(mapping: EventSourceMapping): Promise<string | undefined>;
   deleteMapping(uuid: string): Promise<void>;
 }
 
@@ -19,6 +24,11 @@ export function storedMappings(store: EventSourceMappingStore): MappingStore {
       );
     },
     saveMapping: (mapping) => store.saveEventSourceMapping(mapping.uuid, JSON.stringify(mapping)),
+    addMapping: (mapping) =>
+      store.addEventSourceMapping(mapping.uuid, JSON.stringify(mapping), (document) => {
+        const kept = JSON.parse(document) as EventSourceMapping;
+        return kept.eventSourceArn === mapping.eventSourceArn && kept.functionName === mapping.functionName;
+      }),
     deleteMapping: (uuid) => store.deleteEventSourceMapping(uuid),
   };
 }
