@@ -82,6 +82,28 @@ export function mappingStoreSuite(backend: string, factory: () => StoreFactory, 
       );
     });
 
+    it('changes a mapping as one step: changes at once each see the others; undefined leaves it', async () => {
+      await clear();
+      const kept = mapping();
+      await mappings().saveMapping(kept);
+      const written = await Promise.all(
+        ['a', 'b', 'c'].map((key) =>
+          mappings().changeMapping(kept.uuid, (current) => ({
+            ...current,
+            tags: { ...current.tags, [key]: key },
+          })),
+        ),
+      );
+      assert.ok(written.every((mapping) => mapping !== undefined));
+      assert.deepEqual((await mappings().loadMappings())[0]?.tags, { a: 'a', b: 'b', c: 'c' });
+      assert.equal(await mappings().changeMapping(kept.uuid, () => undefined), undefined);
+      assert.deepEqual((await mappings().loadMappings())[0]?.tags, { a: 'a', b: 'b', c: 'c' });
+      // A mapping deleted meanwhile is not brought back.
+      await mappings().deleteMapping(kept.uuid);
+      assert.equal(await mappings().changeMapping(kept.uuid, (current) => current), undefined);
+      assert.deepEqual(await mappings().loadMappings(), []);
+    });
+
     it('keeps the mappings across a restart', async (t) => {
       if (skipsRestart(t, options)) return;
       await clear();

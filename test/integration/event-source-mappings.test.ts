@@ -345,6 +345,31 @@ for (const store of STORES) {
         assert.equal(listed.EventSourceMappings?.length, 1);
       });
 
+      it('keeps every change of writes made at once to one mapping: taggings and an update', async () => {
+        const q = await queue();
+        const created = await create({
+          EventSourceArn: q.arn,
+          FunctionName: 'write-race-fn',
+          Enabled: false,
+        });
+        const Resource = created.EventSourceMappingArn!;
+        await Promise.all([
+          ...['a', 'b', 'c'].map((key) =>
+            lambda.send(new TagResourceCommand({ Resource, Tags: { [key]: key } })),
+          ),
+          lambda.send(new UpdateEventSourceMappingCommand({ UUID: created.UUID, BatchSize: 7 })),
+        ]);
+        assert.deepEqual((await lambda.send(new ListTagsCommand({ Resource }))).Tags, {
+          a: 'a',
+          b: 'b',
+          c: 'c',
+        });
+        assert.equal(
+          (await lambda.send(new GetEventSourceMappingCommand({ UUID: created.UUID }))).BatchSize,
+          7,
+        );
+      });
+
       it('pages the list with Marker and MaxItems', async () => {
         const q = await queue();
         const made: string[] = [];

@@ -201,6 +201,15 @@ export interface EventSourceMappingStore {
    * checked and added as one step for every server sharing the store: answers the UUID of the kept one that
    * conflicts, else adds it and answers undefined.
    */
+  /**
+   * Replaces the document of `uuid` with what `change` makes of the kept one, read and written as one step
+   * for every server sharing the store (two changes at once each see the other's); `change` answering
+   * undefined leaves it. Answers the document written, or undefined (no such mapping, or left as it was).
+   */
+  changeEventSourceMapping(
+    uuid: string,
+    change: (document: string) => string | undefined,
+  ): Promise<string | undefined>;
   addEventSourceMapping(
     uuid: string,
     document: string,

@@ -1067,6 +1067,23 @@ export class PostgresStore implements Store, TriageStore {
     );
   }
 
+  async changeEventSourceMapping(
+    uuid: string,
+    change: (document: string) => string | undefined,
+  ): Promise<string | undefined> {
+    return this.transaction(async (db) => {
+      const { rows } = await run<{ document: string }>(
+        db,
+        'SELECT document FROM event_source_mappings WHERE uuid = $1 FOR UPDATE',
+        [uuid],
+      );
+      const next = rows[0] && change(rows[0].document);
+      if (next !== undefined)
+        await run(db, 'UPDATE event_source_mappings SET document = $2 WHERE uuid = $1', [uuid, next]);
+      return next;
+    });
+  }
+
   /**
    * Nodes adding mappings take turns (a transaction-scoped advisory lock), so two creates of the same queue
    * and function at once, on one node or two, cannot both find none and both add theirs. The read after the

@@ -987,6 +987,20 @@ export class SqliteStore implements Store, TriageStore {
     await this.write('durable', () => this.statements.saveEventSourceMapping.run(uuid, document));
   }
 
+  async changeEventSourceMapping(
+    uuid: string,
+    change: (document: string) => string | undefined,
+  ): Promise<string | undefined> {
+    return this.write('durable', () => {
+      const kept = (this.statements.eventSourceMappings.all() as { uuid: string; document: string }[]).find(
+        (mapping) => mapping.uuid === uuid,
+      );
+      const next = kept && change(kept.document);
+      if (next !== undefined) this.statements.saveEventSourceMapping.run(uuid, next);
+      return next;
+    });
+  }
+
   // The check and the insert run in one synchronous write: no other request comes between them.
   async addEventSourceMapping(
     uuid: string,
