@@ -8,7 +8,7 @@ import { type Clock, type PeriodicJob, repeatEvery } from '#toolkit/clock';
 import type { SqsActions } from '../actions.ts';
 import { integerAttribute } from '../queue-attributes.ts';
 import type { QueueDirectory } from '../queue-directory.ts';
-import { lambdaErrors } from './lambda-errors.ts';
+import { LambdaError, lambdaErrors } from './lambda-errors.ts';
 import {
   checkTagCount,
   type EventSourceMapping,
@@ -173,13 +173,20 @@ export class EventSourceMappings {
    * A mapping of the config file: created when its queue has none to that function yet, else updated to
    * these settings (left as it is when they are the same).
    */
-  async configure(input: MappingInput): Promise<void> {
+  async configure(input: MappingInput, again = false): Promise<void> {
     const name = parseFunctionName(input.FunctionName).name;
     const existing = (await this.options.store.loadMappings()).find(
       (mapping) => mapping.eventSourceArn === input.EventSourceArn && mapping.functionName === name,
     );
     if (!existing) {
-      await this.create(input);
+      try {
+        await this.create(input);
+      } catch (error) {
+        // Another node starting with the same config file made it since the read: update that one.
+        if (again || !(error instanceof LambdaError && error.type === 'ResourceConflictException'))
+          throw error;
+        await this.configure(input, true);
+      }
       return;
     }
     const { EventSourceArn: _same, ...settings } = input;
