@@ -53,3 +53,24 @@ export async function admin(statement: string): Promise<void> {
     await client.end();
   }
 }
+
+/**
+ * Why the tests' PostgreSQL (TEST_PG_SERVER) cannot be used here, as a test's skip reason, or false when it
+ * answers. For suites that run on both stores and skip their PostgreSQL half only where there is none.
+ */
+export async function postgresUnreachable(): Promise<string | false> {
+  const client = new pg.Client({
+    connectionString: `${TEST_PG_SERVER}/postgres`,
+    connectionTimeoutMillis: 5_000,
+  });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return false;
+  } catch (error) {
+    return `PostgreSQL unreachable at ${TEST_PG_SERVER} (${error instanceof Error ? error.message : String(error)}); set SLUICE_TEST_PG or start one`;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}

@@ -57,6 +57,53 @@ export function mappingStoreSuite(backend: string, factory: () => StoreFactory, 
       );
     });
 
+    it('adds a mapping unless one of the same queue and function is kept, one of several added at once', async () => {
+      await clear();
+      const kept = mapping({ functionName: 'once-fn' });
+      assert.equal(await mappings().addMapping(kept), undefined);
+      assert.equal(await mappings().addMapping(mapping({ functionName: 'once-fn' })), kept.uuid);
+      // Another function, or another queue: no conflict.
+      const other = mapping({ functionName: 'other-fn' });
+      assert.equal(await mappings().addMapping(other), undefined);
+      const elsewhere = mapping({ functionName: 'once-fn', eventSourceArn: `${kept.eventSourceArn}-2` });
+      assert.equal(await mappings().addMapping(elsewhere), undefined);
+      // Added at once: exactly one is taken, the others answer its UUID.
+      const racing = [1, 2, 3].map(() => mapping({ functionName: 'race-fn' }));
+      const answers = await Promise.all(racing.map((candidate) => mappings().addMapping(candidate)));
+      const taken = racing.filter((_, index) => answers[index] === undefined);
+      assert.equal(taken.length, 1);
+      assert.deepEqual(
+        answers.filter((answer) => answer !== undefined),
+        [taken[0]!.uuid, taken[0]!.uuid],
+      );
+      assert.deepEqual(
+        (await mappings().loadMappings()).map((candidate) => candidate.uuid),
+        [kept.uuid, other.uuid, elsewhere.uuid, taken[0]!.uuid],
+      );
+    });
+
+    it('changes a mapping as one step: changes at once each see the others; undefined leaves it', async () => {
+      await clear();
+      const kept = mapping();
+      await mappings().saveMapping(kept);
+      const written = await Promise.all(
+        ['a', 'b', 'c'].map((key) =>
+          mappings().changeMapping(kept.uuid, (current) => ({
+            ...current,
+            tags: { ...current.tags, [key]: key },
+          })),
+        ),
+      );
+      assert.ok(written.every((mapping) => mapping !== undefined));
+      assert.deepEqual((await mappings().loadMappings())[0]?.tags, { a: 'a', b: 'b', c: 'c' });
+      assert.equal(await mappings().changeMapping(kept.uuid, () => undefined), undefined);
+      assert.deepEqual((await mappings().loadMappings())[0]?.tags, { a: 'a', b: 'b', c: 'c' });
+      // A mapping deleted meanwhile is not brought back.
+      await mappings().deleteMapping(kept.uuid);
+      assert.equal(await mappings().changeMapping(kept.uuid, (current) => current), undefined);
+      assert.deepEqual(await mappings().loadMappings(), []);
+    });
+
     it('keeps the mappings across a restart', async (t) => {
       if (skipsRestart(t, options)) return;
       await clear();

@@ -196,6 +196,25 @@ export interface EventSourceMappingStore {
   eventSourceMappings(): Promise<{ uuid: string; document: string }[]>;
   /** Adds the mapping, or replaces the document of its UUID (keeping its place in the order). */
   saveEventSourceMapping(uuid: string, document: string): Promise<void>;
+  /**
+   * Adds a new mapping unless a kept one `conflicts` with it (Lambda's one mapping per queue and function),
+   * checked and added as one step for every server sharing the store: answers the UUID of the kept one that
+   * conflicts, else adds it and answers undefined.
+   */
+  /**
+   * Replaces the document of `uuid` with what `change` makes of the kept one, read and written as one step
+   * for every server sharing the store (two changes at once each see the other's); `change` answering
+   * undefined leaves it. Answers the document written, or undefined (no such mapping, or left as it was).
+   */
+  changeEventSourceMapping(
+    uuid: string,
+    change: (document: string) => string | undefined,
+  ): Promise<string | undefined>;
+  addEventSourceMapping(
+    uuid: string,
+    document: string,
+    conflicts: (document: string) => boolean,
+  ): Promise<string | undefined>;
   deleteEventSourceMapping(uuid: string): Promise<void>;
 }
 

@@ -8,7 +8,7 @@ import { type Clock, type PeriodicJob, repeatEvery } from '#toolkit/clock';
 import type { SqsActions } from '../actions.ts';
 import { integerAttribute } from '../queue-attributes.ts';
 import type { QueueDirectory } from '../queue-directory.ts';
-import { lambdaErrors } from './lambda-errors.ts';
+import { LambdaError, lambdaErrors } from './lambda-errors.ts';
 import {
   checkTagCount,
   type EventSourceMapping,
@@ -104,13 +104,6 @@ export class EventSourceMappings {
       queue,
       this.options.functionTimeoutSeconds ?? MAPPING_LIMITS.defaultFunctionTimeoutSeconds,
     );
-    const existing = (await this.options.store.loadMappings()).find(
-      (mapping) => mapping.eventSourceArn === arn && mapping.functionName === settings.functionName,
-    );
-    if (existing)
-      throw lambdaErrors.conflict(
-        `The event source arn (" ${arn} ") and function (" ${settings.functionName} ") provided mapping already exists. Please update or delete the existing mapping with UUID ${existing.uuid}`,
-      );
     const mapping: EventSourceMapping = {
       uuid: randomUUID(),
       eventSourceArn: arn,
@@ -118,7 +111,12 @@ export class EventSourceMappings {
       stateTransitionReason: USER_INITIATED,
       lastModified: this.options.clock.now(),
     };
-    await this.options.store.saveMapping(mapping);
+    // The check and the add are one step of the store: two creates at once (on one node or two) make one.
+    const existing = await this.options.store.addMapping(mapping);
+    if (existing !== undefined)
+      throw lambdaErrors.conflict(
+        `The event source arn (" ${arn} ") and function (" ${settings.functionName} ") provided mapping already exists. Please update or delete the existing mapping with UUID ${existing}`,
+      );
     void this.reload();
     return renderMapping(mapping, this.scope, 'Creating');
   }
@@ -150,8 +148,15 @@ export class EventSourceMappings {
   async update(uuid: string, input: MappingInput): Promise<MappingConfiguration> {
     const mapping = await this.find(uuid);
     const queue = await this.queueOf(mapping.eventSourceArn);
-    const next = { ...updatedMapping(mapping, input, queue), lastModified: this.options.clock.now() };
-    await this.options.store.saveMapping(next);
+    // Refused settings are refused before anything is written; the change applies to the mapping as kept then,
+    // so a tagging at the same time is kept too.
+    updatedMapping(mapping, input, queue);
+    const now = this.options.clock.now();
+    const next = await this.options.store.changeMapping(uuid, (current) => ({
+      ...updatedMapping(current, input, queue),
+      lastModified: now,
+    }));
+    if (!next) throw lambdaErrors.notFound();
     // Pollers of the old settings finish their invocations under way; the answer does not wait for them.
     void this.reload();
     return renderMapping(next, this.scope, 'Updating');
@@ -168,13 +173,20 @@ export class EventSourceMappings {
    * A mapping of the config file: created when its queue has none to that function yet, else updated to
    * these settings (left as it is when they are the same).
    */
-  async configure(input: MappingInput): Promise<void> {
+  async configure(input: MappingInput, again = false): Promise<void> {
     const name = parseFunctionName(input.FunctionName).name;
     const existing = (await this.options.store.loadMappings()).find(
       (mapping) => mapping.eventSourceArn === input.EventSourceArn && mapping.functionName === name,
     );
     if (!existing) {
-      await this.create(input);
+      try {
+        await this.create(input);
+      } catch (error) {
+        // Another node starting with the same config file made it since the read: update that one.
+        if (again || !(error instanceof LambdaError && error.type === 'ResourceConflictException'))
+          throw error;
+        await this.configure(input, true);
+      }
       return;
     }
     const { EventSourceArn: _same, ...settings } = input;
@@ -201,18 +213,25 @@ export class EventSourceMappings {
     const mapping = await this.findByArn(arn);
     const added = parseTags(input.Tags);
     if (added === undefined) throw lambdaErrors.invalidParameter('Tags are required.');
-    const tags = { ...mapping.tags, ...added };
-    checkTagCount(tags);
+    checkTagCount({ ...mapping.tags, ...added });
     // Tags do not change what the pollers do: LastModified stays, so they are not restarted.
-    await this.options.store.saveMapping({ ...mapping, tags });
+    const changed = await this.options.store.changeMapping(mapping.uuid, (current) => {
+      const tags = { ...current.tags, ...added };
+      checkTagCount(tags);
+      return { ...current, tags };
+    });
+    if (!changed) throw lambdaErrors.notFound();
   }
 
   async untagResource(arn: string, keys: readonly string[]): Promise<void> {
     const mapping = await this.findByArn(arn);
-    const tags = { ...mapping.tags };
-    for (const key of keys) delete tags[key];
-    const { tags: _old, ...rest } = mapping;
-    await this.options.store.saveMapping(Object.keys(tags).length > 0 ? { ...rest, tags } : rest);
+    const changed = await this.options.store.changeMapping(mapping.uuid, (current) => {
+      const tags = { ...current.tags };
+      for (const key of keys) delete tags[key];
+      const { tags: _old, ...rest } = current;
+      return Object.keys(tags).length > 0 ? { ...rest, tags } : rest;
+    });
+    if (!changed) throw lambdaErrors.notFound();
   }
 
   /** The mapping an ARN names; Sluice keeps no functions, so a function's ARN names nothing either. */
@@ -323,16 +342,14 @@ export class EventSourceMappings {
 
   /** Lambda disables a mapping whose queue is gone, saying why. */
   private async queueGone(mapping: EventSourceMapping): Promise<void> {
-    const current = (await this.options.store.loadMappings()).find(
-      (candidate) => candidate.uuid === mapping.uuid,
+    const now = this.options.clock.now();
+    // Left as it is when it changed since these pollers began (a newer setting decides).
+    const disabled = await this.options.store.changeMapping(mapping.uuid, (current) =>
+      current.lastModified !== mapping.lastModified
+        ? undefined
+        : { ...current, enabled: false, stateTransitionReason: QUEUE_DELETED_REASON, lastModified: now },
     );
-    if (!current || current.lastModified !== mapping.lastModified) return;
-    await this.options.store.saveMapping({
-      ...current,
-      enabled: false,
-      stateTransitionReason: QUEUE_DELETED_REASON,
-      lastModified: this.options.clock.now(),
-    });
+    if (!disabled) return;
     this.options.onNews(
       { mapping: mapping.uuid, queue: mapping.eventSourceArn },
       'event source mapping disabled: its queue is gone',

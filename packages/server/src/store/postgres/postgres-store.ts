@@ -92,6 +92,8 @@ const WAKE_CHANNEL = 'sluice_wake';
 
 /** pg_advisory_xact_lock key under which nodes starting together take turns to migrate. */
 export const MIGRATION_LOCK = 7_405_931_001;
+/** pg_advisory_xact_lock key under which nodes take turns to add event source mappings. */
+const MAPPING_ADD_LOCK = 7_405_931_002;
 /** Deadlocks (two transactions locking groups in opposite orders) and serialization failures: run again. */
 const RETRYABLE = new Set(['40P01', '40001']);
 const MAX_ATTEMPTS = 5;
@@ -1077,6 +1079,47 @@ export class PostgresStore implements Store, TriageStore {
        ON CONFLICT (uuid) DO UPDATE SET document = excluded.document`,
       [uuid, document],
     );
+  }
+
+  async changeEventSourceMapping(
+    uuid: string,
+    change: (document: string) => string | undefined,
+  ): Promise<string | undefined> {
+    return this.transaction(async (db) => {
+      const { rows } = await run<{ document: string }>(
+        db,
+        'SELECT document FROM event_source_mappings WHERE uuid = $1 FOR UPDATE',
+        [uuid],
+      );
+      const next = rows[0] && change(rows[0].document);
+      if (next !== undefined)
+        await run(db, 'UPDATE event_source_mappings SET document = $2 WHERE uuid = $1', [uuid, next]);
+      return next;
+    });
+  }
+
+  /**
+   * Nodes adding mappings take turns (a transaction-scoped advisory lock), so two creates of the same queue
+   * and function at once, on one node or two, cannot both find none and both add theirs. The read after the
+   * lock sees every add committed before it.
+   */
+  async addEventSourceMapping(
+    uuid: string,
+    document: string,
+    conflicts: (document: string) => boolean,
+  ): Promise<string | undefined> {
+    return this.transaction(async (db) => {
+      await run(db, 'SELECT pg_advisory_xact_lock($1)', [MAPPING_ADD_LOCK]);
+      const { rows } = await run<{ uuid: string; document: string }>(
+        db,
+        'SELECT uuid, document FROM event_source_mappings',
+        [],
+      );
+      const conflict = rows.find((mapping) => conflicts(mapping.document));
+      if (conflict) return conflict.uuid;
+      await run(db, 'INSERT INTO event_source_mappings (uuid, document) VALUES ($1, $2)', [uuid, document]);
+      return undefined;
+    });
   }
 
   async deleteEventSourceMapping(uuid: string): Promise<void> {

@@ -1004,6 +1004,35 @@ export class SqliteStore implements Store, TriageStore {
     await this.write('durable', () => this.statements.saveEventSourceMapping.run(uuid, document));
   }
 
+  async changeEventSourceMapping(
+    uuid: string,
+    change: (document: string) => string | undefined,
+  ): Promise<string | undefined> {
+    return this.write('durable', () => {
+      const kept = (this.statements.eventSourceMappings.all() as { uuid: string; document: string }[]).find(
+        (mapping) => mapping.uuid === uuid,
+      );
+      const next = kept && change(kept.document);
+      if (next !== undefined) this.statements.saveEventSourceMapping.run(uuid, next);
+      return next;
+    });
+  }
+
+  // The check and the insert run in one synchronous write: no other request comes between them.
+  async addEventSourceMapping(
+    uuid: string,
+    document: string,
+    conflicts: (document: string) => boolean,
+  ): Promise<string | undefined> {
+    return this.write('durable', () => {
+      const kept = this.statements.eventSourceMappings.all() as { uuid: string; document: string }[];
+      const conflict = kept.find((mapping) => conflicts(mapping.document));
+      if (conflict) return conflict.uuid;
+      this.statements.saveEventSourceMapping.run(uuid, document);
+      return undefined;
+    });
+  }
+
   async deleteEventSourceMapping(uuid: string): Promise<void> {
     await this.write('durable', () => this.statements.deleteEventSourceMapping.run(uuid));
   }
