@@ -25,7 +25,12 @@ import {
   SNSClient,
   SubscribeCommand,
 } from '@aws-sdk/client-sns';
-import { CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+} from '@aws-sdk/client-sqs';
 import { type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
 import type { StoreUnderTest } from './crash-audit.ts';
@@ -326,7 +331,21 @@ export async function runSnsCrashAudit(options: SnsAuditOptions): Promise<SnsAud
             MessageSystemAttributeNames: ['All'],
           }),
         );
-        if (Messages.length === 0) break;
+        if (Messages.length === 0) {
+          // Drained only if the queue agrees that nothing is left (visible, delayed or otherwise).
+          const { Attributes = {} } = await sqs.send(
+            new GetQueueAttributesCommand({
+              QueueUrl,
+              AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesDelayed'],
+            }),
+          );
+          const left =
+            Number(Attributes.ApproximateNumberOfMessages) +
+            Number(Attributes.ApproximateNumberOfMessagesDelayed);
+          if (left > 0)
+            violations.push(`${subscription.queue}: ${left} messages left that the drain could not receive`);
+          break;
+        }
         for (const message of Messages) {
           const raw = subscription.attributes?.RawMessageDelivery === 'true';
           const envelope = raw
