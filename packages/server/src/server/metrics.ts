@@ -180,7 +180,7 @@ function snsFamilies(registry: Registry, sns: Pick<SnsActivity, 'snapshot'>): vo
   });
   new Counter({
     name: 'sluice_sns_deliveries_total',
-    help: "Publications per SNS subscription, by outcome: delivered, filtered (its filter policy did not match), failed (its queue refused it, or an HTTP/HTTPS endpoint failed the last retry: sent to the subscription's dead-letter queue, or dropped), retried (an HTTP/HTTPS attempt failed and will be retried).",
+    help: "Publications per SNS subscription, by outcome: delivered, filtered (its filter policy did not match), failed (its queue refused it, or an HTTP/HTTPS endpoint failed the last retry: sent to the subscription's dead-letter queue, or dropped), retried (an HTTP/HTTPS attempt failed and will be retried), dropped (an operator dropped an HTTP/HTTPS delivery).",
     labelNames: ['topic', 'subscription', 'outcome'],
     registers: [registry],
     collect() {

@@ -181,7 +181,8 @@ export function endpointSender(options: EndpointSenderOptions) {
       req.on('timeout', () => req.destroy(new Error('timed out')));
       req.on('error', (error) => {
         clearTimeout(timer);
-        resolve({ ok: false, outcome: error.message });
+        // The error's class (ECONNREFUSED, ...), which is what an operator acts on; our own time-out has none.
+        resolve({ ok: false, outcome: (error as NodeJS.ErrnoException).code ?? error.message });
       });
       req.on('response', (response: IncomingMessage) => {
         const status = response.statusCode ?? 0;
@@ -408,7 +409,7 @@ export class EndpointDeliveries implements EndpointGateway {
     };
     if (delay !== undefined) {
       this.options.outcome(delivery.topicName, delivery.subscriptionArn, 'retried');
-      await store.retryEndpointDelivery(delivery.id, retry, startedAt + delay * 1000);
+      await store.retryEndpointDelivery(delivery.id, retry, startedAt + delay * 1000, result.outcome);
       log.info({ ...details, retryInSeconds: delay }, 'SNS endpoint delivery failed, retrying');
       return;
     }

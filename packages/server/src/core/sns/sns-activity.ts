@@ -1,6 +1,9 @@
 /** What a topic's subscriptions did with its publications. */
-/** `retried`: an HTTP/HTTPS attempt that failed and will be tried again. */
-export type DeliveryKind = 'delivered' | 'filtered' | 'failed' | 'retried';
+/**
+ * `retried`: an HTTP/HTTPS attempt that failed and will be tried again; `dropped`: an HTTP/HTTPS delivery an
+ * operator dropped (the console, POST /api/sns/deliveries/drop).
+ */
+export type DeliveryKind = 'delivered' | 'filtered' | 'failed' | 'retried' | 'dropped';
 
 export interface TopicActivity {
   published: number;
@@ -22,7 +25,7 @@ export class SnsActivity {
     const subscriptions = this.of(topic).subscriptions;
     let counts = subscriptions.get(subscription);
     if (counts === undefined) {
-      counts = { delivered: 0, filtered: 0, failed: 0, retried: 0 };
+      counts = { delivered: 0, filtered: 0, failed: 0, retried: 0, dropped: 0 };
       subscriptions.set(subscription, counts);
     }
     counts[kind] += count;
