@@ -1,12 +1,16 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CreateTopicCommand, PublishCommand, type SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import { FakeClock, startSluice } from 'sluice';
+import { signRequest } from '../../packages/server/src/server/auth/sigv4.ts';
 import { freshDatabase } from '../../tools/postgres.ts';
 import { eventually } from '../helpers/client-toolkit.ts';
-import { useServer } from '../helpers/server.ts';
+import { type RunningServer, startServer, useServer } from '../helpers/server.ts';
 import { snsClient } from '../helpers/sns-client.ts';
 
 /**
@@ -275,3 +279,124 @@ for (const [label, start] of backends) {
     });
   });
 }
+
+const ADMIN = { accessKeyId: 'AKIDADMIN', secretAccessKey: 'admin-secret' };
+/** Sees the orders* topics, and may not act on them (GetQueueAttributes only). */
+const WATCHER = {
+  accessKeyId: 'AKIDWATCH',
+  secretAccessKey: 'watch-secret',
+  queues: ['orders*'],
+  actions: ['sqs:GetQueueAttributes'],
+};
+/** Sees and acts on the orders* topics. */
+const ORDERS = { accessKeyId: 'AKIDORDERS', secretAccessKey: 'orders-secret', queues: ['orders*'] };
+
+describe('operating SNS HTTP subscriptions with credentials: a key sees and acts on the topics it may use', () => {
+  let server: RunningServer;
+  let hook: Awaited<ReturnType<typeof receiver>>;
+  let dir: string;
+  const arns: Record<string, string> = {};
+
+  const signed = (
+    key: { accessKeyId: string; secretAccessKey: string },
+    method: 'GET' | 'POST',
+    path: string,
+    body = '',
+  ) => {
+    const url = new URL(`${server.endpoint}${path}`);
+    const { host: _host, ...signature } = signRequest({ method, url, body }, key, 'us-east-1', Date.now());
+    return fetch(url, {
+      method,
+      headers: signature,
+      ...(method === 'POST' ? { body: Buffer.from(body) } : {}),
+    });
+  };
+  const listed = async (key: typeof ADMIN) => {
+    const answer = await signed(key, 'GET', '/api/sns/http-subscriptions');
+    assert.equal(answer.status, 200);
+    return ((await answer.json()) as Listed).subscriptions;
+  };
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sluice-sns-ops-'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ credentials: [ORDERS, WATCHER] }));
+    server = await startServer({
+      args: [
+        '--credentials',
+        `${ADMIN.accessKeyId}:${ADMIN.secretAccessKey}`,
+        '--config',
+        join(dir, 'config.json'),
+      ],
+    });
+    hook = await receiver();
+    const sns = snsClient(server.endpoint, { credentials: ADMIN });
+    for (const name of ['orders-hooks', 'payroll-hooks']) {
+      const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: name }));
+      await sns.send(new SubscribeCommand({ TopicArn, Protocol: 'http', Endpoint: `${hook.url}/${name}` }));
+    }
+    await eventually(
+      async () => (await listed(ADMIN)).filter((s) => s.state === 'Confirmed').length === 2,
+      'both subscriptions confirmed',
+      30_000,
+    );
+    for (const subscription of await listed(ADMIN)) arns[subscription.topic] = subscription.subscriptionArn;
+    for (const name of ['orders-hooks', 'payroll-hooks'])
+      await sns.send(new PublishCommand({ TopicArn: arns[name]!.replace(/:[^:]+$/, ''), Message: name }));
+    await eventually(
+      async () => (await listed(ADMIN)).every((s) => (s.deliveries[0]?.attempts ?? 0) >= 1),
+      'both first attempts failed',
+      30_000,
+    );
+    sns.destroy();
+  });
+  after(async () => {
+    await server?.stop();
+    await hook?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a key limited to orders* lists only orders-hooks and may not act on payroll-hooks', async () => {
+    assert.deepEqual(
+      (await listed(ORDERS)).map((s) => s.topic),
+      ['orders-hooks'],
+    );
+    const payroll = (await listed(ADMIN)).find((s) => s.topic === 'payroll-hooks')!;
+    const refused = await signed(
+      ORDERS,
+      'POST',
+      '/api/sns/deliveries/drop',
+      JSON.stringify({ subscriptionArn: payroll.subscriptionArn, id: payroll.deliveries[0]!.id }),
+    );
+    assert.equal(refused.status, 404, 'answered as a subscription that does not exist');
+    assert.equal((await listed(ADMIN)).find((s) => s.topic === 'payroll-hooks')!.deliveries.length, 1);
+  });
+
+  test('a key that may read orders-hooks but not configure it sees its deliveries and may not drop them', async () => {
+    const [orders] = await listed(WATCHER);
+    assert.equal(orders?.topic, 'orders-hooks');
+    assert.equal(orders.deliveries[0]?.lastError, 'HTTP 500');
+    const refused = await signed(
+      WATCHER,
+      'POST',
+      '/api/sns/deliveries/drop',
+      JSON.stringify({ subscriptionArn: orders.subscriptionArn, id: orders.deliveries[0]!.id }),
+    );
+    assert.equal(refused.status, 403);
+    assert.match(await refused.text(), /AuthorizationError/);
+    const dropped = await signed(
+      ORDERS,
+      'POST',
+      '/api/sns/deliveries/drop',
+      JSON.stringify({ subscriptionArn: orders.subscriptionArn, id: orders.deliveries[0]!.id }),
+    );
+    assert.equal(dropped.status, 200);
+    const audit = await signed(ADMIN, 'GET', '/api/audit');
+    const entries = (
+      (await audit.json()) as { entries: Array<{ action: string; actor: string; via: string }> }
+    ).entries;
+    assert.deepEqual(
+      entries.filter((e) => e.action === 'drop-sns-delivery').map((e) => [e.actor, e.via]),
+      [[ORDERS.accessKeyId, 'signature']],
+    );
+  });
+});
