@@ -1,16 +1,18 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { CreateTopicCommand, PublishCommand, type SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import { FakeClock, startSluice } from 'sluice';
 import { signRequest } from '../../packages/server/src/server/auth/sigv4.ts';
 import { freshDatabase } from '../../tools/postgres.ts';
 import { eventually } from '../helpers/client-toolkit.ts';
-import { type RunningServer, startServer, useServer } from '../helpers/server.ts';
+import { type RunningServer, SLUICE_CLI, startServer, useServer } from '../helpers/server.ts';
 import { snsClient } from '../helpers/sns-client.ts';
 
 /**
@@ -213,6 +215,28 @@ for (const [label, start] of backends) {
           `AWS's default policy: the first retry 20 s after the attempt (${nextAttemptAt - publishedAt} ms after the publish)`,
         );
       const arn = confirmed.subscriptionArn;
+
+      // `sluice stats --topic` shows the same.
+      const { stdout } = await promisify(execFile)(process.execPath, [
+        ...SLUICE_CLI,
+        'stats',
+        '--topic',
+        topicArn,
+        '--endpoint',
+        backend.endpoint,
+      ]);
+      const blocks = stdout.trimEnd().split('\n\n');
+      const hookBlock = blocks.find((block) => block.includes('/hook'))!;
+      assert.match(hookBlock, /\/hook {2}confirmed {2}0 pending, 2 failing\n/);
+      assert.match(
+        hookBlock,
+        new RegExp(`\\n {2}${first} +1 +HTTP 500 +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d(\\n|$)`),
+      );
+      assert.match(hookBlock, new RegExp(`\\n {2}${second} +1 +HTTP 500 `));
+      assert.match(
+        blocks.find((block) => block.includes('/never'))!,
+        /\/never {2}pending confirmation {2}0 pending, 0 failing\n/,
+      );
       const idOf = (messageId: string | undefined) =>
         confirmed.deliveries.find((d) => d.messageId === messageId)!.id;
 
