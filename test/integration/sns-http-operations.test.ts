@@ -300,6 +300,20 @@ for (const [label, start] of backends) {
         'the dropped one was sent once only',
       );
       await eventually(async () => (await metric(arn, 'delivered')) === '1', 'delivered counted', 30_000);
+      // Publication to 2xx, per subscription: published at the start, delivered at the retry 20 s after the
+      // operator's retry-now (or later: the clock runs on in real time under --test-clock).
+      const scraped = (await (await fetch(`${backend.endpoint}/metrics`)).text()).split('\n');
+      const series = (suffix: string) =>
+        Number(
+          scraped
+            .find((line) =>
+              line.startsWith(`sluice_sns_http_delivery_seconds_${suffix}{subscription="${arn}"}`),
+            )
+            ?.split(' ')
+            .at(-1),
+        );
+      assert.equal(series('count'), 1);
+      assert.ok(series('sum') >= 20 && series('sum') <= 140, `latency ${series('sum')} s`);
     });
   });
 }

@@ -182,6 +182,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       },
       expireUnconfirmed: () => expireUnconfirmed(),
       outcome: (topic, subscription, kind) => sns.activity.add(topic, subscription, kind, 1),
+      latency: (subscription, seconds) => sns.activity.delivered(subscription, seconds),
       log: logger,
     },
     SNS_HTTP_TIMEOUT_MS,

@@ -238,6 +238,8 @@ export interface EndpointDeliveryOptions {
   deadLetter(queueArn: string, body: string): Promise<boolean>;
   /** Counts an attempt's outcome for /metrics (sluice_sns_deliveries_total). */
   outcome(topicName: string, subscriptionArn: string, kind: 'delivered' | 'retried' | 'failed'): void;
+  /** A 2xx, `seconds` after the publication (sluice_sns_http_delivery_seconds). */
+  latency(subscriptionArn: string, seconds: number): void;
   /** Deletes the subscriptions left unconfirmed past AWS's three days. */
   expireUnconfirmed(): Promise<number>;
   log: {
@@ -394,6 +396,7 @@ export class EndpointDeliveries implements EndpointGateway {
     if (result.ok) {
       this.counts.delivered++;
       this.options.outcome(delivery.topicName, delivery.subscriptionArn, 'delivered');
+      this.options.latency(delivery.subscriptionArn, Math.max(0, clock.now() - delivery.createdAt) / 1000);
       await store.finishEndpointDelivery(delivery.id);
       return;
     }

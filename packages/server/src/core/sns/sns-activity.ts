@@ -16,6 +16,19 @@ export interface TopicActivity {
  */
 export class SnsActivity {
   private readonly topics = new Map<string, TopicActivity>();
+  private readonly latencyListeners: Array<(subscription: string, seconds: number) => void> = [];
+
+  /**
+   * An HTTP/HTTPS delivery answered 2xx `seconds` after its publication (on Sluice's clock: the retries before
+   * it included), for /metrics' sluice_sns_http_delivery_seconds.
+   */
+  delivered(subscription: string, seconds: number): void {
+    for (const listener of this.latencyListeners) listener(subscription, seconds);
+  }
+
+  onDelivered(listener: (subscription: string, seconds: number) => void): void {
+    this.latencyListeners.push(listener);
+  }
 
   published(topic: string, count: number): void {
     this.of(topic).published += count;
