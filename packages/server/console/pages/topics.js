@@ -2,12 +2,15 @@
 /**
  * The topics page (#/topics): every SNS topic the viewer may see, its subscriptions (any protocol) with their
  * filter policies, and a tester that says which subscriptions a message and its attributes would reach, and
- * why not, through the server's own matcher (POST /api/sns/filter-test).
+ * why not, through the server's own matcher (POST /api/sns/filter-test). Each HTTP/HTTPS subscription shows
+ * its state and its stored deliveries (pending, failing with the last error and the next attempt), each with
+ * Retry now and Drop (GET /api/sns/http-subscriptions, POST /api/sns/deliveries/retry|drop).
  *
  * @import { FilterTestAnswer, QueuePolicyCheckAnswer } from '../../src/server/sns-console-api.ts'
+ * @import { HttpSubscriptionsAnswer, HttpSubscriptionView } from '../../src/server/sns-operations-api.ts'
  */
-import { apiPost, arnPrefix, queueUrl, ServerError, sns, sqs } from '../shared/api.js';
-import { field, h } from '../shared/dom.js';
+import { api, apiPost, arnPrefix, queueUrl, ServerError, sns, sqs } from '../shared/api.js';
+import { confirmation, field, h } from '../shared/dom.js';
 import { main } from '../shared/screen.js';
 import { attempt, say } from '../shared/status.js';
 
@@ -16,7 +19,7 @@ import { attempt, say } from '../shared/status.js';
  * `warning`: why AWS would deliver nothing there (the queue's policy, or no such queue).
  * @typedef {{ arn: string, protocol: string, endpoint: string, attributes: Record<string, string>,
  *   warning?: string }} Subscription
- * @typedef {{ arn: string, name: string, subscriptions: Subscription[] }} Topic
+ * @typedef {{ arn: string, name: string, subscriptions: Subscription[], http: HttpSubscriptionView[] }} Topic
  */
 
 /**
@@ -64,13 +67,21 @@ async function loadTopics() {
         }
       });
       for (const subscription of subscriptions) {
+        // A pending subscription is listed with "PendingConfirmation" for its ARN (as on AWS): no attributes to read.
+        if (subscription.arn === 'PendingConfirmation') continue;
         const document = await sns('GetSubscriptionAttributes', { SubscriptionArn: subscription.arn });
         for (const entry of document.getElementsByTagName('entry'))
           subscription.attributes[entry.getElementsByTagName('key')[0]?.textContent ?? ''] =
             entry.getElementsByTagName('value')[0]?.textContent ?? '';
       }
       await Promise.all(subscriptions.map((subscription) => checkQueue(arn, subscription)));
-      return { arn, name: arn.split(':').pop() ?? arn, subscriptions };
+      const name = arn.split(':').pop() ?? arn;
+      const http = subscriptions.some((s) => s.protocol === 'http' || s.protocol === 'https')
+        ? /** @type {HttpSubscriptionsAnswer} */ (
+            await api(`/api/sns/http-subscriptions?topic=${encodeURIComponent(name)}`)
+          ).subscriptions
+        : [];
+      return { arn, name, subscriptions, http };
     }),
   );
 }
@@ -179,6 +190,125 @@ function topicView(topic) {
             }),
           ),
         ),
+    ...topic.http.map(httpSubscriptionView),
+  );
+}
+
+/** @param {number} at epoch milliseconds */
+const timeOf = (at) =>
+  new Date(at)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');
+
+/**
+ * An HTTP/HTTPS subscription's state and its stored deliveries, each with Retry now and Drop (confirmed first).
+ * @param {HttpSubscriptionView} view
+ */
+function httpSubscriptionView(view) {
+  const deliveries =
+    view.deliveries.length === 0
+      ? h('p', { class: 'muted' }, 'No deliveries waiting.')
+      : h(
+          'table',
+          { class: 'deliveries' },
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ['Message', 'Attempts failed', 'Last error', 'Next attempt', ''].map((t) =>
+                h('th', { scope: 'col' }, t),
+              ),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            view.deliveries.map((delivery) => {
+              const input = { subscriptionArn: view.subscriptionArn, id: delivery.id };
+              const actions = h('td', {});
+              const buttons = () =>
+                actions.replaceChildren(
+                  h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'secondary',
+                      'data-action': 'retry',
+                      onclick: () =>
+                        attempt(async () => {
+                          await apiPost('/api/sns/deliveries/retry', input);
+                          say(`Delivery of ${delivery.messageId} retried now.`);
+                          await topicsPage();
+                        }),
+                    },
+                    'Retry now',
+                  ),
+                  ' ',
+                  h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'danger',
+                      'data-action': 'drop',
+                      onclick: () =>
+                        actions.replaceChildren(
+                          confirmation(
+                            'Drop it for good?',
+                            ['Drop', `Drop the delivery of ${delivery.messageId}`],
+                            ['Keep', 'Keep the delivery'],
+                            () =>
+                              attempt(async () => {
+                                await apiPost('/api/sns/deliveries/drop', input);
+                                say(`Delivery of ${delivery.messageId} dropped.`);
+                                await topicsPage();
+                              }),
+                            buttons,
+                          ),
+                        ),
+                    },
+                    'Drop',
+                  ),
+                );
+              buttons();
+              return h(
+                'tr',
+                { 'data-delivery': delivery.id, 'data-message-id': delivery.messageId },
+                h('td', {}, h('code', {}, delivery.messageId)),
+                h('td', {}, String(delivery.attempts)),
+                h(
+                  'td',
+                  { class: 'last-error' },
+                  delivery.lastError ?? h('span', { class: 'muted' }, 'not tried yet'),
+                ),
+                h('td', {}, timeOf(delivery.nextAttemptAt)),
+                actions,
+              );
+            }),
+          ),
+        );
+  return h(
+    'div',
+    { class: 'http-subscription', 'data-http-subscription': view.subscriptionArn },
+    h(
+      'h3',
+      {},
+      h('code', {}, view.endpoint),
+      ' ',
+      h(
+        'span',
+        { class: view.state === 'Confirmed' ? 'badge' : 'badge warning', 'data-state': view.state },
+        view.state === 'Confirmed' ? 'confirmed' : 'pending confirmation',
+      ),
+    ),
+    h(
+      'p',
+      { class: 'muted small' },
+      `${view.pending} pending, ${view.failing} failing${view.more ? ' (the first 50 shown)' : ''}`,
+    ),
+    deliveries,
   );
 }
 

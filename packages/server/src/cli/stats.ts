@@ -9,8 +9,14 @@ export const STATS_HELP = `sluice stats — a queue's recent history, one row pe
 
 Usage:
   sluice stats QUEUE [--range 1h|24h] [--last N] [--endpoint URL] [--json]
+  sluice stats --topic TOPIC [--endpoint URL] [--json]
 
-QUEUE is a queue's name, URL or ARN.
+QUEUE is a queue's name, URL or ARN; TOPIC an SNS topic's name or ARN.
+
+With --topic: the topic's HTTP/HTTPS subscriptions (GET /api/sns/http-subscriptions), each with its state
+(confirmed or pending confirmation), its deliveries waiting (pending: not tried yet; failing: tried and
+failed) and, for each of those (the next 50), its failed attempts, last error and next attempt. Retry or drop
+one from the console's topics page.
 
 Reads the server's built-in history (GET /api/history), kept for 24 h, and lists the queue's Lambda event
 source mappings (GET /api/event-source-mappings) and the SNS subscriptions delivering into it (GET
@@ -125,12 +131,18 @@ export async function stats(args: string[], out: (text: string) => void): Promis
       last: { type: 'string' },
       endpoint: { type: 'string' },
       json: { type: 'boolean' },
+      topic: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
     out(`${STATS_HELP}\n`);
     return 0;
+  }
+  if (values.topic !== undefined) {
+    if (positionals.length > 0 || values.range !== undefined || values.last !== undefined)
+      throw new UsageError('--topic takes no QUEUE, --range or --last');
+    return topicStats(values.topic, values.endpoint ?? DEFAULT_ENDPOINT, values.json === true, out);
   }
   if (positionals.length !== 1) throw new UsageError('give exactly one queue (name, URL or ARN)');
   const given = positionals[0]!;
@@ -164,6 +176,79 @@ export async function stats(args: string[], out: (text: string) => void): Promis
       if (ofQueue.length > 0) out(`\nevent source mappings:\n${mappingsTable(ofQueue)}\n`);
       if (subscriptions.length > 0) out(`\nSNS subscriptions:\n${subscriptionsTable(subscriptions)}\n`);
     }
+    return 0;
+  } catch (error) {
+    throw explainRefused(error, endpoint);
+  }
+}
+
+/** An HTTP/HTTPS subscription as /api/sns/http-subscriptions lists it (server/sns-operations-api.ts). */
+interface HttpSubscriptionRow {
+  subscriptionArn: string;
+  endpoint: string;
+  state: 'PendingConfirmation' | 'Confirmed';
+  pending: number;
+  failing: number;
+  more: boolean;
+  deliveries: Array<{
+    messageId: string;
+    attempts: number;
+    lastError: string | undefined;
+    nextAttemptAt: number;
+  }>;
+}
+
+const utc = (at: number) => new Date(at).toISOString().slice(0, 19).replace('T', ' ');
+
+/** The rows as left-aligned columns. */
+function columns(cells: string[][]): string {
+  const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
+  return cells
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/** Each HTTP/HTTPS subscription's line, then its waiting deliveries, indented. */
+export function httpSubscriptionsText(subscriptions: readonly HttpSubscriptionRow[]): string {
+  return subscriptions
+    .map((s) => {
+      const head = `${s.endpoint}  ${s.state === 'Confirmed' ? 'confirmed' : 'pending confirmation'}  ${s.pending} pending, ${s.failing} failing${s.more ? ' (the next 50 shown)' : ''}\n  ${s.subscriptionArn}`;
+      if (s.deliveries.length === 0) return head;
+      const table = columns([
+        ['message', 'failed', 'last error', 'next attempt (UTC)'],
+        ...s.deliveries.map((d) => [
+          d.messageId,
+          String(d.attempts),
+          d.lastError ?? '-',
+          utc(d.nextAttemptAt),
+        ]),
+      ]);
+      return `${head}\n${table.replace(/^/gm, '  ')}`;
+    })
+    .join('\n\n');
+}
+
+async function topicStats(
+  given: string,
+  endpoint: string,
+  json: boolean,
+  out: (text: string) => void,
+): Promise<number> {
+  const topic = given.startsWith('arn:') ? given.slice(given.lastIndexOf(':') + 1) : given;
+  if (topic === '') throw new UsageError('--topic needs a topic name or ARN');
+  try {
+    const answer = await getJson<{ subscriptions: HttpSubscriptionRow[] }>(
+      `${endpoint}/api/sns/http-subscriptions?topic=${encodeURIComponent(topic)}`,
+    );
+    if (json) out(`${JSON.stringify(answer.subscriptions, null, 2)}\n`);
+    else if (answer.subscriptions.length === 0)
+      out(`${topic}: no HTTP/HTTPS subscriptions (or no such topic the key may see)\n`);
+    else out(`${httpSubscriptionsText(answer.subscriptions)}\n`);
     return 0;
   } catch (error) {
     throw explainRefused(error, endpoint);

@@ -14,6 +14,8 @@ import { LabelledHistogram, labelValue, PairCounter } from './metric-families.ts
 
 /** Request latency buckets in seconds: fast actions in the low ms, long polls up to 20 s. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20];
+/** Publication to 2xx of an HTTP/HTTPS delivery: a first attempt, then AWS's default retries (20 s apart) and longer policies. */
+const HTTP_DELIVERY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600];
 /** SentMessageSize buckets in bytes, up to SQS's 1 MiB message. */
 const SIZE_BUCKETS = [64, 256, 1024, 4096, 16_384, 65_536, 262_144, 1_048_576];
 /** Scrapes within this long of a render get that render: a burst of scrapers costs one. */
@@ -49,7 +51,7 @@ export function createServerMetrics(
   alarmStates: () => Promise<AlarmState[]>,
   counts: QueueCounts = new QueueCounts(service),
   monotonicNow: () => number = () => performance.now(),
-  sns?: Pick<SnsActivity, 'snapshot'>,
+  sns?: Pick<SnsActivity, 'snapshot' | 'onDelivered'>,
 ): ServerMetrics {
   const registry = new Registry();
   if (sns) snsFamilies(registry, sns);
@@ -83,6 +85,15 @@ export function createServerMetrics(
   service.activity.onSent((queue, _event, sizes) => {
     for (const size of sizes) sentSize.observe(queue, size);
   });
+  // One series per HTTP/HTTPS subscription (the ARN names its topic): bounded by the subscriptions a
+  // deployment makes, few next to its queues (docs/guide/sns.md, "Operating HTTP subscriptions").
+  const httpLatency = new LabelledHistogram(
+    'sluice_sns_http_delivery_seconds',
+    "Time from a publication to its HTTP/HTTPS subscriber's 2xx, per subscription, on Sluice's clock (retries included).",
+    'subscription',
+    HTTP_DELIVERY_BUCKETS,
+  );
+  sns?.onDelivered((subscription, seconds) => httpLatency.observe(subscription, seconds));
   const requests = new PairCounter(
     'sluice_requests_total',
     'SQS API requests answered, by action and HTTP status.',
@@ -138,7 +149,9 @@ export function createServerMetrics(
       (queue) => service.activity.totals(queue),
       service.clock.now(),
     );
-    const perRequest = [sentSize, requests, latency].map((family) => family.text()).join('\n\n');
+    const perRequest = [sentSize, requests, latency, ...(sns ? [httpLatency] : [])]
+      .map((family) => family.text())
+      .join('\n\n');
     const text = `${await registry.metrics()}\n${perRequest}\n${perQueue}`;
     last = { text, at };
     return text;
@@ -180,7 +193,7 @@ function snsFamilies(registry: Registry, sns: Pick<SnsActivity, 'snapshot'>): vo
   });
   new Counter({
     name: 'sluice_sns_deliveries_total',
-    help: "Publications per SNS subscription, by outcome: delivered, filtered (its filter policy did not match), failed (its queue refused it, or an HTTP/HTTPS endpoint failed the last retry: sent to the subscription's dead-letter queue, or dropped), retried (an HTTP/HTTPS attempt failed and will be retried).",
+    help: "Publications per SNS subscription, by outcome: delivered, filtered (its filter policy did not match), failed (its queue refused it, or an HTTP/HTTPS endpoint failed the last retry: sent to the subscription's dead-letter queue, or dropped), retried (an HTTP/HTTPS attempt failed and will be retried), dropped (an operator dropped an HTTP/HTTPS delivery).",
     labelNames: ['topic', 'subscription', 'outcome'],
     registers: [registry],
     collect() {

@@ -10,6 +10,7 @@ import { storedMappings } from '../core/event-source/mapping-store.ts';
 import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
 import { ActivityFlusher, QueueSampler } from '../core/queue-history.ts';
 import { startRetentionSweeper } from '../core/retention.ts';
+import type { DeliveryKind } from '../core/sns/sns-activity.ts';
 import { topicArnOf } from '../core/sns/sns-names.ts';
 import { SnsService } from '../core/sns/sns-service.ts';
 import { SqsService, serviceReads } from '../core/sqs-service.ts';
@@ -37,6 +38,7 @@ import type { SluiceOptions } from './sluice-options.ts';
 import { snsConsoleApi, snsConsolePages } from './sns-console-api.ts';
 import { serveSns } from './sns-entry.ts';
 import { EndpointDeliveries, EndpointRules, endpointSender } from './sns-http-delivery.ts';
+import { snsOperationsChanges, snsOperationsPages } from './sns-operations-api.ts';
 import { snsSigning } from './sns-signing.ts';
 
 /** A subscriber that has not answered in this long failed the attempt (AWS's HTTP/S delivery time-out). */
@@ -180,6 +182,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       },
       expireUnconfirmed: () => expireUnconfirmed(),
       outcome: (topic, subscription, kind) => sns.activity.add(topic, subscription, kind, 1),
+      latency: (subscription, seconds) => sns.activity.delivered(subscription, seconds),
       log: logger,
     },
     SNS_HTTP_TIMEOUT_MS,
@@ -271,6 +274,14 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     triageStore &&
     new AuditTrail(clock, triageStore, { ...AUDIT_RETENTION_DEFAULTS, ...options.auditRetention });
   const triage = triageStore && audit && new MessageTriage(jobs, triageStore, audit);
+  const snsOperations = {
+    store,
+    now: () => clock.now(),
+    wake: () => endpointDeliveries.wake(),
+    count: (topic: string, subscription: string, kind: DeliveryKind) =>
+      sns.activity.add(topic, subscription, kind, 1),
+    audit,
+  };
   const alarms = new DlqAlarms(
     jobs,
     alarmSettings,
@@ -413,6 +424,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
         queueArn: (name) => service.queues.queueArn(name),
         queuePolicy: async (name) => (await store.getQueue(name))?.attributes.Policy,
       }),
+      ...snsOperationsPages(snsOperations),
       ...(triage && triagePages(service, triage)),
       ...consolePages(),
     },
@@ -420,6 +432,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
       ...consoleChanges(service, alarms),
       ...(triage && triageChanges(service, triage)),
       ...snsConsoleApi(),
+      ...snsOperationsChanges(snsOperations),
     },
     operatorAudit: audit && operatorAudit(service, audit),
     testEndpoints: testEndpoints(testMode),

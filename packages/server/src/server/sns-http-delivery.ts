@@ -181,7 +181,8 @@ export function endpointSender(options: EndpointSenderOptions) {
       req.on('timeout', () => req.destroy(new Error('timed out')));
       req.on('error', (error) => {
         clearTimeout(timer);
-        resolve({ ok: false, outcome: error.message });
+        // The error's class (ECONNREFUSED, ...), which is what an operator acts on; our own time-out has none.
+        resolve({ ok: false, outcome: (error as NodeJS.ErrnoException).code ?? error.message });
       });
       req.on('response', (response: IncomingMessage) => {
         const status = response.statusCode ?? 0;
@@ -237,6 +238,8 @@ export interface EndpointDeliveryOptions {
   deadLetter(queueArn: string, body: string): Promise<boolean>;
   /** Counts an attempt's outcome for /metrics (sluice_sns_deliveries_total). */
   outcome(topicName: string, subscriptionArn: string, kind: 'delivered' | 'retried' | 'failed'): void;
+  /** A 2xx, `seconds` after the publication (sluice_sns_http_delivery_seconds). */
+  latency(subscriptionArn: string, seconds: number): void;
   /** Deletes the subscriptions left unconfirmed past AWS's three days. */
   expireUnconfirmed(): Promise<number>;
   log: {
@@ -393,6 +396,7 @@ export class EndpointDeliveries implements EndpointGateway {
     if (result.ok) {
       this.counts.delivered++;
       this.options.outcome(delivery.topicName, delivery.subscriptionArn, 'delivered');
+      this.options.latency(delivery.subscriptionArn, Math.max(0, clock.now() - delivery.createdAt) / 1000);
       await store.finishEndpointDelivery(delivery.id);
       return;
     }
@@ -408,7 +412,7 @@ export class EndpointDeliveries implements EndpointGateway {
     };
     if (delay !== undefined) {
       this.options.outcome(delivery.topicName, delivery.subscriptionArn, 'retried');
-      await store.retryEndpointDelivery(delivery.id, retry, startedAt + delay * 1000);
+      await store.retryEndpointDelivery(delivery.id, retry, startedAt + delay * 1000, result.outcome);
       log.info({ ...details, retryInSeconds: delay }, 'SNS endpoint delivery failed, retrying');
       return;
     }

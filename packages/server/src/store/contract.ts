@@ -293,8 +293,17 @@ export interface TopicStore {
   claimEndpointDeliveries(now: number, claimUntil: number, limit: number): Promise<EndpointDeliveryRecord[]>;
   /** The endpoint answered 2xx, or the delivery was given up: it is gone. */
   finishEndpointDelivery(id: string): Promise<void>;
-  /** A failed attempt: `attempts` failed so far, due again at `dueAt`. */
-  retryEndpointDelivery(id: string, attempts: number, dueAt: number): Promise<void>;
+  /**
+   * A failed attempt: `attempts` failed so far, due again at `dueAt`; `lastError` is what went wrong (a status
+   * or an error's class, never the answer's body), left as it was when undefined (a throttled delivery).
+   */
+  retryEndpointDelivery(id: string, attempts: number, dueAt: number, lastError?: string): Promise<void>;
+  /** A subscription's stored deliveries, the next due first (for the operators: the console, `sluice stats`). */
+  listEndpointDeliveries(subscriptionArn: string, limit: number): Promise<EndpointDeliveryRecord[]>;
+  /** An operator's "retry now": the delivery is due at `now`; false when it is not (or no longer) stored. */
+  retryEndpointDeliveryNow(subscriptionArn: string, id: string, now: number): Promise<boolean>;
+  /** An operator's "drop": the delivery deleted, as it was; undefined when it is not (or no longer) stored. */
+  dropEndpointDelivery(subscriptionArn: string, id: string): Promise<EndpointDeliveryRecord | undefined>;
 }
 
 /** Every part of the contract: what a backend implements and the server is wired with. */
@@ -376,6 +385,8 @@ export interface NewEndpointDelivery {
 export interface EndpointDeliveryRecord extends NewEndpointDelivery {
   /** Attempts that failed so far. */
   attempts: number;
+  /** The last failed attempt's outcome (`HTTP 500`, `timed out`, ...); never the answer's body. */
+  lastError: string | undefined;
 }
 
 export interface QueueDelivery {

@@ -58,6 +58,7 @@ export interface EndpointDeliveryRow {
   attempts: number | string;
   due_at: number | string;
   created_at: number | string;
+  last_error: string | null;
 }
 
 export const toEndpointDelivery = (row: EndpointDeliveryRow): EndpointDeliveryRecord => ({
@@ -72,6 +73,7 @@ export const toEndpointDelivery = (row: EndpointDeliveryRow): EndpointDeliveryRe
   attempts: Number(row.attempts),
   dueAt: Number(row.due_at),
   createdAt: Number(row.created_at),
+  lastError: row.last_error ?? undefined,
 });
 
 /** A delivery's columns in the tables' order, for an INSERT. */

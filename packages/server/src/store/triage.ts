@@ -52,7 +52,15 @@ export type TriageOutcome =
   | { seq: number; outcome: 'inFlight' | 'missing'; messageId?: string }
   | { seq: number; outcome: 'refused'; messageId: string; reason: string };
 
-export type AuditAction = 'replay' | 'delete' | 'purge' | 'delete-queue' | 'move-task' | 'cancel-move-task';
+export type AuditAction =
+  | 'replay'
+  | 'delete'
+  | 'purge'
+  | 'delete-queue'
+  | 'move-task'
+  | 'cancel-move-task'
+  /** An SNS HTTP/HTTPS delivery an operator dropped; its source is the topic's name. */
+  | 'drop-sns-delivery';
 
 /**
  * How the request was authenticated: a SigV4 signature, the console's session cookie, or neither (a server

@@ -1,6 +1,9 @@
 /** What a topic's subscriptions did with its publications. */
-/** `retried`: an HTTP/HTTPS attempt that failed and will be tried again. */
-export type DeliveryKind = 'delivered' | 'filtered' | 'failed' | 'retried';
+/**
+ * `retried`: an HTTP/HTTPS attempt that failed and will be tried again; `dropped`: an HTTP/HTTPS delivery an
+ * operator dropped (the console, POST /api/sns/deliveries/drop).
+ */
+export type DeliveryKind = 'delivered' | 'filtered' | 'failed' | 'retried' | 'dropped';
 
 export interface TopicActivity {
   published: number;
@@ -13,6 +16,19 @@ export interface TopicActivity {
  */
 export class SnsActivity {
   private readonly topics = new Map<string, TopicActivity>();
+  private readonly latencyListeners: Array<(subscription: string, seconds: number) => void> = [];
+
+  /**
+   * An HTTP/HTTPS delivery answered 2xx `seconds` after its publication (on Sluice's clock: the retries before
+   * it included), for /metrics' sluice_sns_http_delivery_seconds.
+   */
+  delivered(subscription: string, seconds: number): void {
+    for (const listener of this.latencyListeners) listener(subscription, seconds);
+  }
+
+  onDelivered(listener: (subscription: string, seconds: number) => void): void {
+    this.latencyListeners.push(listener);
+  }
 
   published(topic: string, count: number): void {
     this.of(topic).published += count;
@@ -22,7 +38,7 @@ export class SnsActivity {
     const subscriptions = this.of(topic).subscriptions;
     let counts = subscriptions.get(subscription);
     if (counts === undefined) {
-      counts = { delivered: 0, filtered: 0, failed: 0, retried: 0 };
+      counts = { delivered: 0, filtered: 0, failed: 0, retried: 0, dropped: 0 };
       subscriptions.set(subscription, counts);
     }
     counts[kind] += count;

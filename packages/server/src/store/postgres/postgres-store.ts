@@ -486,8 +486,20 @@ export class PostgresStore implements Store, TriageStore {
     return this.track(() => topics.finishEndpointDelivery(this.direct, id));
   }
 
-  retryEndpointDelivery(id: string, attempts: number, dueAt: number): Promise<void> {
-    return this.track(() => topics.retryEndpointDelivery(this.direct, id, attempts, dueAt));
+  retryEndpointDelivery(id: string, attempts: number, dueAt: number, lastError?: string): Promise<void> {
+    return this.track(() => topics.retryEndpointDelivery(this.direct, id, attempts, dueAt, lastError));
+  }
+
+  listEndpointDeliveries(subscriptionArn: string, limit: number): Promise<EndpointDeliveryRecord[]> {
+    return this.track(() => topics.listEndpointDeliveries(this.direct, subscriptionArn, limit));
+  }
+
+  retryEndpointDeliveryNow(subscriptionArn: string, id: string, now: number): Promise<boolean> {
+    return this.track(() => topics.retryEndpointDeliveryNow(this.direct, subscriptionArn, id, now));
+  }
+
+  dropEndpointDelivery(subscriptionArn: string, id: string): Promise<EndpointDeliveryRecord | undefined> {
+    return this.track(() => topics.dropEndpointDelivery(this.direct, subscriptionArn, id));
   }
 
   /**

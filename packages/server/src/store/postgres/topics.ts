@@ -176,12 +176,53 @@ export const postgresTopics = {
     await run(db, 'DELETE FROM endpoint_deliveries WHERE id = $1', [id]);
   },
 
-  async retryEndpointDelivery(db: Db, id: string, attempts: number, dueAt: number): Promise<void> {
-    await run(db, 'UPDATE endpoint_deliveries SET attempts = $2, due_at = $3 WHERE id = $1', [
-      id,
-      attempts,
-      dueAt,
-    ]);
+  async retryEndpointDelivery(
+    db: Db,
+    id: string,
+    attempts: number,
+    dueAt: number,
+    lastError: string | undefined,
+  ): Promise<void> {
+    await run(
+      db,
+      'UPDATE endpoint_deliveries SET attempts = $2, due_at = $3, last_error = coalesce($4, last_error) WHERE id = $1',
+      [id, attempts, dueAt, lastError ?? null],
+    );
+  },
+
+  async listEndpointDeliveries(
+    db: Db,
+    subscriptionArn: string,
+    limit: number,
+  ): Promise<EndpointDeliveryRecord[]> {
+    const { rows } = await run<EndpointDeliveryRow>(
+      db,
+      'SELECT * FROM endpoint_deliveries WHERE subscription_arn = $1 ORDER BY due_at, id LIMIT $2',
+      [subscriptionArn, limit],
+    );
+    return rows.map(toEndpointDelivery);
+  },
+
+  async retryEndpointDeliveryNow(db: Db, subscriptionArn: string, id: string, now: number): Promise<boolean> {
+    const { rowCount } = await run(
+      db,
+      'UPDATE endpoint_deliveries SET due_at = $3 WHERE subscription_arn = $1 AND id = $2',
+      [subscriptionArn, id, now],
+    );
+    return (rowCount ?? 0) > 0;
+  },
+
+  async dropEndpointDelivery(
+    db: Db,
+    subscriptionArn: string,
+    id: string,
+  ): Promise<EndpointDeliveryRecord | undefined> {
+    const { rows } = await run<EndpointDeliveryRow>(
+      db,
+      'DELETE FROM endpoint_deliveries WHERE subscription_arn = $1 AND id = $2 RETURNING *',
+      [subscriptionArn, id],
+    );
+    return rows[0] && toEndpointDelivery(rows[0]);
   },
 
   async lockTopic(db: Db, name: string, now: number): Promise<boolean> {

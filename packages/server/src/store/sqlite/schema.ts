@@ -247,4 +247,9 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX endpoint_deliveries_by_due ON endpoint_deliveries (due_at);
   `,
+  /* 15: an HTTP/HTTPS delivery's last failure (the status or the error's class, never the answer's body), and
+         its deliveries listed per subscription for the operators (docs/guide/sns.md) */ `
+  ALTER TABLE endpoint_deliveries ADD COLUMN last_error TEXT;
+  CREATE INDEX endpoint_deliveries_by_subscription ON endpoint_deliveries (subscription_arn, due_at);
+  `,
 ];

@@ -432,8 +432,28 @@ export class SqliteStore implements Store, TriageStore {
     await this.write('durable', () => this.topics.finishEndpointDelivery(id));
   }
 
-  async retryEndpointDelivery(id: string, attempts: number, dueAt: number): Promise<void> {
-    await this.write('durable', () => this.topics.retryEndpointDelivery(id, attempts, dueAt));
+  async retryEndpointDelivery(
+    id: string,
+    attempts: number,
+    dueAt: number,
+    lastError?: string,
+  ): Promise<void> {
+    await this.write('durable', () => this.topics.retryEndpointDelivery(id, attempts, dueAt, lastError));
+  }
+
+  async listEndpointDeliveries(subscriptionArn: string, limit: number): Promise<EndpointDeliveryRecord[]> {
+    return this.topics.listEndpointDeliveries(subscriptionArn, limit);
+  }
+
+  async retryEndpointDeliveryNow(subscriptionArn: string, id: string, now: number): Promise<boolean> {
+    return this.write('durable', () => this.topics.retryEndpointDeliveryNow(subscriptionArn, id, now));
+  }
+
+  async dropEndpointDelivery(
+    subscriptionArn: string,
+    id: string,
+  ): Promise<EndpointDeliveryRecord | undefined> {
+    return this.write('durable', () => this.topics.dropEndpointDelivery(subscriptionArn, id));
   }
 
   /** Inserts a new message with its FIFO group or fair-queue tenant; returns its seq. */

@@ -84,7 +84,17 @@ export class SqliteTopics {
       claimEndpointDelivery: db.prepare('UPDATE endpoint_deliveries SET due_at = ? WHERE id = ?'),
       finishEndpointDelivery: db.prepare('DELETE FROM endpoint_deliveries WHERE id = ?'),
       retryEndpointDelivery: db.prepare(
-        'UPDATE endpoint_deliveries SET attempts = ?, due_at = ? WHERE id = ?',
+        'UPDATE endpoint_deliveries SET attempts = ?, due_at = ?, last_error = coalesce(?, last_error) WHERE id = ?',
+      ),
+      subscriptionEndpointDeliveries: db.prepare(
+        `SELECT * FROM endpoint_deliveries WHERE subscription_arn = ? ORDER BY due_at, id
+         LIMIT CAST(? AS INTEGER)`,
+      ),
+      endpointDeliveryDueNow: db.prepare(
+        'UPDATE endpoint_deliveries SET due_at = ? WHERE subscription_arn = ? AND id = ?',
+      ),
+      dropEndpointDelivery: db.prepare(
+        'DELETE FROM endpoint_deliveries WHERE subscription_arn = ? AND id = ? RETURNING *',
       ),
       rememberDeduplication: db.prepare(
         `INSERT OR REPLACE INTO topic_deduplication
@@ -233,7 +243,26 @@ export class SqliteTopics {
     this.statements.finishEndpointDelivery.run(id);
   }
 
-  retryEndpointDelivery(id: string, attempts: number, dueAt: number): void {
-    this.statements.retryEndpointDelivery.run(attempts, dueAt, id);
+  retryEndpointDelivery(id: string, attempts: number, dueAt: number, lastError: string | undefined): void {
+    this.statements.retryEndpointDelivery.run(attempts, dueAt, lastError ?? null, id);
+  }
+
+  listEndpointDeliveries(subscriptionArn: string, limit: number): EndpointDeliveryRecord[] {
+    const rows = this.statements.subscriptionEndpointDeliveries.all(
+      subscriptionArn,
+      limit,
+    ) as EndpointDeliveryRow[];
+    return rows.map(toEndpointDelivery);
+  }
+
+  retryEndpointDeliveryNow(subscriptionArn: string, id: string, now: number): boolean {
+    return Number(this.statements.endpointDeliveryDueNow.run(now, subscriptionArn, id).changes) > 0;
+  }
+
+  dropEndpointDelivery(subscriptionArn: string, id: string): EndpointDeliveryRecord | undefined {
+    const row = this.statements.dropEndpointDelivery.get(subscriptionArn, id) as
+      | EndpointDeliveryRow
+      | undefined;
+    return row && toEndpointDelivery(row);
   }
 }
