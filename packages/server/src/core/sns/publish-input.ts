@@ -58,18 +58,12 @@ export function checkPublication(topic: TopicRecord, input: PublishFields): Chec
     }
     return { message, texts, subject, attributes, groupId, deduplication: undefined };
   }
-  if (groupId === undefined) {
-    throw snsErrors.invalidParameter('The MessageGroupId parameter is required for FIFO topics');
-  }
+  checkFifoIdsGiven(topic, input);
   let id = input.MessageDeduplicationId;
   if (id !== undefined) checkFifoId('MessageDeduplicationId', id);
-  else if (topic.attributes.ContentBasedDeduplication === 'true') {
+  else {
     // SNS: a SHA-256 of the message body, not of its attributes.
     id = createHash('sha256').update(raw).digest('hex');
-  } else {
-    throw snsErrors.invalidParameter(
-      'The topic should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly',
-    );
   }
   // FifoThroughputScope MessageGroup: deduplication within each group (SNS API reference).
   const key = topic.attributes.FifoThroughputScope === 'MessageGroup' ? `${groupId}\n${id}` : id;
@@ -96,6 +90,21 @@ function sqsText(raw: string, structure: string): string {
   }
   // Keys of other protocols and non-string values are ignored (SNS API reference, Publish).
   return typeof texts.sqs === 'string' ? texts.sqs : texts.default;
+}
+
+/** A FIFO topic's publication needs a group id, and a deduplication id unless the topic derives one. */
+export function checkFifoIdsGiven(
+  topic: TopicRecord,
+  input: { MessageGroupId?: string; MessageDeduplicationId?: string },
+): void {
+  if (input.MessageGroupId === undefined) {
+    throw snsErrors.invalidParameter('The MessageGroupId parameter is required for FIFO topics');
+  }
+  if (input.MessageDeduplicationId === undefined && topic.attributes.ContentBasedDeduplication !== 'true') {
+    throw snsErrors.invalidParameter(
+      'The topic should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly',
+    );
+  }
 }
 
 const FIFO_ID = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;

@@ -33,7 +33,7 @@ import {
   type EndpointGateway,
   endpointHeaders,
 } from './http-endpoints.ts';
-import { type CheckedPublication, checkPublication, MAX_MESSAGE_BYTES } from './publish-input.ts';
+import { type CheckedPublication, checkFifoIdsGiven, checkPublication, MAX_MESSAGE_BYTES } from './publish-input.ts';
 import { SnsActivity } from './sns-activity.ts';
 import type {
   AddPermissionInput,
@@ -605,7 +605,7 @@ export class SnsService implements SnsActions {
     const topic = await this.topic(input.TopicArn, context);
     const entries = input.PublishBatchRequestEntries ?? [];
     if (entries.length === 0) throw snsErrors.emptyBatch();
-    if (entries.length > 10) throw snsErrors.tooManyEntries(entries.length);
+    if (entries.length > 10) throw snsErrors.tooManyEntries();
     const ids = new Set<string>();
     for (const entry of entries) {
       if (entry.Id === undefined || !/^[A-Za-z0-9_-]{1,80}$/.test(entry.Id))
@@ -615,6 +615,9 @@ export class SnsService implements SnsActions {
     }
     const total = entries.reduce((sum, entry) => sum + Buffer.byteLength(entry.Message ?? ''), 0);
     if (total > MAX_MESSAGE_BYTES) throw snsErrors.batchTooLong();
+    // On AWS a FIFO topic's missing group or deduplication id fails the whole request, not the entry
+    // (recorded: LocalStack's test_publish_batch_exceptions snapshot, validated on AWS).
+    if (topic.fifo) for (const entry of entries) checkFifoIdsGiven(topic, entry);
     const failed: BatchResultErrorEntry[] = [];
     const accepted: Array<{ id: string; checked: CheckedPublication }> = [];
     for (const entry of entries) {
