@@ -21,7 +21,10 @@ export const snsErrors = {
     ),
   emptyBatch: () => new SqsError('SnsEmptyBatchRequest', "The batch request doesn't contain any entries"),
   tooManyEntries: () =>
-    new SqsError('SnsTooManyEntriesInBatchRequest', 'The batch request contains more entries than permissible.'),
+    new SqsError(
+      'SnsTooManyEntriesInBatchRequest',
+      'The batch request contains more entries than permissible.',
+    ),
   batchIdsNotDistinct: () =>
     new SqsError('SnsBatchEntryIdsNotDistinct', 'Two or more batch entries in the request have the same Id.'),
   invalidBatchEntryId: () =>

@@ -33,7 +33,12 @@ import {
   type EndpointGateway,
   endpointHeaders,
 } from './http-endpoints.ts';
-import { type CheckedPublication, checkFifoIdsGiven, checkPublication, MAX_MESSAGE_BYTES } from './publish-input.ts';
+import {
+  type CheckedPublication,
+  checkFifoIdsGiven,
+  checkPublication,
+  MAX_MESSAGE_BYTES,
+} from './publish-input.ts';
 import { SnsActivity } from './sns-activity.ts';
 import type {
   AddPermissionInput,
@@ -74,7 +79,7 @@ import type {
   UntagResourceRequest,
 } from './sns-api-types.ts';
 import { snsErrors } from './sns-errors.ts';
-import { checkTopicName, type SnsScope, subscriptionTopicArn, topicArnOf, topicNameOf } from './sns-names.ts';
+import { checkTopicName, type SnsScope, checkSubscriptionArn, topicArnOf, topicNameOf } from './sns-names.ts';
 import {
   AUTHENTICATED,
   CONFIRMATION_TOKEN,
@@ -518,7 +523,7 @@ export class SnsService implements SnsActions {
 
   async Unsubscribe(input: UnsubscribeInput, context: RequestContext = NO_CONTEXT): Promise<EmptyOutput> {
     const caller: CallerScope = context;
-    subscriptionTopicArn(input.SubscriptionArn);
+    checkSubscriptionArn(input.SubscriptionArn);
     if (
       caller.access !== undefined &&
       (await this.store.getSubscription(input.SubscriptionArn!)) !== undefined
@@ -918,7 +923,7 @@ export class SnsService implements SnsActions {
   }
 
   private async subscription(arn: string | undefined, caller: CallerScope): Promise<SubscriptionRecord> {
-    subscriptionTopicArn(arn);
+    checkSubscriptionArn(arn);
     const subscription = await this.store.getSubscription(arn!);
     if (subscription === undefined) throw snsErrors.subscriptionNotFound();
     if (caller.access !== undefined) {

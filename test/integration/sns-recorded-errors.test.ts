@@ -2,17 +2,20 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {
   CreateTopicCommand,
+  GetSubscriptionAttributesCommand,
   PublishBatchCommand,
   type SNSClient,
   SNSServiceException,
+  UnsubscribeCommand,
 } from '@aws-sdk/client-sns';
 import { type TestServer, useServer } from '../helpers/server.ts';
 import { snsClient } from '../helpers/sns-client.ts';
 
 /**
- * PublishBatch's request-level errors as recorded on AWS (LocalStack's test_publish_batch_exceptions snapshot,
- * validated on AWS), found by moto's SNS suite (test/compat/moto): the too-many-entries text has no count,
- * and on a FIFO topic an entry without its group or deduplication id fails the whole request.
+ * SNS errors as recorded on AWS (LocalStack's AWS-validated snapshots), found by running moto's SNS suite
+ * against Sluice (test/compat/moto): PublishBatch's request-level errors (test_publish_batch_exceptions: the
+ * too-many-entries text has no count; on a FIFO topic an entry without its group or deduplication id fails
+ * the whole request) and malformed subscription ARNs (test_unsubscribe_wrong_arn_format).
  */
 
 let server: TestServer;
@@ -86,5 +89,48 @@ test('FIFO topic without content-based deduplication: an entry without MessageDe
         'Invalid parameter: The topic should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly',
       status: 400,
     },
+  );
+});
+
+test('subscription ARNs: AWS counts the elements under 6, wants a subscription id at 6, and finds none past that', async () => {
+  const account = '000000000000';
+  const expected: Array<[string, { code: string; message: string; status: number }]> = [
+    [
+      'randomstring',
+      {
+        code: 'InvalidParameterException',
+        message: 'Invalid parameter: SubscriptionArn Reason: An ARN must have at least 6 elements, not 1',
+        status: 400,
+      },
+    ],
+    [
+      'arn:aws:sns:us-east-1:random',
+      {
+        code: 'InvalidParameterException',
+        message: 'Invalid parameter: SubscriptionArn Reason: An ARN must have at least 6 elements, not 5',
+        status: 400,
+      },
+    ],
+    [
+      `arn:aws:sns:us-east-1:${account}:random`,
+      { code: 'InvalidParameterException', message: 'Invalid parameter: SubscriptionId', status: 400 },
+    ],
+    [
+      `arn:aws:sqs:us-east-1:${account}:test-queue:66d97e76-31e5-444f-8fa7-b60b680d0d39`,
+      { code: 'NotFoundException', message: 'Subscription does not exist', status: 404 },
+    ],
+  ];
+  for (const [arn, refused] of expected) {
+    assert.deepEqual(
+      await refusal(sns.send(new GetSubscriptionAttributesCommand({ SubscriptionArn: arn }))),
+      refused,
+      arn,
+    );
+  }
+  // Unsubscribe of a well-formed ARN that names nothing succeeds (AWS: test_unsubscribe_idempotency).
+  await sns.send(
+    new UnsubscribeCommand({
+      SubscriptionArn: `arn:aws:sns:us-east-1:${account}:gone:66d97e76-31e5-444f-8fa7-b60b680d0d39`,
+    }),
   );
 });
