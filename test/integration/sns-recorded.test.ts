@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {
+  AddPermissionCommand,
   CreateTopicCommand,
+  GetTopicAttributesCommand,
   GetSubscriptionAttributesCommand,
   PublishBatchCommand,
   type SNSClient,
@@ -12,10 +14,11 @@ import { type TestServer, useServer } from '../helpers/server.ts';
 import { snsClient } from '../helpers/sns-client.ts';
 
 /**
- * SNS errors as recorded on AWS (LocalStack's AWS-validated snapshots), found by running moto's SNS suite
+ * SNS answers as recorded on AWS (LocalStack's AWS-validated snapshots), found by running moto's SNS suite
  * against Sluice (test/compat/moto): PublishBatch's request-level errors (test_publish_batch_exceptions: the
  * too-many-entries text has no count; on a FIFO topic an entry without its group or deduplication id fails
- * the whole request) and malformed subscription ARNs (test_unsubscribe_wrong_arn_format).
+ * the whole request), malformed subscription ARNs (test_unsubscribe_wrong_arn_format) and AddPermission's
+ * statement (test_topic_add_multiple_permissions).
  */
 
 let server: TestServer;
@@ -133,4 +136,42 @@ test('subscription ARNs: AWS counts the elements under 6, wants a subscription i
       SubscriptionArn: `arn:aws:sns:us-east-1:${account}:gone:66d97e76-31e5-444f-8fa7-b60b680d0d39`,
     }),
   );
+});
+
+test('AddPermission: one account or action is written as a string, several as a list', async () => {
+  const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'permissions' }));
+  await sns.send(
+    new AddPermissionCommand({
+      TopicArn,
+      Label: 'one',
+      AWSAccountId: ['999999999999'],
+      ActionName: ['Publish'],
+    }),
+  );
+  await sns.send(
+    new AddPermissionCommand({
+      TopicArn,
+      Label: 'two',
+      AWSAccountId: ['888888888888', '999999999999'],
+      ActionName: ['Publish', 'Subscribe'],
+    }),
+  );
+  const { Attributes } = await sns.send(new GetTopicAttributesCommand({ TopicArn }));
+  const statements = (JSON.parse(Attributes!.Policy!) as { Statement: unknown[] }).Statement;
+  assert.deepEqual(statements.slice(1), [
+    {
+      Sid: 'one',
+      Effect: 'Allow',
+      Principal: { AWS: 'arn:aws:iam::999999999999:root' },
+      Action: 'SNS:Publish',
+      Resource: TopicArn,
+    },
+    {
+      Sid: 'two',
+      Effect: 'Allow',
+      Principal: { AWS: ['arn:aws:iam::888888888888:root', 'arn:aws:iam::999999999999:root'] },
+      Action: ['SNS:Publish', 'SNS:Subscribe'],
+      Resource: TopicArn,
+    },
+  ]);
 });
