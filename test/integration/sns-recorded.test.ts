@@ -3,8 +3,8 @@ import { after, before, test } from 'node:test';
 import {
   AddPermissionCommand,
   CreateTopicCommand,
-  GetTopicAttributesCommand,
   GetSubscriptionAttributesCommand,
+  GetTopicAttributesCommand,
   PublishBatchCommand,
   type SNSClient,
   SNSServiceException,

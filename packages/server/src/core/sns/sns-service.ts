@@ -79,7 +79,7 @@ import type {
   UntagResourceRequest,
 } from './sns-api-types.ts';
 import { snsErrors } from './sns-errors.ts';
-import { checkTopicName, type SnsScope, checkSubscriptionArn, topicArnOf, topicNameOf } from './sns-names.ts';
+import { checkSubscriptionArn, checkTopicName, type SnsScope, topicArnOf, topicNameOf } from './sns-names.ts';
 import {
   AUTHENTICATED,
   CONFIRMATION_TOKEN,
