@@ -5,7 +5,9 @@ import {
   CreateTopicCommand,
   GetSubscriptionAttributesCommand,
   GetTopicAttributesCommand,
+  type MessageAttributeValue,
   PublishBatchCommand,
+  PublishCommand,
   type SNSClient,
   SNSServiceException,
   UnsubscribeCommand,
@@ -18,7 +20,7 @@ import { snsClient } from '../helpers/sns-client.ts';
  * against Sluice (test/compat/moto): PublishBatch's request-level errors (test_publish_batch_exceptions: the
  * too-many-entries text has no count; on a FIFO topic an entry without its group or deduplication id fails
  * the whole request), malformed subscription ARNs (test_unsubscribe_wrong_arn_format) and AddPermission's
- * statement (test_topic_add_multiple_permissions).
+ * statement (test_topic_add_multiple_permissions), bad message attributes (test_empty_or_wrong_message_attributes).
  */
 
 let server: TestServer;
@@ -174,4 +176,75 @@ test('AddPermission: one account or action is written as a string, several as a 
       Resource: TopicArn,
     },
   ]);
+});
+
+test('bad message attributes: ParameterValueInvalid in AWS words, failing a whole batch too', async () => {
+  const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'attributes' }));
+  const bytes = new TextEncoder().encode('123');
+  const cases: Array<[Record<string, MessageAttributeValue>, string]> = [
+    [
+      { attr1: { DataType: 'String', StringValue: '' } },
+      "The message attribute 'attr1' must contain non-empty message attribute value for message attribute type 'String'.",
+    ],
+    [
+      { attr1: { DataType: 'String' } },
+      "The message attribute 'attr1' must contain non-empty message attribute value for message attribute type 'String'.",
+    ],
+    [
+      { attr1: { DataType: 'String', BinaryValue: bytes } },
+      "The message attribute 'attr1' with type 'String' must use field 'String'.",
+    ],
+    [
+      { attr1: { DataType: 'Number', BinaryValue: bytes } },
+      "The message attribute 'attr1' with type 'Number' must use field 'String'.",
+    ],
+    [
+      { attr1: { DataType: 'Binary', StringValue: '123' } },
+      "The message attribute 'attr1' with type 'Binary' must use field 'Binary'.",
+    ],
+    [
+      { attr1: { DataType: 'InvalidType', StringValue: '123' } },
+      "The message attribute 'attr1' has an invalid message attribute type, the set of supported type prefixes is Binary, Number, and String.",
+    ],
+    [
+      { price: { DataType: 'Number', StringValue: 'error' } },
+      "Could not cast message attribute 'price' value to number.",
+    ],
+    [
+      { ['a'.repeat(257)]: { DataType: 'String', StringValue: '123' } },
+      'Length of message attribute name must be less than 256 bytes.',
+    ],
+    [
+      { 'a^*?': { DataType: 'String', StringValue: '123' } },
+      "Invalid non-alphanumeric character '#x5E' was found in the message attribute name. Can only include alphanumeric characters, hyphens, underscores, or dots.",
+    ],
+    [
+      { '.abc': { DataType: 'String', StringValue: '123' } },
+      "Invalid message attribute name starting with character '.' was found.",
+    ],
+    [
+      { 'abc.': { DataType: 'String', StringValue: '123' } },
+      "Invalid message attribute name ending with character '.' was found.",
+    ],
+    [
+      { 'a..bc': { DataType: 'String', StringValue: '123' } },
+      "Message attribute name can not have successive '.' character.",
+    ],
+  ];
+  for (const [MessageAttributes, message] of cases) {
+    // The wire code is ParameterValueInvalid, which the SDK's model names InvalidParameterValueException.
+    const refused = { code: 'InvalidParameterValueException', message, status: 400 };
+    assert.deepEqual(
+      await refusal(sns.send(new PublishCommand({ TopicArn, Message: 'test message', MessageAttributes }))),
+      refused,
+    );
+    const PublishBatchRequestEntries = [
+      { Id: '1', Message: 'test-batch', MessageAttributes },
+      { Id: '3', Message: 'valid-batch' },
+    ];
+    assert.deepEqual(
+      await refusal(sns.send(new PublishBatchCommand({ TopicArn, PublishBatchRequestEntries }))),
+      refused,
+    );
+  }
 });

@@ -119,36 +119,34 @@ function checkFifoId(name: string, value: string): void {
 
 const TYPE_PREFIXES = ['String', 'Number', 'Binary'];
 
-/** SNS's message attribute types: String, String.Array, Number, Binary, each with optional custom labels. */
+/**
+ * SNS's message attribute types: String, String.Array, Number, Binary, each with optional custom labels. The
+ * errors are AWS's, `ParameterValueInvalid` (recorded: LocalStack's AWS-validated
+ * test_empty_or_wrong_message_attributes); the number cast's text is the one moto's tests quote from AWS.
+ */
 function checkAttributes(given: Record<string, MessageAttributeValue>): Record<string, PublishedAttribute> {
   const checked: Record<string, PublishedAttribute> = {};
   for (const [name, value] of Object.entries(given)) {
-    if (
-      name === '' ||
-      name.length > 256 ||
-      !/^[A-Za-z0-9_.-]+$/.test(name) ||
-      name.startsWith('AWS.') ||
-      name.startsWith('Amazon.')
-    ) {
-      throw snsErrors.invalidParameter(
-        `MessageAttributes Reason: The message attribute name '${name}' is invalid.`,
-      );
-    }
+    checkAttributeName(name);
     const type = value.DataType ?? '';
     const base = type.split('.')[0]!;
     if (!TYPE_PREFIXES.includes(base)) {
-      throw snsErrors.invalidParameter(
+      throw snsErrors.invalidParameterValue(
         `The message attribute '${name}' has an invalid message attribute type, the set of supported type prefixes is Binary, Number, and String.`,
       );
     }
     const text = base === 'Binary' ? value.BinaryValue : value.StringValue;
     if (text === undefined || text === '') {
-      throw snsErrors.invalidParameter(
-        `The message attribute '${name}' must contain non-empty message attribute value for message attribute type '${base}'.`,
+      const other = base === 'Binary' ? value.StringValue : value.BinaryValue;
+      const field = base === 'Binary' ? 'Binary' : 'String';
+      throw snsErrors.invalidParameterValue(
+        other !== undefined && other !== ''
+          ? `The message attribute '${name}' with type '${base}' must use field '${field}'.`
+          : `The message attribute '${name}' must contain non-empty message attribute value for message attribute type '${base}'.`,
       );
     }
     if (base === 'Number' && !/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(text)) {
-      throw snsErrors.invalidParameter(`Could not cast message attribute '${name}' value to number.`);
+      throw snsErrors.invalidParameterValue(`Could not cast message attribute '${name}' value to number.`);
     }
     if (type === 'String.Array' && !isArrayOfScalars(text)) {
       throw snsErrors.invalidParameter(
@@ -159,6 +157,33 @@ function checkAttributes(given: Record<string, MessageAttributeValue>): Record<s
       base === 'Binary' ? { DataType: type, BinaryValue: text } : { DataType: type, StringValue: text };
   }
   return checked;
+}
+
+/** A message attribute's name, refused in AWS's words (same recording as checkAttributes). */
+function checkAttributeName(name: string): void {
+  if (Buffer.byteLength(name) > 256)
+    throw snsErrors.invalidParameterValue('Length of message attribute name must be less than 256 bytes.');
+  const bad = /[^A-Za-z0-9_.-]/u.exec(name)?.[0];
+  if (bad !== undefined) {
+    const code = bad.codePointAt(0)!.toString(16).toUpperCase();
+    throw snsErrors.invalidParameterValue(
+      `Invalid non-alphanumeric character '#x${code}' was found in the message attribute name. Can only include alphanumeric characters, hyphens, underscores, or dots.`,
+    );
+  }
+  if (name.startsWith('.'))
+    throw snsErrors.invalidParameterValue(
+      "Invalid message attribute name starting with character '.' was found.",
+    );
+  if (name.endsWith('.'))
+    throw snsErrors.invalidParameterValue(
+      "Invalid message attribute name ending with character '.' was found.",
+    );
+  if (name.includes('..'))
+    throw snsErrors.invalidParameterValue("Message attribute name can not have successive '.' character.");
+  if (name === '' || name.startsWith('AWS.') || name.startsWith('Amazon.'))
+    throw snsErrors.invalidParameter(
+      `MessageAttributes Reason: The message attribute name '${name}' is invalid.`,
+    );
 }
 
 function isArrayOfScalars(text: string): boolean {
