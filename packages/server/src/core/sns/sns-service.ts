@@ -620,10 +620,27 @@ export class SnsService implements SnsActions {
     }
     const total = entries.reduce((sum, entry) => sum + Buffer.byteLength(entry.Message ?? ''), 0);
     if (total > MAX_MESSAGE_BYTES) throw snsErrors.batchTooLong();
-    // Every entry is checked before anything is published, and one bad entry fails the whole request: that
-    // is how AWS answers each recorded case (LocalStack's AWS-validated test_publish_batch_exceptions and
-    // test_empty_or_wrong_message_attributes: group and deduplication ids, MessageStructure, attributes).
-    const accepted = entries.map((entry) => ({ id: entry.Id!, checked: checkPublication(topic, entry) }));
+    // On AWS a FIFO topic's missing group or deduplication id fails the whole request, not the entry
+    // (recorded: LocalStack's test_publish_batch_exceptions snapshot, validated on AWS).
+    if (topic.fifo) for (const entry of entries) checkFifoIdsGiven(topic, entry);
+    const failed: BatchResultErrorEntry[] = [];
+    const accepted: Array<{ id: string; checked: CheckedPublication }> = [];
+    for (const entry of entries) {
+      try {
+        accepted.push({ id: entry.Id!, checked: checkPublication(topic, entry) });
+      } catch (error) {
+        if (!(error instanceof SqsError)) throw error;
+        // A bad message attribute fails the whole request on AWS (recorded: the batch cases of LocalStack's
+        // AWS-validated test_empty_or_wrong_message_attributes).
+        if (error.code === 'SnsInvalidParameterValue') throw error;
+        failed.push({
+          Id: entry.Id!,
+          Code: error.spec.queryCode,
+          Message: error.message,
+          SenderFault: error.spec.sender,
+        });
+      }
+    }
     const outcomes =
       accepted.length === 0
         ? []
@@ -637,7 +654,7 @@ export class SnsService implements SnsActions {
       if (topic.fifo) entry.SequenceNumber = sequenceNumberOf(outcomes[index]!.sequenceNumber);
       return entry;
     });
-    return { Successful: successful, Failed: [] };
+    return { Successful: successful, Failed: failed };
   }
 
   /**
