@@ -248,3 +248,19 @@ test('bad message attributes: ParameterValueInvalid in AWS words, failing a whol
     );
   }
 });
+
+test('PublishBatch: an entry whose MessageStructure=json has no default fails the whole request', async () => {
+  const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'batch-structure' }));
+  const entries = [
+    { Id: 'ok', Message: 'fine' },
+    { Id: 'no_default', Message: JSON.stringify({ sqs: 'test sqs' }), MessageStructure: 'json' },
+  ];
+  assert.deepEqual(
+    await refusal(sns.send(new PublishBatchCommand({ TopicArn, PublishBatchRequestEntries: entries }))),
+    {
+      code: 'InvalidParameterException',
+      message: 'Invalid parameter: Message Structure - No default entry in JSON message body',
+      status: 400,
+    },
+  );
+});

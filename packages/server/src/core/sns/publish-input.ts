@@ -71,7 +71,7 @@ export function checkPublication(topic: TopicRecord, input: PublishFields): Chec
 }
 
 /** MessageStructure=json: the message is a JSON object of texts per protocol, with a `default`. */
-function sqsText(raw: string, structure: string): string {
+export function sqsText(raw: string, structure: string): string {
   if (structure !== 'json') {
     throw snsErrors.invalidParameter(`MessageStructure Reason: Invalid value [${structure}]. Must be json`);
   }

@@ -38,6 +38,7 @@ import {
   checkFifoIdsGiven,
   checkPublication,
   MAX_MESSAGE_BYTES,
+  sqsText,
 } from './publish-input.ts';
 import { SnsActivity } from './sns-activity.ts';
 import type {
@@ -620,9 +621,14 @@ export class SnsService implements SnsActions {
     }
     const total = entries.reduce((sum, entry) => sum + Buffer.byteLength(entry.Message ?? ''), 0);
     if (total > MAX_MESSAGE_BYTES) throw snsErrors.batchTooLong();
-    // On AWS a FIFO topic's missing group or deduplication id fails the whole request, not the entry
-    // (recorded: LocalStack's test_publish_batch_exceptions snapshot, validated on AWS).
-    if (topic.fifo) for (const entry of entries) checkFifoIdsGiven(topic, entry);
+    // On AWS a FIFO topic's missing group or deduplication id, and a MessageStructure=json without its
+    // default, fail the whole request, not the entry (recorded: LocalStack's AWS-validated
+    // test_publish_batch_exceptions snapshot). Other bad input (an empty message, ...) fails its entry.
+    for (const entry of entries) {
+      if (topic.fifo) checkFifoIdsGiven(topic, entry);
+      if (entry.MessageStructure !== undefined && entry.Message)
+        sqsText(entry.Message, entry.MessageStructure);
+    }
     const failed: BatchResultErrorEntry[] = [];
     const accepted: Array<{ id: string; checked: CheckedPublication }> = [];
     for (const entry of entries) {
