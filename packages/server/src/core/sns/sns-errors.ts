@@ -20,10 +20,10 @@ export const snsErrors = {
       `Sluice does not serve the SNS action ${action}: SMS, mobile push (platform applications and endpoints), phone numbers and data protection policies are not supported. Sluice's SNS delivers topics to SQS queues and HTTP/HTTPS endpoints.`,
     ),
   emptyBatch: () => new SqsError('SnsEmptyBatchRequest', "The batch request doesn't contain any entries"),
-  tooManyEntries: (count: number) =>
+  tooManyEntries: () =>
     new SqsError(
       'SnsTooManyEntriesInBatchRequest',
-      `The batch request contains more entries than permissible (${count} > 10).`,
+      'The batch request contains more entries than permissible.',
     ),
   batchIdsNotDistinct: () =>
     new SqsError('SnsBatchEntryIdsNotDistinct', 'Two or more batch entries in the request have the same Id.'),

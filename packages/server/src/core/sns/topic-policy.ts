@@ -16,6 +16,8 @@ interface PolicyDocument {
   Statement?: Array<Record<string, unknown>>;
 }
 
+const oneOrMany = (items: string[]): string | string[] => (items.length === 1 ? items[0]! : items);
+
 const parse = (text: string): PolicyDocument => JSON.parse(text) as PolicyDocument;
 
 /** The topic's Policy (SNS's default one when it has none) with a statement for `grant`. */
@@ -37,8 +39,10 @@ export function withTopicPermission(
   statements.push({
     Sid: label,
     Effect: 'Allow',
-    Principal: { AWS: accounts.map((account) => `arn:aws:iam::${account}:root`) },
-    Action: actions.map((action) => `SNS:${action}`),
+    // As AWS writes it (recorded: LocalStack's AWS-validated test_topic_add_multiple_permissions), and as
+    // SQS's AddPermission does: one principal or action is a string, several a list.
+    Principal: { AWS: oneOrMany(accounts.map((account) => `arn:aws:iam::${account}:root`)) },
+    Action: oneOrMany(actions.map((action) => `SNS:${action}`)),
     Resource: topicArn,
   });
   return JSON.stringify({ ...policy, Statement: statements });
