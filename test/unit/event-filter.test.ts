@@ -26,6 +26,7 @@ import {
   lambdaDocumentedCases,
   lambdaDocumentedPatternExamples,
   lambdaRecordedCases,
+  sqsRecord,
 } from './event-filter/lambda-cases.ts';
 import {
   type SnsErrorCase,
@@ -440,6 +441,23 @@ describe('event filter: event-ruler details no recording shows', () => {
     );
     // SNS documents its own range (-10^9 to 10^9, five decimals) but was not seen refusing beyond it.
     assert.ok(compileFilterPolicy('{"n": [{"numeric": [">", 12345678901234567890]}]}', 'MessageBody'));
+  });
+
+  it('EventBridge and Lambda compare numbers as doubles, to the last digit (SNS to five decimals)', () => {
+    const pattern = '{"price": [100.123456789], "range": [{"numeric": [">", 0.1]}]}';
+    assert.equal(compileEventPattern(pattern).matches({ price: 100.123456789, range: 0.100001 }), true);
+    assert.equal(compileEventPattern(pattern).matches({ price: 100.1234567, range: 0.100001 }), false);
+    assert.equal(
+      SqsFilterCriteria.compile([`{"body": ${pattern}}`]).matches(
+        sqsRecord(JSON.stringify({ price: 100.1234567, range: 0.100001 })),
+      ),
+      false,
+    );
+    const sns = compileFilterPolicy(pattern, 'MessageBody');
+    const body = (price: number, range: number) =>
+      new SnsPublication(JSON.stringify({ price, range }), new Map());
+    assert.equal(sns?.matches(body(100.1234567, 0.10001)), true);
+    assert.equal(sns?.matches(body(100.1234567, 0.100001)), false);
   });
 
   it('wildcard positions are UTF-8 bytes of the quoted value', () => {

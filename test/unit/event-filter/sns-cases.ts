@@ -719,6 +719,7 @@ export const snsRecordedDeliveries: readonly SnsMatchCase[] = [
 ];
 
 const SNS_DOCS = 'AWS docs: Amazon SNS Developer Guide';
+const SNS_ACCURACY = `${SNS_DOCS}, Filter policy constraints: five digits of accuracy after the decimal point`;
 const interests = (...values: string[]) => ({ customer_interests: values.length === 1 ? values[0] : values });
 
 /** The examples of the SNS Developer Guide's filter policy pages, each example message with its outcome. */
@@ -840,6 +841,59 @@ export const snsDocumentedExamples: readonly SnsMatchCase[] = [
       [{ price_usd: 0.01 }, true],
       [{ price_usd: 0 }, false],
       [{ price_usd: 150.01 }, false],
+    ],
+  ),
+  // "A numeric policy attribute can have a value from -10^9 to 10^9, with 5 digits of accuracy after the decimal
+  // point" (Filter policy constraints): digits after the fifth do not count, in the policy or the message.
+  ...onAttributes(
+    `${SNS_ACCURACY} (exact number; moto's test_filtering_exact_number_float_accuracy)`,
+    { price: [100.123456789] },
+    [
+      [{ price: number('100.1234567') }, true],
+      [{ price: number('100.12345') }, true],
+      [{ price: number('1.0012345e2') }, true],
+      [{ price: number('100.12346') }, false],
+      [{ price: number('100.123449') }, false],
+    ],
+  ),
+  ...onBody(
+    `${SNS_ACCURACY} (exact number; moto's test_filtering_exact_number_float_accuracy_message_body)`,
+    { price: [100.123456789] },
+    [
+      [{ price: 100.1234567 }, true],
+      [{ price: [1, 100.12345999] }, true],
+      [{ price: 100.12346 }, false],
+    ],
+  ),
+  ...onAttributes(`${SNS_ACCURACY} (String.Array of numbers)`, { price: [100.123456789] }, [
+    [{ price: stringArray(100.1234567, 'one') }, true],
+    [{ price: stringArray(100.12346) }, false],
+  ]),
+  ...onAttributes(`${SNS_ACCURACY} (numeric =)`, { price_usd: [{ numeric: ['=', 301.5] }] }, [
+    [{ price_usd: number('301.500009') }, true],
+    [{ price_usd: number('301.50001') }, false],
+  ]),
+  ...onBody(`${SNS_ACCURACY} (numeric ranges)`, { low: [{ numeric: ['>', 0.1, '<=', 0.2] }] }, [
+    [{ low: 0.100009 }, false],
+    [{ low: 0.10001 }, true],
+    [{ low: 0.200009 }, true],
+    [{ low: 0.20001 }, false],
+  ]),
+  ...onBody(`${SNS_ACCURACY} (negative numbers truncate towards zero)`, { t: [-1.5] }, [
+    [{ t: -1.500009 }, true],
+    [{ t: -1.499999 }, false],
+    [{ t: -1.50001 }, false],
+  ]),
+  ...onAttributes(`${SNS_ACCURACY} (anything-but a number)`, { price: [{ 'anything-but': [100] }] }, [
+    [{ price: number('100.000001') }, false],
+    [{ price: number('100.00001') }, true],
+  ]),
+  ...onBody(
+    `${SNS_ACCURACY} (0.29 is 0.29000, not 0.28999 as a double times 10^5 would make it)`,
+    { v: [0.29] },
+    [
+      [{ v: 0.29 }, true],
+      [{ v: 0.28999 }, false],
     ],
   ),
   ...onAttributes(`${SNS_DOCS}, Key matching: exists true`, { store: [{ exists: true }] }, [

@@ -23,6 +23,11 @@ export interface RuleDialect {
   readonly exactly: boolean;
   /** Numbers in numeric and anything-but matches must be exactly representable as doubles. */
   readonly exactNumbersOnly: boolean;
+  /**
+   * What a number compares as, in the pattern and in the message alike: the double itself (EventBridge), or
+   * SNS's five digits after the decimal point. Must keep order (a <= b implies key(a) <= key(b)).
+   */
+  readonly numberKey: (value: number) => number;
 }
 
 export class FieldRule {
@@ -37,6 +42,8 @@ export class FieldRule {
     readonly matchers: readonly ValueMatcher[],
     /** `{"exists": false}` is among the values: the field also matches where the message has no such leaf. */
     readonly absenceAllowed: boolean,
+    /** The dialect's numberKey: the matchers' numbers are already keys, a message's number becomes one. */
+    private readonly numberKey: (value: number) => number = exactNumber,
   ) {
     for (const matcher of matchers) {
       if (matcher.kind === 'equals') this.strings.add(matcher.value);
@@ -63,7 +70,10 @@ export class FieldRule {
 
   accepts(leaf: JsonPrimitive): boolean {
     if (typeof leaf === 'string' && this.strings.has(leaf)) return true;
-    if (typeof leaf === 'number' && this.numbers.has(leaf)) return true;
+    if (typeof leaf === 'number') {
+      const key = this.numberKey(leaf);
+      return this.numbers.has(key) || this.others.some((matcher) => matchesValue(matcher, key));
+    }
     return this.others.some((matcher) => matchesValue(matcher, leaf));
   }
 }
@@ -202,7 +212,7 @@ class Compiler {
         }
         case 'VALUE_NUMBER_INT':
         case 'VALUE_NUMBER_FLOAT':
-          matchers.push({ kind: 'number', value: Number(reader.getText()) });
+          matchers.push({ kind: 'number', value: this.dialect.numberKey(Number(reader.getText())) });
           break;
         case 'VALUE_TRUE':
         case 'VALUE_FALSE':
@@ -215,7 +225,7 @@ class Compiler {
     }
     if (values === 0) reader.fail('Empty arrays are not allowed');
     if (drafts.length === 0) drafts.push(new Map());
-    const field = new FieldRule(path, depth, matchers, absenceAllowed);
+    const field = new FieldRule(path, depth, matchers, absenceAllowed, this.dialect.numberKey);
     for (const draft of drafts) draft.set(path, field);
   }
 
@@ -329,7 +339,11 @@ class Compiler {
     if (token === 'VALUE_STRING')
       return { kind: 'anything-but', strings: new Set([text]), numbers: new Set() };
     // event-ruler converts without catching here: the refusal carries no location.
-    return { kind: 'anything-but', strings: new Set(), numbers: new Set([this.number(text)]) };
+    return {
+      kind: 'anything-but',
+      strings: new Set(),
+      numbers: new Set([this.dialect.numberKey(this.number(text))]),
+    };
   }
 
   private anythingButList(): ValueMatcher {
@@ -339,7 +353,7 @@ class Compiler {
     for (let token = reader.nextToken(); token !== 'END_ARRAY'; token = reader.nextToken()) {
       if (token === 'VALUE_STRING') strings.add(reader.getText());
       else if (token === 'VALUE_NUMBER_INT' || token === 'VALUE_NUMBER_FLOAT') {
-        numbers.add(this.withLocation(() => this.number(reader.getText())));
+        numbers.add(this.dialect.numberKey(this.withLocation(() => this.number(reader.getText()))));
       } else {
         // Raised inside event-ruler's list loop and raised again by its handler: the location twice.
         reader.fail('Inside anything but list, start|null|boolean is not supported.', 2);
@@ -404,7 +418,7 @@ class Compiler {
         if (!numeric) reader.fail('Value of equals must be numeric');
         const text = reader.getText();
         if (reader.nextToken() !== 'END_ARRAY') this.tooManyElements();
-        const value = this.withLocation(() => this.number(text));
+        const value = this.dialect.numberKey(this.withLocation(() => this.number(text)));
         return { bottom: value, openBottom: false, top: value, openTop: false };
       }
       case '>=':
@@ -440,7 +454,10 @@ class Compiler {
     return this.range(bottom, openBottom, top, operator === '<');
   }
 
-  /** An open end is the largest double; event-ruler refuses an empty range. */
+  /**
+   * An open end is the largest double; event-ruler refuses an empty range (judged on the numbers as written,
+   * before the dialect's numberKey makes the ends comparable with a message's number).
+   */
   private range(
     bottomText: string | undefined,
     openBottom: boolean,
@@ -451,7 +468,8 @@ class Compiler {
       const bottom = bottomText === undefined ? -Number.MAX_VALUE : this.number(bottomText);
       const top = topText === undefined ? Number.MAX_VALUE : this.number(topText);
       if (bottom >= top) throw new PatternError('Bottom must be less than top');
-      return { bottom, openBottom, top, openTop };
+      const key = this.dialect.numberKey;
+      return { bottom: key(bottom), openBottom, top: key(top), openTop };
     });
   }
 
@@ -490,6 +508,11 @@ class Compiler {
   private tooManyElements(): never {
     return this.reader.fail('Too many elements in numeric expression');
   }
+}
+
+/** EventBridge's numberKey: a number compares as the double it is. */
+export function exactNumber(value: number): number {
+  return value;
 }
 
 /** Whether the decimal `text` is exactly the double it reads as (Java: BigDecimal equals BigDecimal.valueOf). */

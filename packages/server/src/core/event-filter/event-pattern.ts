@@ -3,7 +3,13 @@
  * `FilterCriteria.Filters[].Pattern`): validation with EventBridge's errors (Lambda answers every refusal with
  * one text), and matching against an event or an SQS record. Evidence: docs/decisions/event-filter.md.
  */
-import { type CompiledPattern, compilePattern, type PatternBranch, type RuleDialect } from './compiler.ts';
+import {
+  type CompiledPattern,
+  compilePattern,
+  exactNumber,
+  type PatternBranch,
+  type RuleDialect,
+} from './compiler.ts';
 import { inlineSource, PatternError } from './json-reader.ts';
 import { isJsonObjectValue, type JsonObjectValue, type JsonValue, parseJsonValue } from './json-value.ts';
 import { matchesBranch, matchesPattern } from './matcher.ts';
@@ -30,6 +36,7 @@ const EVENTBRIDGE_DIALECT: RuleDialect = {
   caseInsensitiveAffixes: true,
   exactly: true,
   exactNumbersOnly: true,
+  numberKey: exactNumber,
 };
 
 export class EventPattern {

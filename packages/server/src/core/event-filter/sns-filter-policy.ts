@@ -100,14 +100,31 @@ export class SnsFilterPolicy {
   }
 }
 
-/** SNS compiles with an event-ruler older than EventBridge's: fewer anything-but forms, no `exactly`. */
+/**
+ * SNS compiles with an event-ruler older than EventBridge's: fewer anything-but forms, no `exactly`, and numbers
+ * compared to five digits after the decimal point.
+ */
 const SNS_DIALECT: RuleDialect = {
   anythingButOperators: new Set(['prefix', 'wildcard']),
   anythingButOperatorTakesOnlyAString: true,
   caseInsensitiveAffixes: false,
   exactly: false,
   exactNumbersOnly: false,
+  numberKey: fiveDecimalDigits,
 };
+
+/**
+ * A number as SNS compares it: "with five digits of accuracy after the decimal point" (SNS "Filter policy
+ * constraints"): the digits after the fifth are dropped (truncated towards zero, which keeps order), so
+ * 100.123456789 and 100.1234567 are both 10012345 hundred-thousandths, and -1.500009 is -1.5. The decimal point
+ * is moved in the number's shortest text, not by multiplying the double, so 0.29 is 29000 hundred-thousandths
+ * and not 28999.999...; infinities stay as they are. docs/decisions/sns-numeric-accuracy.md has the evidence.
+ */
+export function fiveDecimalDigits(value: number): number {
+  if (!Number.isFinite(value)) return value;
+  const [mantissa, exponent] = String(value).split('e');
+  return Math.trunc(Number(`${mantissa}e${Number(exponent ?? 0) + 5}`));
+}
 
 /**
  * The policy `text` means for `scope`: undefined when it removes filtering (empty, or `{}`), else a policy;
