@@ -152,18 +152,15 @@ export interface EndpointSenderOptions {
 /** Node's public roots, NODE_EXTRA_CA_CERTS's (which a `ca` option would otherwise drop) and `extra`. */
 export function trustedCertificates(extra: string[]): string[] {
   const fromEnvironment = process.env.NODE_EXTRA_CA_CERTS;
-  return [
-    ...rootCertificates,
-    ...(fromEnvironment ? [readFileSync(fromEnvironment, 'utf8')] : []),
-    ...extra,
-  ];
+  return [...rootCertificates, ...(fromEnvironment ? [readFileSync(fromEnvironment, 'utf8')] : []), ...extra];
 }
 
 /** A TLS handshake's refusal (an untrusted or mismatched certificate, ...), said as such for the operator. */
 function describeError(error: NodeJS.ErrnoException): string {
   const code = error.code;
   if (code === undefined) return error.message;
-  if (/CERT|^ERR_TLS|^ERR_SSL|^UNABLE_TO_|^HOSTNAME_MISMATCH/.test(code)) return `TLS ${code}: ${error.message}`;
+  if (/CERT|^ERR_TLS|^ERR_SSL|^UNABLE_TO_|^HOSTNAME_MISMATCH/.test(code))
+    return `TLS ${code}: ${error.message}`;
   return code;
 }
 
