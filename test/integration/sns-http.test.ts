@@ -562,6 +562,96 @@ describe('SNS HTTP subscribers: unconfirmed ones expire, --sns-http-allow narrow
   });
 });
 
+describe('SNS HTTP subscribers: AuthenticateOnUnsubscribe', () => {
+  test('the UnsubscribeURL unsubscribes unsigned, except a subscription confirmed with AuthenticateOnUnsubscribe (AuthorizationError) or an SQS one', async () => {
+    const server = await useServer();
+    const hook = await receiver();
+    const sns = snsClient(server.endpoint);
+    const sqs = sqsClient(server.endpoint);
+    try {
+      const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'guarded' }));
+      // Confirmed by the receiver's unsigned GET of SubscribeURL, which cannot ask for authentication.
+      await sns.send(new SubscribeCommand({ TopicArn, Protocol: 'http', Endpoint: `${hook.url}/open` }));
+      await eventually(
+        () => hook.of('SubscriptionConfirmation').length === 1,
+        'the first confirmation',
+        30_000,
+      );
+      // Confirmed by a signed ConfirmSubscription with AuthenticateOnUnsubscribe=true.
+      hook.state.confirm = false;
+      await sns.send(new SubscribeCommand({ TopicArn, Protocol: 'http', Endpoint: `${hook.url}/guarded` }));
+      await eventually(
+        () => hook.of('SubscriptionConfirmation').length === 2,
+        'the second confirmation',
+        30_000,
+      );
+      const { Token } = JSON.parse(hook.of('SubscriptionConfirmation')[1]!.body) as { Token: string };
+      const { SubscriptionArn: guarded } = await sns.send(
+        new ConfirmSubscriptionCommand({ TopicArn, Token, AuthenticateOnUnsubscribe: 'true' }),
+      );
+      const attributes = async (arn: string) =>
+        (await sns.send(new GetSubscriptionAttributesCommand({ SubscriptionArn: arn }))).Attributes ?? {};
+      assert.equal((await attributes(guarded!)).ConfirmationWasAuthenticated, 'true');
+
+      await sns.send(new PublishCommand({ TopicArn, Message: 'with links' }));
+      await eventually(() => hook.of('Notification').length === 2, 'both notifications', 30_000);
+      const links = new Map(
+        hook.of('Notification').map((entry) => {
+          const envelope = JSON.parse(entry.body) as { UnsubscribeURL: string };
+          return [String(entry.headers['x-amz-sns-subscription-arn']), envelope.UnsubscribeURL];
+        }),
+      );
+      const open = [...links.keys()].find((arn) => arn !== guarded)!;
+      assert.equal((await attributes(open)).ConfirmationWasAuthenticated, 'false');
+
+      const refused = await fetch(links.get(guarded!)!);
+      const refusal = await refused.text();
+      assert.equal(refused.status, 403, refusal);
+      assert.match(refusal, /<Code>AuthorizationError<\/Code>/);
+      assert.equal((await attributes(guarded!)).PendingConfirmation, 'false', 'still subscribed');
+      // Without credentials an unsigned POST is as unauthenticated as the link.
+      const posted = await fetch(server.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(guarded!)}`,
+      });
+      assert.equal(posted.status, 403);
+
+      const followed = await fetch(links.get(open)!);
+      assert.equal(followed.status, 200, await followed.text());
+      const left = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
+      assert.deepEqual(
+        (left.Subscriptions ?? []).map((entry) => entry.SubscriptionArn),
+        [guarded],
+      );
+
+      // An SQS subscription needs authentication to be deleted, as on AWS.
+      const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'guarded-queue' }));
+      const { Attributes } = await sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+      );
+      const { SubscriptionArn: queued } = await sns.send(
+        new SubscribeCommand({ TopicArn, Protocol: 'sqs', Endpoint: Attributes!.QueueArn }),
+      );
+      const queueLink = await fetch(
+        `${server.endpoint}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(queued!)}`,
+      );
+      assert.equal(queueLink.status, 403);
+
+      // Signed, both go.
+      await sns.send(new UnsubscribeCommand({ SubscriptionArn: guarded }));
+      await sns.send(new UnsubscribeCommand({ SubscriptionArn: queued }));
+      const none = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
+      assert.deepEqual(none.Subscriptions ?? [], []);
+    } finally {
+      sns.destroy();
+      sqs.destroy();
+      await hook.close();
+      await server.close();
+    }
+  });
+});
+
 describe('DLQ alarms through a topic', () => {
   test('an alarm raised and resolved is published to the topic the config names: a queue and a webhook get it', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'sluice-alarm-topic-'));
