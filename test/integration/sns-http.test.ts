@@ -11,9 +11,12 @@ import {
   ConfirmSubscriptionCommand,
   CreateTopicCommand,
   GetSubscriptionAttributesCommand,
+  GetTopicAttributesCommand,
   ListSubscriptionsByTopicCommand,
   ListSubscriptionsCommand,
   PublishCommand,
+  SetSubscriptionAttributesCommand,
+  SetTopicAttributesCommand,
   type SNSClient,
   SNSServiceException,
   SubscribeCommand,
@@ -647,6 +650,79 @@ describe('SNS HTTP subscribers: AuthenticateOnUnsubscribe', () => {
       sns.destroy();
       sqs.destroy();
       await hook.close();
+      await server.close();
+    }
+  });
+});
+
+describe("SNS HTTP subscribers: DeliveryPolicy is checked against AWS's ranges", () => {
+  test('SetTopicAttributes and SetSubscriptionAttributes refuse a policy out of range with InvalidParameter', async () => {
+    const server = await useServer();
+    const sns = snsClient(server.endpoint);
+    try {
+      const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'policed' }));
+      const setTopic = (policy: unknown) =>
+        sns.send(
+          new SetTopicAttributesCommand({
+            TopicArn,
+            AttributeName: 'DeliveryPolicy',
+            AttributeValue: JSON.stringify(policy),
+          }),
+        );
+      const tooMany = await errorOf(setTopic({ http: { defaultHealthyRetryPolicy: { numRetries: 101 } } }));
+      assert.equal(tooMany.name, 'InvalidParameterException');
+      assert.equal(
+        tooMany.message,
+        'Invalid parameter: DeliveryPolicy: http.defaultHealthyRetryPolicy.numRetries must be less than or equal to 100',
+      );
+      const tooLong = await errorOf(
+        setTopic({
+          http: { defaultHealthyRetryPolicy: { numRetries: 10, minDelayTarget: 3599, maxDelayTarget: 3600 } },
+        }),
+      );
+      assert.match(tooLong.message, /Total policy retry time cannot be greater than 3600 seconds$/);
+      await setTopic({
+        http: { defaultHealthyRetryPolicy: { numRetries: 5, backoffFunction: 'exponential' } },
+      });
+      const kept = await sns.send(new GetTopicAttributesCommand({ TopicArn }));
+      assert.match(kept.Attributes?.DeliveryPolicy ?? '', /"numRetries":5/);
+
+      const { SubscriptionArn } = await sns.send(
+        new SubscribeCommand({
+          TopicArn,
+          Protocol: 'http',
+          Endpoint: 'http://127.0.0.1:9/never',
+          ReturnSubscriptionArn: true,
+        }),
+      );
+      const setSubscription = (policy: unknown) =>
+        sns.send(
+          new SetSubscriptionAttributesCommand({
+            SubscriptionArn,
+            AttributeName: 'DeliveryPolicy',
+            AttributeValue: JSON.stringify(policy),
+          }),
+        );
+      const backwards = await errorOf(
+        setSubscription({ healthyRetryPolicy: { minDelayTarget: 30, maxDelayTarget: 10 } }),
+      );
+      assert.equal(backwards.name, 'InvalidParameterException');
+      assert.equal(
+        backwards.message,
+        'Invalid parameter: DeliveryPolicy: healthyRetryPolicy.minDelayTarget must be less than or equal to maxDelayTarget',
+      );
+      const throttled = await errorOf(setSubscription({ throttlePolicy: { maxReceivesPerSecond: 0 } }));
+      assert.match(
+        throttled.message,
+        /throttlePolicy\.maxReceivesPerSecond must be greater than or equal to 1$/,
+      );
+      const misplaced = await errorOf(setSubscription({ defaultHealthyRetryPolicy: { numRetries: 3 } }));
+      assert.match(misplaced.message, /Unexpected JSON member: defaultHealthyRetryPolicy$/);
+      await setSubscription({ healthyRetryPolicy: { numRetries: 10, minDelayTarget: 1, maxDelayTarget: 2 } });
+      const attributes = await sns.send(new GetSubscriptionAttributesCommand({ SubscriptionArn }));
+      assert.match(attributes.Attributes?.DeliveryPolicy ?? '', /"numRetries":10/);
+    } finally {
+      sns.destroy();
       await server.close();
     }
   });
