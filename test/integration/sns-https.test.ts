@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CreateTopicCommand, PublishCommand, type SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
+import { readConfigFile } from '../../packages/server/src/server/config-file.ts';
 import { eventually } from '../helpers/client-toolkit.ts';
 import { type TestServer, useServer } from '../helpers/server.ts';
 import { snsClient } from '../helpers/sns-client.ts';
@@ -162,5 +163,26 @@ describe('SNS HTTPS subscribers: the endpoint certificate is verified', { concur
     });
     assert.equal(advanced.status, 200);
     await eventually(() => notified.includes('refused handshake'), 'the retry delivered', 30_000);
+  });
+});
+
+describe('SNS HTTPS subscribers: where the CA file comes from', () => {
+  test('sns.httpCa in the config file is read as --sns-http-ca; a file with no certificate stops the server', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-https-config-'));
+    try {
+      const config = join(dir, 'sluice.json');
+      writeFileSync(config, JSON.stringify({ sns: { httpCa: '/etc/sluice/ca.pem' } }));
+      assert.equal(readConfigFile(config).sns?.httpCa, '/etc/sluice/ca.pem');
+      writeFileSync(config, JSON.stringify({ sns: { httpCa: 42 } }));
+      assert.throws(() => readConfigFile(config), /"sns.httpCa" must be a PEM file's path/);
+      const notPem = join(dir, 'not-a-ca.pem');
+      writeFileSync(notPem, 'hello');
+      await assert.rejects(
+        useServer({ args: ['--sns-http-ca', notPem] }),
+        /--sns-http-ca: .* holds no PEM certificate/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
