@@ -437,7 +437,7 @@ describe('SNS HTTP subscribers: unconfirmed ones expire, --sns-http-allow narrow
     }
   });
 
-  test('with credentials, the unsigned GET of SubscribeURL confirms; other unsigned GETs stay refused', async () => {
+  test('with credentials, the unsigned GETs of SubscribeURL and UnsubscribeURL work; other unsigned GETs stay refused', async () => {
     // A key limited to the topics (and queues) named signed*: what it lists is checked against those names.
     const directory = mkdtempSync(join(tmpdir(), 'sluice-sns-keys-'));
     const config = join(directory, 'config.json');
@@ -479,6 +479,13 @@ describe('SNS HTTP subscribers: unconfirmed ones expire, --sns-http-allow narrow
         `${server.endpoint}/?Action=ConfirmSubscription&TopicArn=${encodeURIComponent(TopicArn!)}&Token=${'0'.repeat(128)}`,
       );
       assert.equal(forged.status, 400, 'a wrong token is refused');
+      // The UnsubscribeURL, unsigned, passes too (the ARN is the proof) and removes the subscription.
+      const link = await fetch(
+        `${server.endpoint}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(SubscriptionArn!)}`,
+      );
+      assert.equal(link.status, 200, await link.text());
+      const after = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
+      assert.ok(!(after.Subscriptions ?? []).some((entry) => entry.SubscriptionArn === SubscriptionArn));
     } finally {
       sns.destroy();
       await hook.close();
