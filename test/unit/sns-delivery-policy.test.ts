@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   DEFAULT_HTTP_RETRY_POLICY,
+  deliveryPolicyProblem,
   effectiveDeliveryPolicy,
   retryDelaySeconds,
 } from '../../packages/server/src/core/sns/http-endpoints.ts';
@@ -88,4 +89,84 @@ test('link-local and metadata addresses are refused; loopback and others allowed
   );
   assert.throws(() => new EndpointRules(['10.0.0.0/33']), /CIDR/);
   assert.throws(() => new EndpointRules(['http://x/']), /host name/);
+});
+
+test("DeliveryPolicy checks: AWS's ranges, with the member's path", () => {
+  const topic = (retry: Record<string, unknown>) =>
+    deliveryPolicyProblem('topic', { http: { defaultHealthyRetryPolicy: retry } });
+  const subscription = (policy: Record<string, unknown>) => deliveryPolicyProblem('subscription', policy);
+  // Accepted: AWS's examples, a partial policy, the extremes.
+  assert.equal(topic({ numRetries: 5 }), undefined);
+  assert.equal(
+    subscription({ healthyRetryPolicy: { numRetries: 10, minDelayTarget: 1, maxDelayTarget: 2 } }),
+    undefined,
+  );
+  assert.equal(topic({ numRetries: 0, minDelayTarget: 1, maxDelayTarget: 1 }), undefined);
+  assert.equal(
+    subscription({
+      healthyRetryPolicy: {
+        numRetries: 100,
+        numNoDelayRetries: 100,
+        minDelayTarget: 1,
+        maxDelayTarget: 3600,
+      },
+      throttlePolicy: { maxReceivesPerSecond: 1 },
+      requestPolicy: { headerContentType: 'application/json' },
+    }),
+    undefined,
+  );
+  assert.equal(deliveryPolicyProblem('topic', { http: { disableSubscriptionOverrides: true } }), undefined);
+  // Refused.
+  assert.equal(
+    topic({ numRetries: 101 }),
+    'http.defaultHealthyRetryPolicy.numRetries must be less than or equal to 100',
+  );
+  assert.equal(
+    topic({ numRetries: -1 }),
+    'http.defaultHealthyRetryPolicy.numRetries must be greater than or equal to 0',
+  );
+  assert.equal(topic({ numRetries: 1.5 }), 'http.defaultHealthyRetryPolicy.numRetries must be an integer');
+  assert.equal(
+    topic({ minDelayTarget: 0 }),
+    'http.defaultHealthyRetryPolicy.minDelayTarget must be greater than or equal to 1',
+  );
+  assert.equal(
+    topic({ maxDelayTarget: 3601 }),
+    'http.defaultHealthyRetryPolicy.maxDelayTarget must be less than or equal to 3600',
+  );
+  assert.equal(
+    topic({ minDelayTarget: 30, maxDelayTarget: 10 }),
+    'http.defaultHealthyRetryPolicy.minDelayTarget must be less than or equal to maxDelayTarget',
+  );
+  assert.equal(
+    topic({ backoffFunction: 'cubic' }),
+    'http.defaultHealthyRetryPolicy.backoffFunction must be one of linear, arithmetic, geometric, exponential',
+  );
+  assert.equal(
+    subscription({ healthyRetryPolicy: { numRetries: 3, numNoDelayRetries: 2, numMaxDelayRetries: 2 } }),
+    'healthyRetryPolicy: numNoDelayRetries + numMinDelayRetries + numMaxDelayRetries must be less than or equal to numRetries',
+  );
+  // AWS's recorded refusal: 10 retries an hour apart.
+  assert.equal(
+    topic({ numRetries: 10, minDelayTarget: 3599, maxDelayTarget: 3600 }),
+    'http.defaultHealthyRetryPolicy: Total policy retry time cannot be greater than 3600 seconds',
+  );
+  assert.equal(
+    subscription({ throttlePolicy: { maxReceivesPerSecond: 0 } }),
+    'throttlePolicy.maxReceivesPerSecond must be greater than or equal to 1',
+  );
+  // The subscription's keys on a topic, and the topic's on a subscription, are unknown members.
+  assert.equal(
+    deliveryPolicyProblem('topic', { http: { healthyRetryPolicy: { numRetries: 3 } } }),
+    'Unexpected JSON member: healthyRetryPolicy',
+  );
+  assert.equal(
+    subscription({ defaultHealthyRetryPolicy: {} }),
+    'Unexpected JSON member: defaultHealthyRetryPolicy',
+  );
+  assert.equal(subscription({ healthyRetryPolicy: { retries: 3 } }), 'Unexpected JSON member: retries');
+  assert.equal(
+    deliveryPolicyProblem('topic', { http: { disableSubscriptionOverrides: 'yes' } }),
+    'http.disableSubscriptionOverrides must be a boolean',
+  );
 });

@@ -4,6 +4,11 @@ import type { CallerScope } from './queue-reference.ts';
 export interface RequestContext extends CallerScope {
   /** Scheme, host and port the client used, e.g. http://127.0.0.1:9324; queue URLs are built on it. */
   baseUrl: string;
+  /**
+   * The request carried no signature and no console session (an SNS UnsubscribeURL followed, an unsigned
+   * POST without credentials): SNS refuses it to unsubscribe what requires authentication.
+   */
+  unauthenticated?: boolean;
   /** The caller's identity as SQS reports it in SenderId (the access key id when signed). */
   senderId: string;
   /** Aborted when the client goes away, so a long poll frees its waiter. */

@@ -26,8 +26,8 @@ export interface ConfigFile {
   metricsToken?: string;
   /** Event source mappings: their Invoke endpoint and function time-out, and mappings made at start. */
   lambda?: ConfigLambda;
-  /** SNS's HTTP/HTTPS subscribers: `httpAllow` as `--sns-http-allow`. */
-  sns?: { httpAllow?: string[] };
+  /** SNS's HTTP/HTTPS subscribers: `httpAllow` as `--sns-http-allow`, `httpCa` as `--sns-http-ca`. */
+  sns?: { httpAllow?: string[]; httpCa?: string };
 }
 
 export interface ConfigLambda {
@@ -388,11 +388,16 @@ export function readConfigFile(path: string): ConfigFile {
   }
   if (lambda !== undefined) config.lambda = reader.lambda(lambda);
   if (sns !== undefined) {
-    const { httpAllow } = reader.object(sns, 'sns', { httpAllow: true });
+    const { httpAllow, httpCa } = reader.object(sns, 'sns', { httpAllow: true, httpCa: true });
+    config.sns = {};
     if (httpAllow !== undefined) {
       if (!Array.isArray(httpAllow) || httpAllow.some((entry) => typeof entry !== 'string'))
         reader.fail('"sns.httpAllow" must be a list of host names, *.domains and CIDR blocks');
-      config.sns = { httpAllow: httpAllow as string[] };
+      config.sns.httpAllow = httpAllow as string[];
+    }
+    if (httpCa !== undefined) {
+      if (typeof httpCa !== 'string' || httpCa === '') reader.fail('"sns.httpCa" must be a PEM file\'s path');
+      config.sns.httpCa = httpCa as string;
     }
   }
   return config;

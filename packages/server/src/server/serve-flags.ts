@@ -598,6 +598,16 @@ export const SERVE_FLAGS = flagTable({
     },
     help: 'SNS HTTP/HTTPS subscriptions may reach only these endpoints: a host name, `*.example.com`, an address or a CIDR block (`10.0.0.0/8`); repeat for several. Link-local and cloud metadata addresses (169.254.0.0/16, fe80::/10, fd00:ec2::254) are refused always ([SNS topics](sns.md#http-and-https-subscribers))',
   }),
+  'sns-http-ca': single({
+    value: 'FILE',
+    defaultText: "Node's public roots (and `NODE_EXTRA_CA_CERTS`)",
+    configKey: 'sns.httpCa',
+    read: text,
+    set: (o, v) => {
+      o.snsHttpCa = v;
+    },
+    help: 'a PEM file of CA certificates that HTTPS subscription endpoints may also chain to (a private CA, a dev certificate); endpoint certificates are always verified, an untrusted one fails the delivery, which is retried ([SNS topics](sns.md#https-endpoints-and-certificates))',
+  }),
   'lambda-endpoint': single({
     value: 'URL',
     defaultText: 'none',

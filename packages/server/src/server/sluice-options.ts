@@ -107,6 +107,11 @@ export interface SluiceOptions {
    * CIDR blocks); link-local and metadata addresses are refused whatever it says.
    */
   snsHttpAllow?: string[];
+  /**
+   * `--sns-http-ca`: a PEM file of CA certificates HTTPS endpoints may chain to, besides Node's public roots
+   * (a private CA's, a dev server's). The endpoint's certificate is verified whatever is given.
+   */
+  snsHttpCa?: string;
   /** How long an invocation may take before it counts as a function error (default 3 s, Lambda's). */
   lambdaTimeoutSeconds?: number;
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { systemClock } from '#toolkit/clock';
 import { AUDIT_RETENTION_DEFAULTS, AuditTrail } from '../core/audit-trail.ts';
@@ -152,6 +153,11 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     warn: (details, message) => logger.warn(details, message),
   });
   const signing = await snsSigning(store);
+  const snsHttpCaFile = options.snsHttpCa ?? config.sns?.httpCa;
+  // Read at start: a missing or unreadable file stops the server rather than fail every HTTPS delivery.
+  const snsHttpCa = snsHttpCaFile === undefined ? undefined : readFileSync(snsHttpCaFile, 'utf8');
+  if (snsHttpCa !== undefined && !snsHttpCa.includes('-----BEGIN CERTIFICATE-----'))
+    throw new Error(`--sns-http-ca: ${snsHttpCaFile} holds no PEM certificate`);
   const endpointRules = new EndpointRules(options.snsHttpAllow ?? config.sns?.httpAllow);
   const snsScope = { region: service.region, accountId: service.accountId };
   // The worker needs the service and the service the worker: it is made first and told the service after.
@@ -166,6 +172,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
         rules: endpointRules,
         timeoutMs: SNS_HTTP_TIMEOUT_MS,
         concurrency: SNS_HTTP_CONCURRENCY,
+        extraCa: snsHttpCa ? [snsHttpCa] : undefined,
       }),
       deadLetter: async (queueArn, body) => {
         const queue = await service.queues.queueByArn(queueArn);

@@ -1,7 +1,9 @@
 import { lookup } from 'node:dns/promises';
+import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP } from 'node:net';
+import { rootCertificates } from 'node:tls';
 import { type Clock, type PeriodicJob, repeatEvery } from '#toolkit/clock';
 import {
   type EndpointGateway,
@@ -140,6 +142,26 @@ export interface EndpointSenderOptions {
   timeoutMs: number;
   /** Requests in flight to one endpoint origin (scheme, host, port) at once. */
   concurrency: number;
+  /**
+   * `--sns-http-ca`: PEM certificates HTTPS endpoints may chain to besides Node's public roots (and
+   * NODE_EXTRA_CA_CERTS). Without it, Node's default trust store; the certificate is verified either way.
+   */
+  extraCa?: string[];
+}
+
+/** Node's public roots, NODE_EXTRA_CA_CERTS's (which a `ca` option would otherwise drop) and `extra`. */
+export function trustedCertificates(extra: string[]): string[] {
+  const fromEnvironment = process.env.NODE_EXTRA_CA_CERTS;
+  return [...rootCertificates, ...(fromEnvironment ? [readFileSync(fromEnvironment, 'utf8')] : []), ...extra];
+}
+
+/** A TLS handshake's refusal (an untrusted or mismatched certificate, ...), said as such for the operator. */
+function describeError(error: NodeJS.ErrnoException): string {
+  const code = error.code;
+  if (code === undefined) return error.message;
+  if (/CERT|^ERR_TLS|^ERR_SSL|^UNABLE_TO_|^HOSTNAME_MISMATCH/.test(code))
+    return `TLS ${code}: ${error.message}`;
+  return code;
 }
 
 /**
@@ -148,6 +170,7 @@ export interface EndpointSenderOptions {
  */
 export function endpointSender(options: EndpointSenderOptions) {
   const limiter = new OriginLimiter(options.concurrency);
+  const ca = options.extraCa?.length ? trustedCertificates(options.extraCa) : undefined;
   const send = async (
     endpoint: string,
     headers: Record<string, string>,
@@ -176,13 +199,16 @@ export function endpointSender(options: EndpointSenderOptions) {
           else callback(null, target.address, target.family);
         },
         timeout: options.timeoutMs,
+        // The endpoint's certificate is verified (AWS does, against public CAs); `ca` adds --sns-http-ca's.
+        ...(ca && url.protocol === 'https:' ? { ca } : {}),
       });
       const timer = setTimeout(() => req.destroy(new Error('timed out')), options.timeoutMs);
       req.on('timeout', () => req.destroy(new Error('timed out')));
       req.on('error', (error) => {
         clearTimeout(timer);
-        // The error's class (ECONNREFUSED, ...), which is what an operator acts on; our own time-out has none.
-        resolve({ ok: false, outcome: (error as NodeJS.ErrnoException).code ?? error.message });
+        // The error's class (ECONNREFUSED, a TLS refusal, ...), which is what an operator acts on; our own
+        // time-out has none.
+        resolve({ ok: false, outcome: describeError(error as NodeJS.ErrnoException) });
       });
       req.on('response', (response: IncomingMessage) => {
         const status = response.statusCode ?? 0;

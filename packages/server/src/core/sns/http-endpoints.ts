@@ -178,6 +178,149 @@ export function effectiveDeliveryPolicy(
   return { retry, maxReceivesPerSecond };
 }
 
+// ---- Delivery policy checks (SetTopicAttributes, SetSubscriptionAttributes, Subscribe, CreateTopic) ------
+
+const RETRY_MEMBERS = new Set([
+  'minDelayTarget',
+  'maxDelayTarget',
+  'numRetries',
+  'numNoDelayRetries',
+  'numMinDelayRetries',
+  'numMaxDelayRetries',
+  'backoffFunction',
+]);
+/** AWS: the retries of an HTTP/S policy may not together wait longer than this. */
+export const MAX_TOTAL_RETRY_SECONDS = 3600;
+
+/** Refused members, AWS's "Unexpected JSON member: NAME". */
+function unexpectedMember(value: Record<string, unknown>, allowed: Set<string>): string | undefined {
+  const extra = Object.keys(value).find((key) => !allowed.has(key));
+  return extra === undefined ? undefined : `Unexpected JSON member: ${extra}`;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function checkRetryPolicy(path: string, value: unknown): string | undefined {
+  if (!isObject(value)) return `${path} must be a JSON object`;
+  const unexpected = unexpectedMember(value, RETRY_MEMBERS);
+  if (unexpected) return unexpected;
+  const bounds: Array<[keyof RetryPolicy, number, number]> = [
+    ['minDelayTarget', 1, 3600],
+    ['maxDelayTarget', 1, 3600],
+    ['numRetries', 0, 100],
+    ['numNoDelayRetries', 0, 100],
+    ['numMinDelayRetries', 0, 100],
+    ['numMaxDelayRetries', 0, 100],
+  ];
+  for (const [name, low, high] of bounds) {
+    const given = value[name];
+    if (given === undefined) continue;
+    if (typeof given !== 'number' || !Number.isInteger(given)) return `${path}.${name} must be an integer`;
+    if (given < low) return `${path}.${name} must be greater than or equal to ${low}`;
+    if (given > high) return `${path}.${name} must be less than or equal to ${high}`;
+  }
+  const backoff = value.backoffFunction;
+  if (backoff !== undefined && (typeof backoff !== 'string' || !BACKOFF.has(backoff)))
+    return `${path}.backoffFunction must be one of linear, arithmetic, geometric, exponential`;
+  const policy = retryPolicyOf(value, DEFAULT_HTTP_RETRY_POLICY);
+  if (
+    value.minDelayTarget !== undefined &&
+    value.maxDelayTarget !== undefined &&
+    policy.minDelayTarget > policy.maxDelayTarget
+  )
+    return `${path}.minDelayTarget must be less than or equal to maxDelayTarget`;
+  if (policy.numNoDelayRetries + policy.numMinDelayRetries + policy.numMaxDelayRetries > policy.numRetries)
+    return `${path}: numNoDelayRetries + numMinDelayRetries + numMaxDelayRetries must be less than or equal to numRetries`;
+  let total = 0;
+  for (let retry = 1; retry <= policy.numRetries; retry++) total += retryDelaySeconds(policy, retry) ?? 0;
+  if (total > MAX_TOTAL_RETRY_SECONDS)
+    return `${path}: Total policy retry time cannot be greater than ${MAX_TOTAL_RETRY_SECONDS} seconds`;
+  return undefined;
+}
+
+function checkThrottlePolicy(path: string, value: unknown): string | undefined {
+  if (!isObject(value)) return `${path} must be a JSON object`;
+  const unexpected = unexpectedMember(value, new Set(['maxReceivesPerSecond']));
+  if (unexpected) return unexpected;
+  const rate = value.maxReceivesPerSecond;
+  if (rate === undefined) return undefined;
+  if (typeof rate !== 'number' || !Number.isInteger(rate))
+    return `${path}.maxReceivesPerSecond must be an integer`;
+  if (rate < 1) return `${path}.maxReceivesPerSecond must be greater than or equal to 1`;
+  return undefined;
+}
+
+function checkRequestPolicy(path: string, value: unknown): string | undefined {
+  if (!isObject(value)) return `${path} must be a JSON object`;
+  const unexpected = unexpectedMember(value, new Set(['headerContentType']));
+  if (unexpected) return unexpected;
+  if (value.headerContentType !== undefined && typeof value.headerContentType !== 'string')
+    return `${path}.headerContentType must be a string`;
+  return undefined;
+}
+
+/**
+ * Why a topic's or a subscription's `DeliveryPolicy` (already known to be a JSON object) is refused, as the
+ * text after "Invalid parameter: DeliveryPolicy: ", or undefined when it is good. AWS's ranges: delays 1 to
+ * 3600 seconds with min <= max, 0 to 100 retries of which the immediate, pre- and post-backoff ones are a
+ * part, a known backoff function, at most 3600 seconds of retries in all, maxReceivesPerSecond >= 1, and no
+ * member AWS does not know. The topic's keys are under `http` (`defaultHealthyRetryPolicy`, ...); a
+ * subscription's are at the top (`healthyRetryPolicy`, ...).
+ */
+export function deliveryPolicyProblem(
+  kind: 'topic' | 'subscription',
+  policy: Record<string, unknown>,
+): string | undefined {
+  if (kind === 'subscription') {
+    const unexpected = unexpectedMember(
+      policy,
+      new Set(['healthyRetryPolicy', 'throttlePolicy', 'requestPolicy']),
+    );
+    if (unexpected) return unexpected;
+    return (
+      (policy.healthyRetryPolicy === undefined
+        ? undefined
+        : checkRetryPolicy('healthyRetryPolicy', policy.healthyRetryPolicy)) ??
+      (policy.throttlePolicy === undefined
+        ? undefined
+        : checkThrottlePolicy('throttlePolicy', policy.throttlePolicy)) ??
+      (policy.requestPolicy === undefined
+        ? undefined
+        : checkRequestPolicy('requestPolicy', policy.requestPolicy))
+    );
+  }
+  const http = policy.http;
+  if (http === undefined) return undefined;
+  if (!isObject(http)) return 'http must be a JSON object';
+  const unexpected = unexpectedMember(
+    http,
+    new Set([
+      'defaultHealthyRetryPolicy',
+      'disableSubscriptionOverrides',
+      'defaultThrottlePolicy',
+      'defaultRequestPolicy',
+    ]),
+  );
+  if (unexpected) return unexpected;
+  if (
+    http.disableSubscriptionOverrides !== undefined &&
+    typeof http.disableSubscriptionOverrides !== 'boolean'
+  )
+    return 'http.disableSubscriptionOverrides must be a boolean';
+  return (
+    (http.defaultHealthyRetryPolicy === undefined
+      ? undefined
+      : checkRetryPolicy('http.defaultHealthyRetryPolicy', http.defaultHealthyRetryPolicy)) ??
+    (http.defaultThrottlePolicy === undefined
+      ? undefined
+      : checkThrottlePolicy('http.defaultThrottlePolicy', http.defaultThrottlePolicy)) ??
+    (http.defaultRequestPolicy === undefined
+      ? undefined
+      : checkRequestPolicy('http.defaultRequestPolicy', http.defaultRequestPolicy))
+  );
+}
+
 /**
  * Seconds to wait before retry number `retry` (1 for the first retry), or undefined once the policy's retries
  * are spent. AWS's four phases in order: `numNoDelayRetries` at once, `numMinDelayRetries` at

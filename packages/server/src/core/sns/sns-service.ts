@@ -487,7 +487,7 @@ export class SnsService implements SnsActions {
    */
   async ConfirmSubscription(
     input: ConfirmSubscriptionInput,
-    caller: CallerScope = {},
+    caller: CallerScope & Pick<RequestContext, 'unauthenticated'> = {},
   ): Promise<ConfirmSubscriptionResponse> {
     const topic = await this.topic(input.TopicArn, caller);
     const token = input.Token;
@@ -499,7 +499,9 @@ export class SnsService implements SnsActions {
     if (isPending(subscription)) {
       const attributes: Record<string, string> = { ...subscription.attributes };
       delete attributes[PENDING];
-      if (/^true$/i.test(input.AuthenticateOnUnsubscribe ?? '')) attributes[AUTHENTICATED] = 'true';
+      // AWS: it counts only on a signed request (an unsigned GET of SubscribeURL cannot ask for it).
+      if (/^true$/i.test(input.AuthenticateOnUnsubscribe ?? '') && caller.unauthenticated !== true)
+        attributes[AUTHENTICATED] = 'true';
       await this.store.updateSubscription(subscription.arn, attributes);
     }
     return { SubscriptionArn: subscription.arn };
@@ -531,6 +533,16 @@ export class SnsService implements SnsActions {
     )
       await this.subscription(input.SubscriptionArn, caller);
     const subscription = await this.store.getSubscription(input.SubscriptionArn!);
+    // AWS: a subscription confirmed with AuthenticateOnUnsubscribe, and any SQS subscription, is unsubscribed
+    // only by a signed request of the topic's or the subscription's owner, never by the UnsubscribeURL alone.
+    if (
+      context.unauthenticated === true &&
+      subscription !== undefined &&
+      (subscription.protocol === 'sqs' || subscription.attributes[AUTHENTICATED] === 'true')
+    )
+      throw snsErrors.authorization(
+        'Authorization error: this subscription requires an authenticated Unsubscribe (a signed request of the topic owner or the subscription owner)',
+      );
     await this.store.deleteSubscription(input.SubscriptionArn!);
     if (subscription !== undefined && subscription.protocol !== 'sqs' && !isPending(subscription)) {
       const topic = await this.store.getTopic(subscription.topicName);

@@ -7,6 +7,7 @@ import {
   parseFilterPolicyScope,
   type SnsFilterPolicy,
 } from '../event-filter/index.ts';
+import { deliveryPolicyProblem } from './http-endpoints.ts';
 import { snsErrors } from './sns-errors.ts';
 
 /** The subscription attributes a client may set (Subscribe, SetSubscriptionAttributes). */
@@ -44,6 +45,7 @@ export function checkSubscriptionAttributes(
       continue;
     }
     if (name === 'RedrivePolicy' && value !== '') checkRedrivePolicy(value);
+    if (name === 'DeliveryPolicy' && value !== '') checkDeliveryPolicy(value);
     if (value === '' && (name === 'FilterPolicy' || name === 'RedrivePolicy')) delete next[name];
     else next[name] = value;
   }
@@ -77,6 +79,19 @@ export function deadLetterTargetOf(attributes: Record<string, string>): string |
   if (text === undefined) return undefined;
   const parsed = JSON.parse(text) as { deadLetterTargetArn?: unknown };
   return typeof parsed.deadLetterTargetArn === 'string' ? parsed.deadLetterTargetArn : undefined;
+}
+
+function checkDeliveryPolicy(text: string): void {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw snsErrors.invalidParameter('DeliveryPolicy: failed to parse JSON.');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw snsErrors.invalidParameter('DeliveryPolicy: must be a JSON object.');
+  const problem = deliveryPolicyProblem('subscription', parsed as Record<string, unknown>);
+  if (problem !== undefined) throw snsErrors.invalidParameter(`DeliveryPolicy: ${problem}`);
 }
 
 function checkRedrivePolicy(text: string): void {

@@ -1,4 +1,5 @@
 import type { TopicRecord } from '../../store/contract.ts';
+import { deliveryPolicyProblem } from './http-endpoints.ts';
 import { snsErrors } from './sns-errors.ts';
 import { type SnsScope, topicArnOf } from './sns-names.ts';
 
@@ -66,7 +67,11 @@ export function checkTopicAttributes(
         `FifoThroughputScope: Invalid value [${value}]. Please use either Topic or MessageGroup`,
       );
     }
-    if ((name === 'Policy' || name === 'DeliveryPolicy') && value !== '') checkJsonObject(name, value);
+    if ((name === 'Policy' || name === 'DeliveryPolicy') && value !== '') {
+      const parsed = checkJsonObject(name, value);
+      const problem = name === 'DeliveryPolicy' ? deliveryPolicyProblem('topic', parsed) : undefined;
+      if (problem !== undefined) throw snsErrors.invalidParameter(`DeliveryPolicy: ${problem}`);
+    }
     if (name === 'TracingConfig' && value !== 'PassThrough' && value !== 'Active') {
       throw snsErrors.invalidParameter(
         `TracingConfig: Invalid value [${value}]. Please use either PassThrough or Active`,
@@ -82,7 +87,7 @@ export function checkTopicAttributes(
   return kept;
 }
 
-function checkJsonObject(name: string, value: string): void {
+function checkJsonObject(name: string, value: string): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(value);
@@ -92,6 +97,7 @@ function checkJsonObject(name: string, value: string): void {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw snsErrors.invalidParameter(`${name}: must be a JSON object.`);
   }
+  return parsed as Record<string, unknown>;
 }
 
 /** The access policy SNS gives a new topic: the owner's account may do everything to it. */

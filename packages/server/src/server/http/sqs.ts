@@ -46,13 +46,14 @@ async function sqsRequest(
   const sns = parts.sns?.claims(request, body) ? parts.sns : undefined;
   if (sns) call.protocol = sns.protocol;
   const protocol = call.protocol ?? requestProtocol;
-  // SNS's SubscribeURL: a GET a subscriber makes unsigned, whose token (128 random hex digits, which no web
-  // page or other client can know) is the proof, as on AWS, where ConfirmSubscription needs no signature.
+  // SNS's links, GETs a subscriber makes unsigned: the SubscribeURL, whose token (128 random hex digits,
+  // which no web page or other client can know) is the proof, as on AWS, where ConfirmSubscription needs no
+  // signature; and a notification's UnsubscribeURL, whose subscription ARN (a random UUID) is, as on AWS. The
+  // SNS service refuses the latter for a subscription that asked for AuthenticateOnUnsubscribe.
+  const linkAction = method === 'GET' && sns !== undefined ? exchange.url().searchParams.get('Action') : null;
   const subscribeUrl =
-    method === 'GET' &&
-    sns !== undefined &&
+    (linkAction === 'ConfirmSubscription' || linkAction === 'Unsubscribe') &&
     request.headers.authorization === undefined &&
-    exchange.url().searchParams.get('Action') === 'ConfirmSubscription' &&
     !exchange.url().searchParams.has('X-Amz-Signature');
   if (method === 'GET') {
     protocol.checkGet(exchange.url());
@@ -86,6 +87,11 @@ async function sqsRequest(
   let answerRoom: AnswerRoom | undefined;
   const context: RequestContext = {
     baseUrl,
+    // Neither a signature (checked or, without credentials, merely present) nor the console's session.
+    unauthenticated:
+      sessionKey === undefined &&
+      request.headers.authorization === undefined &&
+      !(method === 'GET' && exchange.url().searchParams.has('X-Amz-Signature')),
     senderId: caller?.accessKeyId ?? senderIdOf(request) ?? sqs.accountId,
     // Only long polls read it, so most requests never pay for an AbortController and a close listener.
     get signal() {
