@@ -789,6 +789,13 @@ describe('DLQ alarms through a topic', () => {
       assert.equal(alarm.event, 'raised');
       assert.equal(alarm.queue, 'orders-dlq');
       assert.equal(alarm.visible, 1);
+      // The poison message was sent when the clock stood 10 s earlier (the test clock also runs in real time).
+      assert.ok(
+        typeof alarm.oldestAgeSeconds === 'number' &&
+          alarm.oldestAgeSeconds >= 10 &&
+          alarm.oldestAgeSeconds < 60,
+        `oldest age: ${alarm.oldestAgeSeconds}`,
+      );
       assert.deepEqual(alarm.sourceQueues, ['orders']);
       assert.equal(alarm.consoleUrl, `${server.endpoint}/console/#/queue/orders-dlq`);
       await sqs.send(

@@ -2,6 +2,7 @@ import { type Clock, type PeriodicJob, repeatEvery } from '#toolkit/clock';
 import type { QueueRecord, Store } from '../store/contract.ts';
 import { countOf } from './plural.ts';
 import type { QueueDirectory } from './queue-directory.ts';
+import { ageSeconds } from './queue-history.ts';
 import { parseRedrivePolicy } from './redrive-policy.ts';
 
 /**
@@ -50,6 +51,8 @@ export interface AlarmNotification {
   sourceQueues: string[];
   visible: number;
   threshold: number;
+  /** Seconds since the DLQ's oldest message was sent (how long the problem has been waiting); 0 when empty. */
+  oldestAgeSeconds: number;
   /** Epoch ms at which the DLQ's next message expires by retention, if it has one. */
   nextExpiryAt: number | undefined;
   /** Epoch ms. */
@@ -183,7 +186,7 @@ export class DlqAlarms {
       watched.add(queue.name);
       const own = this.settings.queues[queue.name] ?? {};
       const threshold = own.threshold ?? this.settings.threshold;
-      const { visible } = await this.deps.store.countMessages(queue.id, now);
+      const { visible, oldestSentAt } = await this.deps.store.countMessages(queue.id, now);
       const nextExpiryAt = await this.deps.store.nextExpiryAt(queue.id, now);
       const silence = await this.silenceOf(queue.name, queue.id);
       const silenced = silence?.silenced ?? own.silenced === true;
@@ -214,6 +217,7 @@ export class DlqAlarms {
           sourceQueues,
           visible,
           threshold,
+          oldestAgeSeconds: ageSeconds(oldestSentAt, now),
           nextExpiryAt,
           at,
           message,
