@@ -87,15 +87,7 @@ export function subscriptionsTable(subscriptions: readonly SubscriptionRow[]): s
       s.awsWouldDeliver ? 'delivers' : "delivers nothing: the queue's policy does not allow the topic",
     ]),
   ];
-  const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
-  return cells
-    .map((row) =>
-      row
-        .map((cell, i) => cell.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return columns(cells);
 }
 
 export function mappingsTable(mappings: readonly MappingRow[]): string {
@@ -109,15 +101,7 @@ export function mappingsTable(mappings: readonly MappingRow[]): string {
       String(m.Pollers),
     ]),
   ];
-  const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
-  return cells
-    .map((row) =>
-      row
-        .map((cell, i) => cell.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return columns(cells);
 }
 
 /** Runs `sluice stats`; returns the exit status. Writes the table (or JSON) to `out`. */
