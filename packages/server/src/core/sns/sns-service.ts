@@ -698,31 +698,52 @@ export class SnsService implements SnsActions {
       filtered: new Map<string, number>(),
       failed: new Map<string, number>(),
     };
+    const version: '1' | '2' = topic.attributes.SignatureVersion === '2' ? '2' : '1';
+    const certificateUrl = this.signer.certificateUrl(context.baseUrl);
     // Only envelopes are signed: a topic whose subscriptions all take raw deliveries signs nothing.
     const signs = routes.some((route) => !route.raw);
-    const publications: Publication[] = await Promise.all(
-      checked.map(async (publication) => {
-        const messageId = randomUUID();
-        const notification: Notification = {
-          messageId,
-          topicArn,
-          subject: publication.subject,
-          message: publication.message,
-          timestamp: new Date(now).toISOString(),
-          attributes: publication.attributes,
-          // The real number is known in the transaction; every one has 20 digits, so sizes do not change.
-          sequenceNumber: topic.fifo ? sequenceNumberOf(0) : undefined,
-        };
-        const version = topic.attributes.SignatureVersion === '2' ? '2' : '1';
-        const signing = {
-          version: version as '1' | '2',
-          signature: signs ? await this.signer.sign(notificationStringToSign(notification), version) : '',
-          certificateUrl: this.signer.certificateUrl(context.baseUrl),
-        };
-        const filterable = new SnsPublication(
-          publication.message,
-          new Map(Object.entries(publication.attributes)),
+    const entries = checked.map((publication) => {
+      const notification: Notification = {
+        messageId: randomUUID(),
+        topicArn,
+        subject: publication.subject,
+        message: publication.message,
+        timestamp: new Date(now).toISOString(),
+        attributes: publication.attributes,
+        // The real number is known in the transaction; every one has 20 digits, so sizes do not change.
+        sequenceNumber: topic.fifo ? sequenceNumberOf(0) : undefined,
+      };
+      const filterable = new SnsPublication(
+        publication.message,
+        new Map(Object.entries(publication.attributes)),
+      );
+      const endpoints = endpointRoutes.filter(
+        (route) => route.policy === undefined || route.policy.matches(filterable),
+      );
+      return { publication, notification, filterable, endpoints };
+    });
+    // Signatures are made off the event loop and finish in any order: every entry is signed before any is
+    // prepared, and entries are prepared in the batch's order, which each queue's order then keeps.
+    const signatures = await Promise.all(
+      entries.map(async ({ publication, notification, endpoints }) => {
+        const texts = new Set(
+          endpoints
+            .filter((route) => !route.raw)
+            .map((route) => endpointText(publication, route.subscription)),
         );
+        const [envelope, ...byText] = await Promise.all([
+          signs ? this.signer.sign(notificationStringToSign(notification), version) : '',
+          ...[...texts].map((text) =>
+            this.signer.sign(notificationStringToSign({ ...notification, message: text }), version),
+          ),
+        ]);
+        return { envelope, byText: new Map([...texts].map((text, index) => [text, byText[index]!])) };
+      }),
+    );
+    const publications: Publication[] = entries.map(
+      ({ publication, notification, filterable, endpoints }, index) => {
+        const { messageId } = notification;
+        const signing = { version, signature: signatures[index]!.envelope, certificateUrl };
         const planned: Array<{
           route: Route;
           queue: QueueRecord;
@@ -752,40 +773,30 @@ export class SnsService implements SnsActions {
           else increment(counts.delivered, arn);
           planned.push({ route, queue: target.queue, body, message: target.message });
         }
-        const endpointDeliveries: NewEndpointDelivery[] = [];
-        const signatures = new Map<string, Promise<string>>();
-        for (const route of endpointRoutes) {
+        for (const route of endpointRoutes)
+          if (!endpoints.includes(route)) increment(counts.filtered, route.subscription.arn);
+        const endpointDeliveries: NewEndpointDelivery[] = endpoints.map((route) => {
           const { subscription } = route;
-          if (route.policy !== undefined && !route.policy.matches(filterable)) {
-            increment(counts.filtered, subscription.arn);
-            continue;
-          }
-          const text =
-            publication.texts?.[subscription.protocol] ?? publication.texts?.default ?? publication.message;
-          let body = text;
-          if (!route.raw) {
-            const own = { ...notification, message: text };
-            if (!signatures.has(text))
-              signatures.set(text, this.signer.sign(notificationStringToSign(own), signing.version));
-            body = notificationEnvelope(
-              own,
-              { ...signing, signature: await signatures.get(text)! },
-              `${context.baseUrl}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(subscription.arn)}`,
-            );
-          }
-          endpointDeliveries.push({
+          const text = endpointText(publication, subscription);
+          return {
             id: randomUUID(),
             subscriptionArn: subscription.arn,
             topicName: topic.name,
             endpoint: subscription.endpoint,
             messageId,
             messageType: 'Notification',
-            body,
+            body: route.raw
+              ? text
+              : notificationEnvelope(
+                  { ...notification, message: text },
+                  { ...signing, signature: signatures[index]!.byText.get(text)! },
+                  `${context.baseUrl}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(subscription.arn)}`,
+                ),
             raw: route.raw,
             dueAt: now,
             createdAt: now,
-          });
-        }
+          };
+        });
         return {
           messageId,
           endpointDeliveries,
@@ -808,7 +819,7 @@ export class SnsService implements SnsActions {
               return { queueId: queue.id, message: stored };
             }),
         };
-      }),
+      },
     );
     const outcomes = await this.store.publish(topic.name, publications, () => {
       for (const { queue, messages } of touched.values()) this.deliveries.delivered(queue, messages);
@@ -1025,4 +1036,9 @@ function pageToken(token: string | undefined): string | undefined {
 
 function increment(counts: Map<string, number>, key: string): void {
   counts.set(key, (counts.get(key) ?? 0) + 1);
+}
+
+/** What an HTTP/HTTPS subscription gets: MessageStructure=json's text for its protocol, else `default`. */
+function endpointText(publication: CheckedPublication, subscription: SubscriptionRecord): string {
+  return publication.texts?.[subscription.protocol] ?? publication.texts?.default ?? publication.message;
 }
