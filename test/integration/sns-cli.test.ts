@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { type TestServer, useServer } from '../helpers/server.ts';
 import { assertSignatureVerifies, type SnsEnvelope } from '../helpers/sns-envelope.ts';
+import { STORE_BACKENDS, type StoreBackend } from '../helpers/store-backends.ts';
 import { AwsCli, protocolOf } from './clients/aws-cli.ts';
 import { availability, CLIS } from './clients/clients.ts';
 
 /**
  * SNS from the AWS CLI as the developer guide's walkthrough drives it (`aws sns create-topic`, `subscribe`,
- * `set-subscription-attributes`, `publish`), through both CLIs on the machine: Debian's 2.9 and pyenv's 1.45.
+ * `set-subscription-attributes`, `publish`), through both CLIs on the machine: Debian's 2.9 and pyenv's 1.45,
+ * on both stores.
  * Both speak Query to SNS (SNS has no JSON protocol in any SDK), whatever they speak to SQS. The deliveries are
  * read back with `aws sqs receive-message`, and each envelope's signature is checked against the certificate
  * the server serves.
@@ -27,30 +28,34 @@ interface Received {
   Messages?: Array<{ Body: string; ReceiptHandle: string; MessageAttributes?: Record<string, unknown> }>;
 }
 
-describe('SNS through the AWS CLI', { concurrency: true }, () => {
-  let server: TestServer;
-  before(async () => {
-    server = await useServer();
-  });
-  after(async () => server?.close());
-
-  for (const client of CLIS) {
-    const { skip, missing } = availability(client, client.bin !== undefined);
-    test(`${client.label}: topic, queue subscriptions, filter policies, publish, signed envelopes`, {
-      skip,
-      timeout: FLOW_TIMEOUT_MS,
-    }, async () => {
-      assert.ok(!missing, missing);
-      const sns = new AwsCli(client.bin!, server.endpoint, {}, 'sns');
-      try {
-        await walkthrough(sns, sns.as('sqs'));
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        throw new Error(`${message}\n--- ${client.label} transcript ---\n${sns.output()}`, { cause: error });
-      }
+for (const [store, start] of STORE_BACKENDS) {
+  describe(`SNS through the AWS CLI on ${store}`, { concurrency: true }, () => {
+    let server: StoreBackend;
+    before(async () => {
+      server = await start();
     });
-  }
-});
+    after(async () => server?.close());
+
+    for (const client of CLIS) {
+      const { skip, missing } = availability(client, client.bin !== undefined);
+      test(`${client.label}: topic, queue subscriptions, filter policies, publish, signed envelopes`, {
+        skip,
+        timeout: FLOW_TIMEOUT_MS,
+      }, async () => {
+        assert.ok(!missing, missing);
+        const sns = new AwsCli(client.bin!, server.endpoint, {}, 'sns');
+        try {
+          await walkthrough(sns, sns.as('sqs'));
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          throw new Error(`${message}\n--- ${client.label} transcript ---\n${sns.output()}`, {
+            cause: error,
+          });
+        }
+      });
+    }
+  });
+}
 
 async function walkthrough(sns: AwsCli, sqs: AwsCli): Promise<void> {
   const id = randomBytes(4).toString('hex');

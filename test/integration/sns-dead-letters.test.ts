@@ -10,12 +10,10 @@ import {
   SetQueueAttributesCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { startSluice } from 'sluice';
-import { freshDatabase } from '../../tools/postgres.ts';
-import { useServer } from '../helpers/server.ts';
 import { snsClient } from '../helpers/sns-client.ts';
 import { assertSignatureVerifies, type SnsEnvelope } from '../helpers/sns-envelope.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
+import { STORE_BACKENDS, type StoreBackend } from '../helpers/store-backends.ts';
 
 /**
  * What a subscription's dead-letter queue receives, as recorded on AWS (LocalStack's
@@ -25,35 +23,6 @@ import { sqsClient } from '../helpers/sqs-client.ts';
  * envelope as the body, and no SQS message attributes at all (no ErrorCode, ErrorMessage or RequestID, which
  * Lambda adds to its own dead-letter messages, not SNS).
  */
-
-interface Backend {
-  endpoint: string;
-  close(): Promise<void>;
-}
-
-const backends: Array<[string, (args?: string[]) => Promise<Backend>]> = [
-  ['SQLite', async (args) => useServer({ args })],
-  [
-    'PostgreSQL',
-    async (args) => {
-      const database = await freshDatabase();
-      const node = await startSluice({
-        port: 0,
-        storeUrl: database.url,
-        logLevel: 'silent',
-        dataDir: ':memory:',
-        strictPolicies: args?.includes('--strict-policies'),
-      });
-      return {
-        endpoint: node.endpoint,
-        close: async () => {
-          await node.close();
-          await database.drop();
-        },
-      };
-    },
-  ],
-];
 
 /** The recording's message: a Number and a Binary attribute. */
 const PUBLISHED = {
@@ -108,9 +77,9 @@ async function assertDeadLetters(sqs: SQSClient, raw: string, wrapped: string, t
   await assertSignatureVerifies(envelope);
 }
 
-for (const [label, start] of backends) {
+for (const [label, start] of STORE_BACKENDS) {
   describe(`SNS subscription dead-letter queues on ${label}`, () => {
-    let backend: Backend;
+    let backend: StoreBackend;
     let sns: ReturnType<typeof snsClient>;
     let sqs: SQSClient;
     const queue = async (QueueName: string) => {
@@ -154,9 +123,9 @@ for (const [label, start] of backends) {
   });
 
   describe(`SNS subscription dead-letter queues with --strict-policies on ${label}`, () => {
-    let backend: Backend;
+    let backend: StoreBackend;
     before(async () => {
-      backend = await start(['--strict-policies']);
+      backend = await start({ strictPolicies: true });
     });
     after(async () => backend?.close());
 

@@ -29,46 +29,17 @@ import {
   SetQueueAttributesCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { startSluice } from 'sluice';
-import { freshDatabase } from '../../tools/postgres.ts';
 import { eventually } from '../helpers/client-toolkit.ts';
 import { useServer } from '../helpers/server.ts';
 import { snsClient } from '../helpers/sns-client.ts';
 import { sqsClient } from '../helpers/sqs-client.ts';
+import { STORE_BACKENDS, type StoreBackend } from '../helpers/store-backends.ts';
 
 /**
  * SNS on Sluice's port, through the AWS SDK's SNS and SQS clients, on both stores: topics, subscriptions,
  * the envelope and its signature, raw delivery, MessageStructure=json, filter policies in both scopes, FIFO
  * topics into FIFO queues, subscription dead-letter queues.
  */
-
-interface Backend {
-  endpoint: string;
-  close(): Promise<void>;
-}
-
-const backends: Array<[string, () => Promise<Backend>]> = [
-  ['SQLite', async () => useServer()],
-  [
-    'PostgreSQL',
-    async () => {
-      const database = await freshDatabase();
-      const node = await startSluice({
-        port: 0,
-        storeUrl: database.url,
-        logLevel: 'silent',
-        dataDir: ':memory:',
-      });
-      return {
-        endpoint: node.endpoint,
-        close: async () => {
-          await node.close();
-          await database.drop();
-        },
-      };
-    },
-  ],
-];
 
 const errorOf = async (promise: Promise<unknown>): Promise<SNSServiceException> => {
   try {
@@ -102,9 +73,9 @@ async function receiveAll(sqs: SQSClient, QueueUrl: string, expected: number) {
   return bodies;
 }
 
-for (const [label, start] of backends) {
+for (const [label, start] of STORE_BACKENDS) {
   describe(`SNS on ${label}`, () => {
-    let backend: Backend;
+    let backend: StoreBackend;
     let sns: ReturnType<typeof snsClient>;
     let sqs: SQSClient;
     const queue = async (QueueName: string, Attributes?: Record<string, string>) => {
@@ -475,7 +446,7 @@ for (const [label, start] of backends) {
 }
 
 describe('SNS with --in-memory, --test-clock and a config file', () => {
-  let backend: Backend;
+  let backend: StoreBackend;
   let directory: string;
   before(async () => {
     directory = mkdtempSync(join(tmpdir(), 'sluice-sns-config-'));
@@ -586,7 +557,7 @@ describe('SNS with --in-memory, --test-clock and a config file', () => {
 });
 
 describe('SNS with --strict-policies', () => {
-  let backend: Backend;
+  let backend: StoreBackend;
   before(async () => {
     backend = await useServer({ inMemory: true, args: ['--strict-policies'] });
   });
