@@ -217,7 +217,7 @@ describe('the Testcontainers module, on podman', { skip: cannotRun }, () => {
       'serve',
       '--test-clock',
       '--config',
-      '/etc/sluice/sluice.json',
+      '/etc/sluice/config.json',
       '--credentials',
       'AKIDFLAG:flag-secret',
     ]);

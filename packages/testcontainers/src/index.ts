@@ -25,7 +25,7 @@ export type { ServerTime };
 /** The port the server listens on inside the container (the image's `EXPOSE`). */
 export const SLUICE_PORT = 9324;
 /** Where a config file given with withConfigFile is copied, for `sluice serve --config`. */
-export const CONFIG_PATH = '/etc/sluice/sluice.json';
+export const CONFIG_PATH = '/etc/sluice/config.json';
 /** The image `podman build -t sluice .` (or `docker build`) makes from the repository's Dockerfile. */
 export const DEFAULT_IMAGE = 'sluice:latest';
 const DEFAULT_REGION = 'us-east-1';
