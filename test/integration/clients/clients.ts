@@ -17,6 +17,8 @@ export interface RealClient {
   readonly protocol: Protocol;
   /** Debian's clients are installed by CI, so their absence fails the run there. */
   readonly requiredInCi: boolean;
+  /** What installs it, named in the skip message; Debian's Python clients when not given. */
+  readonly install?: string;
 }
 
 /** The pyenv python on PATH (a shim), resolved once to the real interpreter. */
@@ -73,7 +75,7 @@ export interface Availability {
 
 export function availability(client: RealClient, usable: boolean): Availability {
   if (usable) return { skip: false, missing: undefined };
-  const reason = `${client.label} is not installed (apt-get install awscli python3-boto3)`;
+  const reason = `${client.label} is not installed (${client.install ?? 'apt-get install awscli python3-boto3'})`;
   if (client.requiredInCi && process.env.CI) return { skip: false, missing: `${reason}; CI requires it` };
   return { skip: reason, missing: undefined };
 }
