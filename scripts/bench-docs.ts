@@ -23,6 +23,8 @@ export const BENCHMARKS_PAGE = join(ROOT, 'docs/benchmarks.md');
 /** Kinds of record, in the page's order. `current`: the latest record of the kind is a current figure. */
 const KINDS = {
   peers: { heading: 'Against peer systems', current: true },
+  /** A peer run of only the systems speaking SNS (`--only sluice,fauxqs`), kept beside the full one. */
+  'fan-out': { heading: 'SNS fan-out', current: true },
   'cpu-stages': { heading: 'Server CPU by stage', current: true },
   targets: { heading: 'Sluice by durability level', current: true },
   million: { heading: 'A million waiting messages', current: true },
