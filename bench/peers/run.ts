@@ -59,7 +59,7 @@ export const PEER_USAGE = `usage: npm run bench -- --peers [flags]
   --backlog N            mixed: producers pause above N undelivered (default 500)
   --wake N               idle-consumer wake iterations (default 1000, --quick 10)
   --fan-out N            deliveries per fan-out case (PublishBatch to 1, 5, 20 subscribed queues; systems
-                         speaking SNS: sluice, fauxqs) (default 100000, --quick 600)
+                         speaking SNS: sluice, fauxqs) (default 100000, --quick 300)
   --phase-timeout S      time limit of each phase (default 90, --quick 15)
   --out FILE             JSON (default bench/results/peers.json)
   --svg FILE             chart (default docs/images/peers.svg; --quick: bench/results/peers-quick.svg)
@@ -104,7 +104,7 @@ export function parsePeerArgs(argv: readonly string[]): PeerOptions | 'help' {
     wakeIterations: positive('wake', values.wake, quick ? 10 : 1_000),
     settleMs: 30,
     subscriberCounts: [1, 5, 20],
-    fanOutDeliveries: positive('fan-out', values['fan-out'], quick ? 600 : 100_000),
+    fanOutDeliveries: positive('fan-out', values['fan-out'], quick ? 300 : 100_000),
     phaseTimeout: positive('phase-timeout', values['phase-timeout'], quick ? 15 : 90),
     out: values.out ?? 'bench/results/peers.json',
     svg: values.svg ?? (quick ? 'bench/results/peers-quick.svg' : 'docs/images/peers.svg'),
