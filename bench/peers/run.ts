@@ -21,7 +21,7 @@ import {
   renderPeerTable,
 } from './report.ts';
 import { peerSystems } from './systems.ts';
-import { consume, fanOut, mixed, produce, wake } from './workload.ts';
+import { consume, drainFanOut, mixed, produce, wake } from './workload.ts';
 
 export interface PeerOptions {
   only: string[] | null;
@@ -238,21 +238,10 @@ async function runPeer(info: PeerInfo, options: PeerOptions, log: (m: string) =>
         const entries = 10 * Math.max(1, Math.round(options.fanOutDeliveries / subscribers / 10));
         const serverPids = (): number[] => peer.serverPids();
         const committing = cpuSince(serverPids);
-        let commitS: number | null = null;
-        let draining = committing;
-        const figures = await fanOut(
-          topic,
-          entries,
-          options.producers,
-          peer.maxBatch,
-          16,
-          phaseMs,
-          5_000,
-          () => {
-            commitS = committing().serverS;
-            draining = cpuSince(serverPids);
-          },
-        );
+        const published = await produce(topic, entries, options.producers, peer.maxBatch, phaseMs);
+        const commitS = committing().serverS;
+        const draining = cpuSince(serverPids);
+        const figures = await drainFanOut(topic, published, 16, phaseMs, 5_000);
         result.fanOut = [
           ...(result.fanOut ?? []),
           {

@@ -221,24 +221,18 @@ export interface FanOutFigures extends Counted {
 }
 
 /**
- * Fan-out: `publishers` loops publish `entries` bodies in batches to a topic (as produce() sends to a queue),
- * then consumers drain every subscribed queue at once, each queue checked for losses and duplicates as in
- * consume(). The consumers are spread over the queues, at least one each. `between` runs after the publishing
- * (the caller reads CPU there).
+ * Fan-out's second half: after `published` went to the topic (produce() on it, as to a queue), consumers drain
+ * every subscribed queue at once, each queue checked for losses and duplicates as in consume(). The consumers
+ * are spread over the queues, at least one each.
  */
-export async function fanOut(
+export async function drainFanOut(
   topic: PeerTopic,
-  entries: number,
-  publishers: number,
-  batch: number,
+  published: { figures: ProduceFigures; acked: Uint8Array },
   consumers: number,
   timeLimitMs: number,
   idleMs: number,
-  between: () => void,
 ): Promise<FanOutFigures> {
   const subscribers = topic.queues.length;
-  const published = await produce(topic, entries, publishers, batch, timeLimitMs);
-  between();
   const perQueue = Math.max(1, Math.floor(consumers / subscribers));
   const drained = await Promise.all(
     topic.queues.map((queue) =>
