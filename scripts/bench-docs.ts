@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Options } from '../bench/args.ts';
 import { type CpuStagesResult, STAGE_RULES, type Stage } from '../bench/cpu-stages.ts';
-import { type PeerResult, peerTable } from '../bench/peers/report.ts';
+import { fanOutTable, type PeerResult, peerTable } from '../bench/peers/report.ts';
 import { type TargetResult, targetTable } from '../bench/report.ts';
 import type { SoakReport } from '../bench/soak.ts';
 import { flatness, TREND_COLUMNS, trendRows } from '../bench/soak-report.ts';
@@ -23,6 +23,8 @@ export const BENCHMARKS_PAGE = join(ROOT, 'docs/benchmarks.md');
 /** Kinds of record, in the page's order. `current`: the latest record of the kind is a current figure. */
 const KINDS = {
   peers: { heading: 'Against peer systems', current: true },
+  /** A peer run of only the systems speaking SNS (`--only sluice,fauxqs`), kept beside the full one. */
+  'fan-out': { heading: 'SNS fan-out', current: true },
   'cpu-stages': { heading: 'Server CPU by stage', current: true },
   targets: { heading: 'Sluice by durability level', current: true },
   million: { heading: 'A million waiting messages', current: true },
@@ -223,14 +225,21 @@ export function recordOf(resultFile: string, result: BenchResultFile): BenchReco
   if (isSoak(result)) return soakRecord(result, facts);
   if (result.verdicts) {
     const options = result.options as { messages: number; motoMessages: number; duration: number };
-    const { notes, ...table } = peerTable((result.results ?? []) as PeerResult[], options);
+    const results = (result.results ?? []) as PeerResult[];
+    const { notes, ...table } = peerTable(results, options);
+    const { notes: fanOutNotes, ...fanOut } = fanOutTable(results);
+    const withFanOut = fanOut.rows.length > 0;
     return {
       title: 'Against peer systems (issue 9 workload)',
       kind: 'peers',
       command: 'npm run bench -- --peers',
       ...facts,
-      tables: [table],
-      notes: [...notes, result.verdicts.map((v) => `- ${v.target}: ${v.verdict} (${v.detail})`).join('\n')],
+      tables: withFanOut ? [table, fanOut] : [table],
+      notes: [
+        ...notes,
+        ...(withFanOut ? fanOutNotes : []),
+        result.verdicts.map((v) => `- ${v.target}: ${v.verdict} (${v.detail})`).join('\n'),
+      ],
     };
   }
   if (result.evaluations) {

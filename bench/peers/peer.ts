@@ -16,9 +16,13 @@ export interface PeerConsumer {
   close(): Promise<void>;
 }
 
-export interface PeerQueue {
+/** Where producers send: a queue, or a topic fanning out to queues. */
+export interface Sender {
   /** Sends the bodies (one batch where the system has batches); resolves once all are acknowledged. */
   send(bodies: readonly string[]): Promise<void>;
+}
+
+export interface PeerQueue extends Sender {
   /** A new independent consumer (its own channel / pull subscription / worker). */
   consumer(): Promise<PeerConsumer>;
   /** Removes the queue and what is left in it. */
@@ -34,7 +38,14 @@ export interface Peer {
   /** PIDs whose summed VmRSS is the server's memory (several for PostgreSQL's process model). */
   serverPids(): number[];
   queue(name: string): Promise<PeerQueue>;
+  /** Only for systems that also speak SNS: a topic with `subscribers` fresh queues subscribed (raw delivery). */
+  topic?(name: string, subscribers: number): Promise<PeerTopic>;
   stop(): Promise<void>;
+}
+
+/** A topic: `send` publishes one batch, which every subscribed queue receives. */
+export interface PeerTopic extends Sender {
+  readonly queues: readonly PeerQueue[];
 }
 
 /** What a peer is, how it is configured, and what it promises about acknowledged messages on a crash. */

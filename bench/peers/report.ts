@@ -1,5 +1,5 @@
 /** The peer comparison's table (ratios against Sluice from the same run), verdicts and SVG chart. */
-import type { ConsumeFigures, MixedFigures, ProduceFigures, WakeFigures } from './workload.ts';
+import type { ConsumeFigures, FanOutFigures, MixedFigures, ProduceFigures, WakeFigures } from './workload.ts';
 
 export interface PeerResult {
   name: string;
@@ -14,7 +14,17 @@ export interface PeerResult {
   wake?: WakeFigures;
   peakRssMiB?: number;
   mixedCpu?: MixedCpu;
+  /** Fan-out cases (systems speaking SNS only), one per subscriber count; absent in older results. */
+  fanOut?: FanOutRow[];
   errors: Record<string, string>;
+}
+
+/** One fan-out case with the server's CPU microseconds per delivery, null without a figure. */
+export interface FanOutRow extends FanOutFigures {
+  /** During the publishing: per delivery committed. */
+  commitCpuUs: number | null;
+  /** During the draining: per delivery received and deleted. */
+  drainCpuUs: number | null;
 }
 
 /** CPU microseconds per message of the mixed phase (one send, receive and acknowledgement each). */
@@ -134,12 +144,110 @@ export function renderPeerTable(
   results: readonly PeerResult[],
   options: { messages: number; motoMessages: number; duration: number },
 ): string {
-  const { columns: head, rows, notes } = peerTable(results, options);
+  return renderTable(peerTable(results, options));
+}
+
+/** The fan-out table, or null when no system of the run had fan-out cases. */
+export function renderFanOutTable(results: readonly PeerResult[]): string | null {
+  const table = fanOutTable(results);
+  return table.rows.length > 0 ? renderTable(table) : null;
+}
+
+/** The fan-out cases beside each system's plain queue figures of the same run, as data (see peerTable). */
+export function fanOutTable(results: readonly PeerResult[]): {
+  caption: string;
+  columns: string[];
+  rows: string[][];
+  notes: string[];
+} {
+  const sluice = results.find((r) => r.name === SLUICE && r.status === 'ok');
+  const columns = [
+    'system',
+    'subscribers',
+    'publishes/s',
+    'deliveries committed/s',
+    '÷ plain sends/s',
+    'received+deleted/s',
+    '÷ plain e2e/s',
+    'committed vs sluice',
+    'received+deleted vs sluice',
+    'server CPU µs/delivery committed',
+    'server CPU µs/delivery received+deleted',
+    'lost',
+    'dup',
+    'undrained',
+  ];
+  const rows = results
+    .filter((r) => (r.fanOut ?? []).length > 0)
+    .flatMap((r) => {
+      const plainSends = r.produce?.msgPerSec;
+      const plainE2e = r.mixed?.e2ePerSec;
+      const plain = [
+        r.label,
+        'plain queue',
+        '-',
+        fmt(plainSends),
+        '1.00x',
+        fmt(plainE2e),
+        '1.00x',
+        ...columns.slice(7).map(() => '-'),
+      ];
+      return [
+        plain,
+        ...(r.fanOut ?? []).map((f) => {
+          const base = fanOutCase(sluice, f.subscribers);
+          return [
+            r.label,
+            String(f.subscribers),
+            fmt(f.publishPerSec),
+            fmt(f.committedPerSec),
+            ratio(f.committedPerSec, plainSends),
+            fmt(f.drainedPerSec),
+            ratio(f.drainedPerSec, plainE2e),
+            ratio(f.committedPerSec, base?.committedPerSec),
+            ratio(f.drainedPerSec, base?.drainedPerSec),
+            fmt(f.commitCpuUs ?? undefined, 1),
+            fmt(f.drainCpuUs ?? undefined, 1),
+            String(f.lost),
+            String(f.duplicates),
+            String(f.undrained),
+          ];
+        }),
+      ];
+    });
+  return {
+    caption:
+      "SNS fan-out: PublishBatch of 10 entries to a topic with 1, 5 and 20 subscribed queues (raw delivery), then consumers (ReceiveMessage 10 + DeleteMessageBatch) draining every queue; beside each system's plain queue (SendMessageBatch produce and mixed end-to-end) of the same run.",
+    columns,
+    rows,
+    notes: [
+      'deliveries committed/s: publish entries accepted x subscribers / publishing time (16 publishers); received+deleted/s: deliveries received and deleted over every queue (16 consumers spread over the queues, at least one each) / time to the last one. Each case does about the same number of deliveries. Server CPU per delivery: the server process over each phase.',
+    ],
+  };
+}
+
+function fanOutCase(r: PeerResult | undefined, subscribers: number): FanOutRow | undefined {
+  return r?.fanOut?.find((f) => f.subscribers === subscribers);
+}
+
+/** A table as aligned Markdown, with its caption and notes. */
+function renderTable({
+  caption,
+  columns: head,
+  rows,
+  notes,
+}: {
+  caption?: string;
+  columns: string[];
+  rows: string[][];
+  notes: string[];
+}): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
   const line = (cells: readonly string[]): string =>
     `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join(' | ')} |`;
   const rule = `| ${widths.map((w, i) => (i === 0 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`;
   return [
+    ...(caption ? [caption, ''] : []),
     line(head),
     rule,
     ...rows.map(line),
@@ -149,12 +257,34 @@ export function renderPeerTable(
   ].join('\n');
 }
 
-/** Issue 9's targets: Sluice's figure against what a peer's figure of the same run asks of it. */
+const FIGURES = {
+  e2e: { get: (r: PeerResult | undefined) => r?.mixed?.e2ePerSec, higherIsBetter: true, unit: 'msg/s' },
+  wakeP99: { get: (r: PeerResult | undefined) => r?.wake?.wakeMs?.p99, higherIsBetter: false, unit: 'ms' },
+  produce: { get: (r: PeerResult | undefined) => r?.produce?.msgPerSec, higherIsBetter: true, unit: 'msg/s' },
+  fanOutCommitted: {
+    get: (r: PeerResult | undefined) => fanOutCase(r, 5)?.committedPerSec,
+    higherIsBetter: true,
+    unit: 'deliveries/s',
+  },
+  fanOutDrained: {
+    get: (r: PeerResult | undefined) => fanOutCase(r, 5)?.drainedPerSec,
+    higherIsBetter: true,
+    unit: 'deliveries/s',
+  },
+} as const;
+
+type Figure = keyof typeof FIGURES;
+
+/**
+ * Issue 9's targets and issue 40's fan-out ones (with 5 subscribers): Sluice's `figure` against what the
+ * `against` figure (default: the same) of `peer` in the same run asks of it; `peer` is Sluice itself where
+ * fan-out is held against its own plain queue.
+ */
 const TARGETS: ReadonlyArray<{
-  peer: string;
   target: string;
-  figure: 'e2e' | 'wakeP99';
-  /** The figure Sluice needs, from the peer's. */
+  figure: Figure;
+  peer: string;
+  against?: Figure;
   needs: (peer: number) => number;
 }> = [
   { peer: 'moto', target: 'e2e >= 2x moto', figure: 'e2e', needs: (p) => 2 * p },
@@ -162,20 +292,42 @@ const TARGETS: ReadonlyArray<{
   { peer: 'rabbitmq', target: 'e2e >= rabbitmq', figure: 'e2e', needs: (p) => p },
   { peer: 'rabbitmq', target: 'wake p99 <= rabbitmq', figure: 'wakeP99', needs: (p) => p },
   { peer: 'nats', target: 'wake p99 <= nats', figure: 'wakeP99', needs: (p) => p },
+  {
+    peer: SLUICE,
+    target: 'fan-out x5 deliveries committed/s >= 2.5x plain sends/s',
+    figure: 'fanOutCommitted',
+    against: 'produce',
+    needs: (p) => 2.5 * p,
+  },
+  {
+    peer: SLUICE,
+    target: 'fan-out x5 received+deleted/s >= plain e2e',
+    figure: 'fanOutDrained',
+    against: 'e2e',
+    needs: (p) => p,
+  },
+  {
+    peer: 'fauxqs',
+    target: 'fan-out x5 deliveries committed/s >= fauxqs',
+    figure: 'fanOutCommitted',
+    needs: (p) => p,
+  },
+  {
+    peer: 'fauxqs',
+    target: 'fan-out x5 received+deleted/s >= fauxqs',
+    figure: 'fanOutDrained',
+    needs: (p) => p,
+  },
 ];
-
-const FIGURES = {
-  e2e: { get: (r: PeerResult | undefined) => r?.mixed?.e2ePerSec, higherIsBetter: true, unit: 'msg/s' },
-  wakeP99: { get: (r: PeerResult | undefined) => r?.wake?.wakeMs?.p99, higherIsBetter: false, unit: 'ms' },
-} as const;
 
 export function peerVerdicts(results: readonly PeerResult[]): Verdict[] {
   const find = (name: string): PeerResult | undefined =>
     results.find((r) => r.name === name && r.status === 'ok');
-  return TARGETS.map(({ peer, target, figure, needs }) => {
+  return TARGETS.map(({ peer, target, figure, against = figure, needs }) => {
     const { get, higherIsBetter, unit } = FIGURES[figure];
     const s = get(find(SLUICE));
-    const p = get(find(peer));
+    const p = FIGURES[against].get(find(peer));
+    const peerFigure = against === figure ? peer : `${peer} ${against}`;
     if (s === undefined || p === undefined)
       return { target, verdict: 'NOT RUN', detail: `${peer} or sluice has no figure in this run` };
     const needed = needs(p);
@@ -189,7 +341,7 @@ export function peerVerdicts(results: readonly PeerResult[]): Verdict[] {
     return {
       target,
       verdict: meets(s) ? 'PASS' : 'MISS',
-      detail: `sluice ${fmt(s, 2)} vs ${peer} ${fmt(p, 2)} (${unit})${beyond}`,
+      detail: `sluice ${fmt(s, 2)} ${unit} vs ${peerFigure} ${fmt(p, 2)} ${FIGURES[against].unit}: ${ratio(s, p)}, needs ${ratio(needed, p)}${beyond}`,
     };
   });
 }

@@ -12,9 +12,16 @@ import { machineFacts } from '../machine.ts';
 import { errorText, now, round } from '../stats.ts';
 import { stopAllTargets } from '../targets.ts';
 import type { Peer, PeerInfo } from './peer.ts';
-import { type MixedCpu, type PeerResult, peerVerdicts, renderPeerSvg, renderPeerTable } from './report.ts';
+import {
+  type MixedCpu,
+  type PeerResult,
+  peerVerdicts,
+  renderFanOutTable,
+  renderPeerSvg,
+  renderPeerTable,
+} from './report.ts';
 import { peerSystems } from './systems.ts';
-import { consume, mixed, produce, wake } from './workload.ts';
+import { consume, drainFanOut, mixed, produce, wake } from './workload.ts';
 
 export interface PeerOptions {
   only: string[] | null;
@@ -27,6 +34,10 @@ export interface PeerOptions {
   backlog: number;
   wakeIterations: number;
   settleMs: number;
+  /** Fan-out: queues subscribed to the topic, one case each. */
+  subscriberCounts: number[];
+  /** Fan-out: deliveries per case (publishes x subscribers), so every case does about the same work. */
+  fanOutDeliveries: number;
   phaseTimeout: number;
   out: string;
   svg: string;
@@ -47,6 +58,8 @@ export const PEER_USAGE = `usage: npm run bench -- --peers [flags]
   --duration S           mixed window, seconds (default 30, --quick 2)
   --backlog N            mixed: producers pause above N undelivered (default 500)
   --wake N               idle-consumer wake iterations (default 1000, --quick 10)
+  --fan-out N            deliveries per fan-out case (PublishBatch to 1, 5, 20 subscribed queues; systems
+                         speaking SNS: sluice, fauxqs) (default 100000, --quick 300)
   --phase-timeout S      time limit of each phase (default 90, --quick 15)
   --out FILE             JSON (default bench/results/peers.json)
   --svg FILE             chart (default docs/images/peers.svg; --quick: bench/results/peers-quick.svg)
@@ -70,6 +83,7 @@ export function parsePeerArgs(argv: readonly string[]): PeerOptions | 'help' {
       duration: { type: 'string' },
       backlog: { type: 'string' },
       wake: { type: 'string' },
+      'fan-out': { type: 'string' },
       'phase-timeout': { type: 'string' },
       out: { type: 'string' },
       svg: { type: 'string' },
@@ -89,6 +103,8 @@ export function parsePeerArgs(argv: readonly string[]): PeerOptions | 'help' {
     backlog: positive('backlog', values.backlog, 500),
     wakeIterations: positive('wake', values.wake, quick ? 10 : 1_000),
     settleMs: 30,
+    subscriberCounts: [1, 5, 20],
+    fanOutDeliveries: positive('fan-out', values['fan-out'], quick ? 300 : 100_000),
     phaseTimeout: positive('phase-timeout', values['phase-timeout'], quick ? 15 : 90),
     out: values.out ?? 'bench/results/peers.json',
     svg: values.svg ?? (quick ? 'bench/results/peers-quick.svg' : 'docs/images/peers.svg'),
@@ -121,12 +137,13 @@ function mixedCpuMeter(peer: Peer): (messages: number) => MixedCpu {
   const since = cpuSince(() => peer.serverPids());
   return (messages) => {
     const { clientS, serverS } = since();
-    const perMessage = (seconds: number) => (messages > 0 ? round((seconds * 1e6) / messages, 1) : null);
-    return {
-      serverUsPerMsg: serverS === null ? null : perMessage(serverS),
-      clientUsPerMsg: perMessage(clientS),
-    };
+    return { serverUsPerMsg: perItem(serverS, messages), clientUsPerMsg: perItem(clientS, messages) };
   };
+}
+
+/** CPU microseconds per item, or null without a figure. */
+function perItem(seconds: number | null, items: number): number | null {
+  return seconds === null || items <= 0 ? null : round((seconds * 1e6) / items, 1);
 }
 
 async function runPeer(info: PeerInfo, options: PeerOptions, log: (m: string) => void): Promise<PeerResult> {
@@ -213,6 +230,31 @@ async function runPeer(info: PeerInfo, options: PeerOptions, log: (m: string) =>
         await queue.remove().catch(() => {});
       }
     });
+    for (const subscribers of peer.topic ? options.subscriberCounts : []) {
+      await phase(`fan-out x${subscribers}`, async () => {
+        const topic = await peer.topic?.(queueName(`fan${subscribers}`), subscribers);
+        if (!topic) return;
+        // Whole batches, so every case publishes the same batch size.
+        const entries = 10 * Math.max(1, Math.round(options.fanOutDeliveries / subscribers / 10));
+        const serverPids = (): number[] => peer.serverPids();
+        const committing = cpuSince(serverPids);
+        const published = await produce(topic, entries, options.producers, peer.maxBatch, phaseMs);
+        const commitS = committing().serverS;
+        const draining = cpuSince(serverPids);
+        const figures = await drainFanOut(topic, published, 16, phaseMs, 5_000);
+        result.fanOut = [
+          ...(result.fanOut ?? []),
+          {
+            ...figures,
+            commitCpuUs: perItem(commitS, figures.published * subscribers),
+            drainCpuUs: perItem(draining().serverS, figures.delivered),
+          },
+        ];
+        plog(
+          `fan-out x${subscribers}: ${figures.committedPerSec} deliveries/s committed, ${figures.drainedPerSec}/s received and deleted`,
+        );
+      });
+    }
     await phase('wake', async () => {
       const queue = await peer.queue(queueName('wake'));
       try {
@@ -253,6 +295,8 @@ export async function runPeers(argv: readonly string[], log: (m: string) => void
     `\nmachine: ${machine.cpuModel}, ${machine.cores} cores, node ${machine.node}, ${machine.date}, load at start ${machine.loadAverage1m}\n\n`,
   );
   process.stdout.write(`${renderPeerTable(results, options)}\n\n`);
+  const fanOutTable = renderFanOutTable(results);
+  if (fanOutTable) process.stdout.write(`${fanOutTable}\n\n`);
   for (const v of verdicts) process.stdout.write(`${v.verdict.padEnd(7)} ${v.target}: ${v.detail}\n`);
   for (const r of results.filter((x) => x.status !== 'ok'))
     process.stdout.write(`NOTE: ${r.label} did not start: ${r.startError}\n`);

@@ -56,13 +56,16 @@ export function peerSystems(sluiceNodeArgs: readonly string[] = [], compareBin?:
       setup: 'Node, in memory, same SQS client',
       onCrash: 'in memory only: everything is lost when the process stops',
       make: () =>
-        sqsPeer('fauxqs', () =>
-          spawnListening(
-            'fauxqs',
-            process.execPath,
-            ['--import', 'tsx', FAUXQS_SERVER],
-            /listening on (http:\/\/[^\s]+)/,
-          ),
+        sqsPeer(
+          'fauxqs',
+          () =>
+            spawnListening(
+              'fauxqs',
+              process.execPath,
+              ['--import', 'tsx', FAUXQS_SERVER],
+              /listening on (http:\/\/[^\s]+)/,
+            ),
+          true,
         ),
     },
     {

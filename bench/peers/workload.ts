@@ -6,7 +6,7 @@
  */
 import { makeBody, parseBody, roundSummary } from '../scenarios.ts';
 import { errorText, now, round, type Summary, sleep, summarize } from '../stats.ts';
-import type { Delivery, PeerConsumer, PeerQueue } from './peer.ts';
+import type { Delivery, PeerConsumer, PeerQueue, PeerTopic, Sender } from './peer.ts';
 
 export interface Counted {
   lost: number;
@@ -94,7 +94,7 @@ async function nextOrPause(consumer: PeerConsumer, waitMs: number, tally: Tally)
 
 /** Sends one batch of sequence numbers [first, first + count); marks them acked on success. */
 async function sendBatch(
-  queue: PeerQueue,
+  queue: Sender,
   acked: Uint8Array,
   first: number,
   count: number,
@@ -122,7 +122,7 @@ export interface ProduceFigures {
 }
 
 export async function produce(
-  queue: PeerQueue,
+  queue: Sender,
   n: number,
   producers: number,
   batch: number,
@@ -205,6 +205,57 @@ export async function consume(
     seconds: round(seconds, 3),
     msgPerSec: seconds > 0 ? round(seen.unique / seconds, 1) : 0,
     ...seen.count(acked.length, timedOut, tally),
+  };
+}
+
+export interface FanOutFigures extends Counted {
+  subscribers: number;
+  /** Publish entries accepted (each a delivery to every subscribed queue) and their rate. */
+  published: number;
+  publishPerSec: number;
+  /** published x subscribers / the publish phase's time. */
+  committedPerSec: number;
+  /** Deliveries received and deleted (unique, over every queue) / the time to the last one. */
+  delivered: number;
+  drainedPerSec: number;
+}
+
+/**
+ * Fan-out's second half: after `published` went to the topic (produce() on it, as to a queue), consumers drain
+ * every subscribed queue at once, each queue checked for losses and duplicates as in consume(). The consumers
+ * are spread over the queues, at least one each.
+ */
+export async function drainFanOut(
+  topic: PeerTopic,
+  published: { figures: ProduceFigures; acked: Uint8Array },
+  consumers: number,
+  timeLimitMs: number,
+  idleMs: number,
+): Promise<FanOutFigures> {
+  const subscribers = topic.queues.length;
+  const perQueue = Math.max(1, Math.floor(consumers / subscribers));
+  const drained = await Promise.all(
+    topic.queues.map((queue) =>
+      consume(queue, published.acked, published.figures.acked, perQueue, timeLimitMs, idleMs),
+    ),
+  );
+  const sum = (get: (c: ConsumeFigures) => number): number => drained.reduce((n, c) => n + get(c), 0);
+  const seconds = Math.max(...drained.map((c) => c.seconds));
+  const delivered = sum((c) => c.unique);
+  const { acked, msgPerSec } = published.figures;
+  return {
+    subscribers,
+    published: acked,
+    publishPerSec: msgPerSec,
+    committedPerSec: round((acked * subscribers) / published.figures.seconds, 1),
+    delivered,
+    drainedPerSec: seconds > 0 ? round(delivered / seconds, 1) : 0,
+    lost: sum((c) => c.lost),
+    undrained: sum((c) => c.undrained),
+    duplicates: sum((c) => c.duplicates),
+    unexpected: sum((c) => c.unexpected),
+    errors: published.figures.errors + sum((c) => c.errors),
+    firstError: published.figures.firstError ?? drained.find((c) => c.firstError)?.firstError,
   };
 }
 

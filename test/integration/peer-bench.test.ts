@@ -10,7 +10,7 @@ import { motoCommand } from '../../bench/targets.ts';
 
 /**
  * `npm run bench -- --peers --quick` end to end: every system runs issue 9's workload (small counts)
- * and lands in one table, JSON and SVG. A peer whose service does not answer on its port here may be
+ * and lands in one table, JSON and SVG; the systems speaking SNS also run the fan-out cases. A peer whose service does not answer on its port here may be
  * reported as not started; every other one must have run with nothing lost.
  */
 
@@ -25,6 +25,9 @@ const SERVICE_PORT: Record<string, number | undefined> = {
   'pg-boss': 5432,
   bullmq: 6379,
 };
+
+/** The systems that also speak SNS: the bench runs the fan-out cases on them. */
+const SNS_SYSTEMS = new Set(['sluice', 'fauxqs']);
 
 /** moto is spawned by the bench; it may be missing only where its Python package is not installed. */
 function motoInstalled(): boolean {
@@ -124,7 +127,28 @@ test('the peer bench measures every reachable system and reports the others as n
     assert.ok((r.peakRssMiB ?? 0) > 0, `${r.name} has a server RSS`);
     assert.ok((r.mixedCpu?.serverUsPerMsg ?? 0) > 0, `${r.name} has the server's CPU per message`);
     assert.ok((r.mixedCpu?.clientUsPerMsg ?? 0) > 0, `${r.name} has the client's CPU per message`);
+    if (!SNS_SYSTEMS.has(r.name)) {
+      assert.equal(r.fanOut, undefined, `${r.name} has no fan-out cases`);
+      continue;
+    }
+    assert.deepEqual(
+      r.fanOut?.map((f) => f.subscribers),
+      [1, 5, 20],
+      `${r.name} ran the fan-out cases`,
+    );
+    for (const f of r.fanOut ?? []) {
+      const name = `${r.name} fan-out x${f.subscribers}`;
+      assert.ok(f.published > 0, `${name} published`);
+      assert.equal(f.delivered, f.published * f.subscribers, `${name}: every queue got every publication`);
+      assert.deepEqual([f.lost, f.duplicates, f.unexpected, f.errors], [0, 0, 0, 0], `${name} was clean`);
+      assert.ok(f.committedPerSec > 0 && f.drainedPerSec > 0, `${name} has its rates`);
+      // Read from /proc in 10 ms ticks: a quick case may cost none, so only its presence is checked.
+      assert.ok(f.commitCpuUs !== null && f.drainCpuUs !== null, `${name} has the server's CPU`);
+    }
   }
   assert.ok(existsSync(svg) && readFileSync(svg, 'utf8').startsWith('<svg'), 'chart written');
   assert.match(stdout, /e2e >= 2x moto/);
+  assert.match(stdout, /SNS fan-out/, 'the fan-out table is printed');
+  assert.match(stdout, /fan-out x5 deliveries committed\/s >= 2\.5x plain sends\/s/);
+  assert.match(stdout, /fan-out x5 received\+deleted\/s >= fauxqs/);
 });

@@ -90,6 +90,56 @@ describe('docs/benchmarks.md', () => {
       /\| 2026-12-04 03:24 UTC \| Against peer systems \| \[An older run\]\(\.\.\/bench\/history\/old\.json\) \|/,
     );
   });
+  test('a peers result with fan-out cases gets the fan-out table, each case beside the plain queue', () => {
+    const fanOut = (subscribers: number, committedPerSec: number) => ({
+      subscribers,
+      published: 100,
+      publishPerSec: committedPerSec / subscribers,
+      committedPerSec,
+      delivered: 100 * subscribers,
+      drainedPerSec: 3000,
+      lost: 0,
+      undrained: 0,
+      duplicates: 0,
+      unexpected: 0,
+      errors: 0,
+      commitCpuUs: 30,
+      drainCpuUs: 60,
+    });
+    const result = {
+      machine: testMachine(0.5),
+      options: { messages: 1000, motoMessages: 100, duration: 5 },
+      results: [
+        {
+          name: 'sluice',
+          label: 'Sluice (SQLite, durable)',
+          setup: '',
+          onCrash: '',
+          status: 'ok',
+          produce: { acked: 1000, seconds: 0.5, msgPerSec: 2000, errors: 0 },
+          consume: [],
+          mixed: { e2ePerSec: 1500, lost: 0, duplicates: 0, undrained: 0, latencyMs: null },
+          fanOut: [fanOut(1, 1800), fanOut(5, 6000)],
+          errors: {},
+        },
+      ],
+      verdicts: [],
+    };
+    const record = recordOf('peers.json', result);
+    assert.equal(record.tables.length, 2);
+    const table = record.tables[1]!;
+    const cellOf = (row: number, column: string) => table.rows[row]![table.columns.indexOf(column)];
+    assert.deepEqual(
+      table.rows.map((row) => row[1]),
+      ['plain queue', '1', '5'],
+    );
+    assert.equal(cellOf(0, 'deliveries committed/s'), '2,000');
+    assert.equal(cellOf(2, 'deliveries committed/s'), '6,000');
+    assert.equal(cellOf(2, '÷ plain sends/s'), '3.00x');
+    assert.equal(cellOf(2, '÷ plain e2e/s'), '2.00x');
+    assert.equal(cellOf(2, 'server CPU µs/delivery committed'), '30');
+  });
+
   test('a --cpu-stages result becomes a record of its own kind, each stage a row with its µs per message', () => {
     const rows = [
       { stage: 'HTTP', sharePct: 60, usPerMsg: 30 },
