@@ -32,6 +32,9 @@ export interface Verdict {
 }
 
 const SLUICE = 'sluice';
+const SLUICE_MEMORY = 'sluice-memory';
+/** bench/floor-server.ts: the null server plus a durable SQLite row per message. */
+const FLOOR = 'floor';
 /** bench/null-server.ts: an SQS server doing as little as possible, the ceiling of the client on this machine. */
 const CEILING = 'null';
 
@@ -149,35 +152,60 @@ export function renderPeerTable(
   ].join('\n');
 }
 
-/** Issue 9's targets: Sluice's figure against what a peer's figure of the same run asks of it. */
+/**
+ * The targets, each a Sluice system's figure against what another system's figure of the same run asks of it:
+ * issue 9's against moto, RabbitMQ and NATS, and issue 43's for `--in-memory` against fauxqs and for
+ * durable against the floor (bench/floor-server.ts: what Node's HTTP and a durable SQLite row cost here).
+ */
 const TARGETS: ReadonlyArray<{
+  system: string;
   peer: string;
   target: string;
-  figure: 'e2e' | 'wakeP99';
+  figure: keyof typeof FIGURES;
   /** The figure Sluice needs, from the peer's. */
   needs: (peer: number) => number;
 }> = [
-  { peer: 'moto', target: 'e2e >= 2x moto', figure: 'e2e', needs: (p) => 2 * p },
-  { peer: 'fauxqs', target: 'e2e >= 2x fauxqs', figure: 'e2e', needs: (p) => 2 * p },
-  { peer: 'rabbitmq', target: 'e2e >= rabbitmq', figure: 'e2e', needs: (p) => p },
-  { peer: 'rabbitmq', target: 'wake p99 <= rabbitmq', figure: 'wakeP99', needs: (p) => p },
-  { peer: 'nats', target: 'wake p99 <= nats', figure: 'wakeP99', needs: (p) => p },
+  { system: SLUICE, peer: 'moto', target: 'e2e >= 2x moto', figure: 'e2e', needs: (p) => 2 * p },
+  { system: SLUICE, peer: 'rabbitmq', target: 'e2e >= 1.3x rabbitmq', figure: 'e2e', needs: (p) => 1.3 * p },
+  { system: SLUICE, peer: 'rabbitmq', target: 'wake p99 <= rabbitmq', figure: 'wakeP99', needs: (p) => p },
+  { system: SLUICE, peer: 'nats', target: 'wake p99 <= nats', figure: 'wakeP99', needs: (p) => p },
+  { system: SLUICE, peer: FLOOR, target: 'e2e >= 0.9x floor', figure: 'e2e', needs: (p) => 0.9 * p },
+  { system: SLUICE, peer: FLOOR, target: 'server CPU <= 1.15x floor', figure: 'cpu', needs: (p) => 1.15 * p },
+  {
+    system: SLUICE_MEMORY,
+    peer: 'fauxqs',
+    target: 'in-memory e2e >= fauxqs',
+    figure: 'e2e',
+    needs: (p) => p,
+  },
+  {
+    system: SLUICE_MEMORY,
+    peer: 'fauxqs',
+    target: 'in-memory server CPU <= 1.2x fauxqs',
+    figure: 'cpu',
+    needs: (p) => 1.2 * p,
+  },
 ];
 
 const FIGURES = {
   e2e: { get: (r: PeerResult | undefined) => r?.mixed?.e2ePerSec, higherIsBetter: true, unit: 'msg/s' },
   wakeP99: { get: (r: PeerResult | undefined) => r?.wake?.wakeMs?.p99, higherIsBetter: false, unit: 'ms' },
+  cpu: {
+    get: (r: PeerResult | undefined) => r?.mixedCpu?.serverUsPerMsg ?? undefined,
+    higherIsBetter: false,
+    unit: 'server CPU µs/msg',
+  },
 } as const;
 
 export function peerVerdicts(results: readonly PeerResult[]): Verdict[] {
   const find = (name: string): PeerResult | undefined =>
     results.find((r) => r.name === name && r.status === 'ok');
-  return TARGETS.map(({ peer, target, figure, needs }) => {
+  return TARGETS.map(({ system, peer, target, figure, needs }) => {
     const { get, higherIsBetter, unit } = FIGURES[figure];
-    const s = get(find(SLUICE));
+    const s = get(find(system));
     const p = get(find(peer));
     if (s === undefined || p === undefined)
-      return { target, verdict: 'NOT RUN', detail: `${peer} or sluice has no figure in this run` };
+      return { target, verdict: 'NOT RUN', detail: `${peer} or ${system} has no figure in this run` };
     const needed = needs(p);
     const meets = (v: number): boolean => (higherIsBetter ? v >= needed : v <= needed);
     const c = get(find(CEILING));
@@ -189,7 +217,7 @@ export function peerVerdicts(results: readonly PeerResult[]): Verdict[] {
     return {
       target,
       verdict: meets(s) ? 'PASS' : 'MISS',
-      detail: `sluice ${fmt(s, 2)} vs ${peer} ${fmt(p, 2)} (${unit})${beyond}`,
+      detail: `${system} ${fmt(s, 2)} vs ${peer} ${fmt(p, 2)} (${unit}, ${fmt(s / p, 2)}x)${beyond}`,
     };
   });
 }

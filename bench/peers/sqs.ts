@@ -5,7 +5,7 @@
  */
 import type { QueueClient } from '../client.ts';
 import { makeRawClient } from '../raw-client.ts';
-import { type RunningTarget, startTarget } from '../targets.ts';
+import { type RunningTarget, type SluiceMode, startTarget } from '../targets.ts';
 import { type Delivery, NOTHING, type Peer, type PeerConsumer, type PeerQueue } from './peer.ts';
 
 const SOCKETS = 64;
@@ -73,6 +73,10 @@ function sqsQueue(sqs: QueueClient, url: string): PeerQueue {
   };
 }
 
-export const sluicePeer = (name: string, bin?: string, nodeArgs: readonly string[] = []): Peer =>
-  sqsPeer(name, () => startTarget('durable', bin, { nodeArgs }));
+export const sluicePeer = (
+  name: string,
+  bin?: string,
+  nodeArgs: readonly string[] = [],
+  mode: SluiceMode = 'durable',
+): Peer => sqsPeer(name, () => startTarget(mode, bin, { nodeArgs }));
 export const motoPeer = (): Peer => sqsPeer('moto', () => startTarget('moto'));

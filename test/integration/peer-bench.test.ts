@@ -89,6 +89,7 @@ test('the peer bench measures every reachable system and reports the others as n
   const names = report.results.map((r) => r.name);
   assert.deepEqual(names, [
     'sluice',
+    'sluice-memory',
     'moto',
     'fauxqs',
     'rabbitmq',
@@ -127,4 +128,6 @@ test('the peer bench measures every reachable system and reports the others as n
   }
   assert.ok(existsSync(svg) && readFileSync(svg, 'utf8').startsWith('<svg'), 'chart written');
   assert.match(stdout, /e2e >= 2x moto/);
+  assert.match(stdout, /(PASS|MISS) +in-memory server CPU <= 1\.2x fauxqs: sluice-memory [\d,.]+ vs fauxqs /);
+  assert.match(stdout, /(PASS|MISS) +server CPU <= 1\.15x floor: sluice [\d,.]+ vs floor /);
 });
