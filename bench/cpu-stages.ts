@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --cpu-stages`: where the server's CPU per message goes, by stage, for the peer bench's
- * durable workload (Sluice `--durability durable`, 1 KiB bodies, batches of 10, the mixed phase). The server
+ * durable workload (Sluice `--durability durable`, or `--in-memory` with `--mode memory`; 1 KiB bodies, batches of 10, the mixed phase). The server
  * runs with `node --cpu-prof`; each sample of its main thread inside the phase is put in one stage by its call
  * stack, and the main thread's CPU from /proc is shared out in those proportions. See bench/README.md.
  */
@@ -303,6 +303,8 @@ export interface StagesOptions {
   /** Keep the .cpuprofile here (open it in Chrome DevTools); null: a temporary directory, removed. */
   keepProfile: string | null;
   sluiceBin: string | null;
+  /** `durable` (the default) or `memory` (`--in-memory`). */
+  mode: 'durable' | 'memory';
 }
 
 export const STAGES_USAGE = `usage: npm run bench -- --cpu-stages [flags]
@@ -313,6 +315,7 @@ export const STAGES_USAGE = `usage: npm run bench -- --cpu-stages [flags]
   --out FILE           JSON (default bench/results/cpu-stages.json)
   --keep-profile DIR   keep the server's .cpuprofile in DIR
   --sluice-bin FILE    Sluice entry point to run (default packages/server/bin/sluice.js)
+  --mode M             durable (default) or memory: the server with --in-memory
   --help               this text`;
 
 export function parseStagesArgs(argv: readonly string[]): StagesOptions | 'help' {
@@ -329,9 +332,12 @@ export function parseStagesArgs(argv: readonly string[]): StagesOptions | 'help'
       out: { type: 'string' },
       'keep-profile': { type: 'string' },
       'sluice-bin': { type: 'string' },
+      mode: { type: 'string' },
     },
   });
   if (values.help) return 'help';
+  const mode = values.mode ?? 'durable';
+  if (mode !== 'durable' && mode !== 'memory') throw new Error(`--mode: durable or memory, not ${mode}`);
   return {
     duration: positive('duration', values.duration, 30),
     producers: positive('producers', values.producers, 16),
@@ -340,6 +346,7 @@ export function parseStagesArgs(argv: readonly string[]): StagesOptions | 'help'
     out: values.out ?? 'bench/results/cpu-stages.json',
     keepProfile: values['keep-profile'] ?? null,
     sluiceBin: values['sluice-bin'] ?? null,
+    mode,
   };
 }
 
@@ -356,10 +363,12 @@ export async function runCpuStages(argv: readonly string[], log: (m: string) => 
   mkdirSync(profileDir, { recursive: true });
   const before = new Set(readdirSync(profileDir));
   try {
-    const peer = sluicePeer('sluice', options.sluiceBin ?? undefined, [
-      '--cpu-prof',
-      `--cpu-prof-dir=${profileDir}`,
-    ]);
+    const peer = sluicePeer(
+      'sluice',
+      options.sluiceBin ?? undefined,
+      ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+      options.mode,
+    );
     await peer.start();
     let figures: MixedFigures;
     let window: { from: number; to: number; mainThreadS: number; serverS: number };

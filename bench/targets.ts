@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listeningUrl } from '../tools/listening.ts';
 
-export type TargetName = 'full' | 'durable' | 'normal' | 'moto' | 'null';
+export type TargetName = 'full' | 'durable' | 'normal' | 'memory' | 'moto' | 'null';
+/** How a Sluice target keeps its data: a durability level, or `--in-memory`. */
+export type SluiceMode = 'full' | 'durable' | 'normal' | 'memory';
 
 /** Run order; 'null' (bench/null-server.ts) last: the harness ceiling on this machine, in the same run. */
-export const ALL_TARGETS: readonly TargetName[] = ['moto', 'full', 'durable', 'normal', 'null'];
+export const ALL_TARGETS: readonly TargetName[] = ['moto', 'full', 'durable', 'normal', 'memory', 'null'];
 export const DEFAULT_TARGETS: readonly TargetName[] = ['moto', 'full', 'durable', 'normal', 'null'];
 export const BASELINE: TargetName = 'moto';
 
@@ -16,6 +18,7 @@ export const TARGET_LABELS: Record<TargetName, string> = {
   full: 'sluice full',
   durable: 'sluice durable',
   normal: 'sluice normal',
+  memory: 'sluice --in-memory',
   null: 'null server',
 };
 
@@ -63,12 +66,20 @@ function loopback(endpoint: string): string {
  * if the run is interrupted while the server is still starting.
  */
 function startSluice(
-  name: 'full' | 'durable' | 'normal',
+  name: SluiceMode,
   bin: string,
   { nodeArgs = [], serverArgs = [], dataDir: keptDir }: SluiceStartOptions,
 ): Promise<RunningTarget> {
   if (!existsSync(bin)) {
     return Promise.reject(new Error(`${bin} not found; server not built yet`));
+  }
+  if (name === 'memory') {
+    return spawnListening(
+      name,
+      process.execPath,
+      [...nodeArgs, bin, 'serve', '--host', '127.0.0.1', '--port', '0', '--in-memory', ...serverArgs],
+      /listening on (http:\/\/[^\s]+)/,
+    );
   }
   const dataDir = keptDir ?? mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   return spawnListening(

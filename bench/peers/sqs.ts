@@ -6,7 +6,7 @@
  */
 import type { QueueClient } from '../client.ts';
 import { makeRawClient } from '../raw-client.ts';
-import { type RunningTarget, startTarget } from '../targets.ts';
+import { type RunningTarget, type SluiceMode, startTarget } from '../targets.ts';
 import {
   type Delivery,
   NOTHING,
@@ -104,6 +104,11 @@ function sqsQueue(sqs: QueueClient, url: string): PeerQueue {
   };
 }
 
-export const sluicePeer = (name: string, bin?: string, nodeArgs: readonly string[] = []): Peer =>
-  sqsPeer(name, () => startTarget('durable', bin, { nodeArgs }), true);
+/** Durable Sluice also runs the SNS fan-out cases (issue 40 measures them on durable SQLite). */
+export const sluicePeer = (
+  name: string,
+  bin?: string,
+  nodeArgs: readonly string[] = [],
+  mode: SluiceMode = 'durable',
+): Peer => sqsPeer(name, () => startTarget(mode, bin, { nodeArgs }), mode === 'durable');
 export const motoPeer = (): Peer => sqsPeer('moto', () => startTarget('moto'));

@@ -14,15 +14,19 @@ const FAUXQS_SERVER = new URL('./fauxqs-server.ts', import.meta.url).pathname;
 const FLOOR_SERVER = new URL('../floor-server.ts', import.meta.url).pathname;
 
 export const SLUICE = 'sluice';
+export const SLUICE_MEMORY = 'sluice-memory';
 
 const SLUICE_ON_CRASH =
   'a send is answered after its commit is fsynced (group commit); receives and deletes ride on the next fsync, so after a crash a just-deleted message can come back (at-least-once), never a lost send';
+
+const MEMORY_ON_CRASH = 'in memory only: everything is lost when the process stops';
 
 /**
  * sluiceNodeArgs: extra node flags for the Sluice server, e.g. `--cpu-prof`. compareBin: another
  * checkout's bin/sluice.js, run as one more system (before/after figures from the same run).
  */
 export function peerSystems(sluiceNodeArgs: readonly string[] = [], compareBin?: string): PeerInfo[] {
+  // Another checkout's server in both modes, so one run gives before/after figures for each.
   const compare: PeerInfo[] = compareBin
     ? [
         {
@@ -31,6 +35,13 @@ export function peerSystems(sluiceNodeArgs: readonly string[] = [], compareBin?:
           setup: 'the same, from another checkout',
           onCrash: SLUICE_ON_CRASH,
           make: () => sluicePeer('sluice-compare', compareBin),
+        },
+        {
+          name: 'sluice-memory-compare',
+          label: `Sluice --in-memory (${compareBin})`,
+          setup: 'the same, from another checkout',
+          onCrash: MEMORY_ON_CRASH,
+          make: () => sluicePeer('sluice-memory-compare', compareBin, [], 'memory'),
         },
       ]
     : [];
@@ -44,17 +55,24 @@ export function peerSystems(sluiceNodeArgs: readonly string[] = [], compareBin?:
       make: () => sluicePeer(SLUICE, undefined, sluiceNodeArgs),
     },
     {
+      name: SLUICE_MEMORY,
+      label: 'Sluice (--in-memory)',
+      setup: '`--in-memory`, where emulator users run it (tests, CI), same SQS client',
+      onCrash: MEMORY_ON_CRASH,
+      make: () => sluicePeer(SLUICE_MEMORY, undefined, sluiceNodeArgs, 'memory'),
+    },
+    {
       name: 'moto',
       label: 'moto_server 5',
       setup: 'Python, in memory, same SQS client',
-      onCrash: 'in memory only: everything is lost when the process stops',
+      onCrash: MEMORY_ON_CRASH,
       make: motoPeer,
     },
     {
       name: 'fauxqs',
       label: 'fauxqs 1.9.2',
       setup: 'Node, in memory, same SQS client',
-      onCrash: 'in memory only: everything is lost when the process stops',
+      onCrash: MEMORY_ON_CRASH,
       make: () =>
         sqsPeer(
           'fauxqs',

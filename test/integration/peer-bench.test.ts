@@ -92,6 +92,7 @@ test('the peer bench measures every reachable system and reports the others as n
   const names = report.results.map((r) => r.name);
   assert.deepEqual(names, [
     'sluice',
+    'sluice-memory',
     'moto',
     'fauxqs',
     'rabbitmq',
@@ -119,10 +120,13 @@ test('the peer bench measures every reachable system and reports the others as n
       assert.ok(c.unique > 0, `${r.name} consumed with ${c.consumers}`);
       assert.equal(c.lost, 0, `${r.name} lost messages with ${c.consumers} consumers`);
     }
-    // moto's send-to-delivery latency can exceed the 1 s window, so only its sends must have gone through.
-    if (r.name !== 'moto') assert.ok((r.mixed?.e2ePerSec ?? 0) > 0, `${r.name} has an end-to-end rate`);
+    // moto's send-to-delivery latency can exceed the 1 s window and, on a loaded machine, the phase's idle
+    // wait (what has not arrived then counts as lost): only its sends must have gone through.
+    if (r.name !== 'moto') {
+      assert.ok((r.mixed?.e2ePerSec ?? 0) > 0, `${r.name} has an end-to-end rate`);
+      assert.equal(r.mixed?.lost, 0, `${r.name} lost messages in the mixed run`);
+    }
     assert.ok((r.mixed?.sentPerSec ?? 0) > 0, `${r.name} accepted sends in the mixed run`);
-    assert.equal(r.mixed?.lost, 0, `${r.name} lost messages in the mixed run`);
     assert.ok((r.wake?.ok ?? 0) > 0, `${r.name} woke an idle consumer`);
     assert.ok((r.peakRssMiB ?? 0) > 0, `${r.name} has a server RSS`);
     assert.ok((r.mixedCpu?.serverUsPerMsg ?? 0) > 0, `${r.name} has the server's CPU per message`);
@@ -151,4 +155,12 @@ test('the peer bench measures every reachable system and reports the others as n
   assert.match(stdout, /SNS fan-out/, 'the fan-out table is printed');
   assert.match(stdout, /fan-out x5 deliveries committed\/s >= 2\.5x plain sends\/s/);
   assert.match(stdout, /fan-out x5 received\+deleted\/s >= fauxqs/);
+  assert.match(
+    stdout,
+    /(PASS|MISS) +in-memory server CPU <= 1\.2x fauxqs: sluice-memory [\d,.]+ server CPU µs\/msg vs fauxqs /,
+  );
+  assert.match(
+    stdout,
+    /(PASS|MISS) +server CPU <= 1\.15x floor: sluice [\d,.]+ server CPU µs\/msg vs floor /,
+  );
 });
