@@ -1,31 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseQueueArn } from '#toolkit/arn';
 import type { Clock } from '#toolkit/clock';
-import type {
-  NewEndpointDelivery,
-  NewMessage,
-  Publication,
-  QueueDelivery,
-  QueueRecord,
-  SubscriptionRecord,
-  TopicRecord,
-  TopicStore,
-} from '../../store/contract.ts';
+import type { QueueRecord, SubscriptionRecord, TopicRecord, TopicStore } from '../../store/contract.ts';
 import type { EmptyOutput } from '../api-types.ts';
 import { SqsError } from '../errors.ts';
-import { type SnsFilterPolicy, SnsPublication } from '../event-filter/index.ts';
 import { sequenceNumberOf } from '../fifo.ts';
-import { md5Hex } from '../message-attributes.ts';
 import type { QueueDirectory } from '../queue-directory.ts';
 import type { CallerScope } from '../queue-reference.ts';
 import type { RequestContext } from '../request-context.ts';
 import type { SendActions } from '../send-actions.ts';
-import {
-  type Notification,
-  type NotificationSigner,
-  notificationEnvelope,
-  notificationStringToSign,
-} from './envelope.ts';
+import type { NotificationSigner } from './envelope.ts';
+import { FanOut } from './fan-out.ts';
 import {
   type Confirmation,
   confirmationBody,
@@ -33,17 +18,10 @@ import {
   type EndpointGateway,
   endpointHeaders,
 } from './http-endpoints.ts';
-import {
-  type CheckedPublication,
-  checkFifoIdsGiven,
-  checkPublication,
-  MAX_MESSAGE_BYTES,
-  sqsText,
-} from './publish-input.ts';
+import { checkBatch, checkPublication } from './publish-input.ts';
 import { SnsActivity } from './sns-activity.ts';
 import type {
   AddPermissionInput,
-  BatchResultErrorEntry,
   ConfirmSubscriptionInput,
   ConfirmSubscriptionResponse,
   CreateTopicInput,
@@ -86,10 +64,7 @@ import {
   CONFIRMATION_TOKEN,
   checkSubscriptionAttributes,
   clientAttributes,
-  deadLetterTargetOf,
-  filterPolicyOf,
   isPending,
-  isRaw,
   PENDING,
   reportedSubscriptionAttributes,
 } from './subscription-attributes.ts';
@@ -103,8 +78,6 @@ import { withoutTopicPermission, withTopicPermission } from './topic-policy.ts';
 
 /** A page of ListTopics, ListSubscriptions and ListSubscriptionsByTopic (SNS API reference). */
 const PAGE = 100;
-/** SNS's FIFO deduplication interval. */
-const DEDUPLICATION_WINDOW_MS = 5 * 60 * 1000;
 /** An HTTP/HTTPS subscription not confirmed within this time is deleted (AWS: 3 days). */
 export const CONFIRMATION_EXPIRY_MS = 3 * 24 * 60 * 60 * 1000;
 /** A call from the server itself (the config file): no client, no caller's key. */
@@ -165,15 +138,6 @@ export const SUPPORTED_SNS_ACTIONS = [
 
 export type SupportedSnsAction = (typeof SUPPORTED_SNS_ACTIONS)[number];
 
-/** Where one publication goes: a queue, with the subscription that sends it there. */
-interface Route {
-  subscription: SubscriptionRecord;
-  queue: QueueRecord | undefined;
-  deadLetter: QueueRecord | undefined;
-  policy: SnsFilterPolicy | undefined;
-  raw: boolean;
-}
-
 /**
  * SNS topics that deliver into this server's queues: each public method is one action. A publication is
  * answered once its deliveries into every matching subscription's queue are committed, in one transaction
@@ -185,51 +149,25 @@ export class SnsService implements SnsActions {
   private readonly clock: Clock;
   private readonly scope: SnsScope;
   private readonly queues: QueueDirectory;
-  private readonly deliveries: SnsServiceOptions['deliveries'];
   private readonly signer: NotificationSigner;
-  private readonly warn: NonNullable<SnsServiceOptions['warn']>;
+  private readonly endpoints: EndpointGateway | undefined;
+  private readonly fanOut: FanOut;
 
   constructor(options: SnsServiceOptions) {
     this.store = options.store;
     this.clock = options.clock;
     this.scope = options.scope;
     this.queues = options.queues;
-    this.deliveries = options.deliveries;
     this.signer = options.signer;
-    this.warn = options.warn ?? (() => {});
-    this.queueAllows = options.queueAllows ?? (() => true);
-    this.strictPolicies = options.strictPolicies ?? false;
     this.endpoints = options.endpoints;
-  }
-
-  private readonly endpoints: EndpointGateway | undefined;
-
-  private readonly queueAllows: NonNullable<SnsServiceOptions['queueAllows']>;
-  private readonly strictPolicies: boolean;
-  /** Subscriptions (with their queue's policy) already warned about, so the log says it once. */
-  private readonly warned = new Set<string>();
-
-  /**
-   * A subscription's queue whose policy would refuse the topic on AWS: with --strict-policies no queue
-   * (the delivery fails as on AWS), else the queue, with a warning the first time.
-   */
-  private admittedQueue(
-    subscription: SubscriptionRecord,
-    queue: QueueRecord | undefined,
-    topicArn: string,
-  ): QueueRecord | undefined {
-    if (queue === undefined || this.queueAllows(queue, topicArn)) return queue;
-    if (this.strictPolicies) return undefined;
-    const key = `${subscription.arn}\n${queue.attributes.Policy ?? ''}`;
-    if (!this.warned.has(key)) {
-      if (this.warned.size > 10_000) this.warned.clear();
-      this.warned.add(key);
-      this.warn(
-        { subscription: subscription.arn, queue: queue.name, topic: topicArn },
-        `on AWS this subscription would deliver nothing: queue ${queue.name}'s policy does not allow topic ${topicArn} (sqs:SendMessage for sns.amazonaws.com with aws:SourceArn); Sluice delivers, and refuses with --strict-policies`,
-      );
-    }
-    return queue;
+    this.fanOut = new FanOut({
+      ...options,
+      activity: this.activity,
+      warn: options.warn ?? (() => {}),
+      queueAllows: options.queueAllows ?? (() => true),
+      strictPolicies: options.strictPolicies ?? false,
+      endpoints: options.endpoints,
+    });
   }
 
   // ---- Topics ------------------------------------------------------------------------------------------
@@ -613,7 +551,12 @@ export class SnsService implements SnsActions {
     }
     const topic = await this.topic(arn, context, input.TopicArn === undefined ? 'TargetArn' : 'TopicArn');
     const checked = checkPublication(topic, input);
-    const [outcome] = await this.publish(topic, [checked], context);
+    const [outcome] = await this.fanOut.publish(
+      topic,
+      await this.subscriptionsOf(topic.name),
+      [checked],
+      context,
+    );
     const output: PublishResponse = { MessageId: outcome!.messageId };
     if (topic.fifo) output.SequenceNumber = sequenceNumberOf(outcome!.sequenceNumber);
     return output;
@@ -621,49 +564,13 @@ export class SnsService implements SnsActions {
 
   async PublishBatch(input: PublishBatchInput, context: RequestContext): Promise<PublishBatchResponse> {
     const topic = await this.topic(input.TopicArn, context);
-    const entries = input.PublishBatchRequestEntries ?? [];
-    if (entries.length === 0) throw snsErrors.emptyBatch();
-    if (entries.length > 10) throw snsErrors.tooManyEntries();
-    const ids = new Set<string>();
-    for (const entry of entries) {
-      if (entry.Id === undefined || !/^[A-Za-z0-9_-]{1,80}$/.test(entry.Id))
-        throw snsErrors.invalidBatchEntryId();
-      if (ids.has(entry.Id)) throw snsErrors.batchIdsNotDistinct();
-      ids.add(entry.Id);
-    }
-    const total = entries.reduce((sum, entry) => sum + Buffer.byteLength(entry.Message ?? ''), 0);
-    if (total > MAX_MESSAGE_BYTES) throw snsErrors.batchTooLong();
-    // On AWS a FIFO topic's missing group or deduplication id, and a MessageStructure=json without its
-    // default, fail the whole request, not the entry (recorded: LocalStack's AWS-validated
-    // test_publish_batch_exceptions snapshot). Other bad input (an empty message, ...) fails its entry.
-    for (const entry of entries) {
-      if (topic.fifo) checkFifoIdsGiven(topic, entry);
-      if (entry.MessageStructure !== undefined && entry.Message)
-        sqsText(entry.Message, entry.MessageStructure);
-    }
-    const failed: BatchResultErrorEntry[] = [];
-    const accepted: Array<{ id: string; checked: CheckedPublication }> = [];
-    for (const entry of entries) {
-      try {
-        accepted.push({ id: entry.Id!, checked: checkPublication(topic, entry) });
-      } catch (error) {
-        if (!(error instanceof SqsError)) throw error;
-        // A bad message attribute fails the whole request on AWS (recorded: the batch cases of LocalStack's
-        // AWS-validated test_empty_or_wrong_message_attributes).
-        if (error.code === 'SnsInvalidParameterValue') throw error;
-        failed.push({
-          Id: entry.Id!,
-          Code: error.spec.queryCode,
-          Message: error.message,
-          SenderFault: error.spec.sender,
-        });
-      }
-    }
+    const { accepted, failed } = checkBatch(topic, input.PublishBatchRequestEntries ?? []);
     const outcomes =
       accepted.length === 0
         ? []
-        : await this.publish(
+        : await this.fanOut.publish(
             topic,
+            await this.subscriptionsOf(topic.name),
             accepted.map((entry) => entry.checked),
             context,
           );
@@ -673,242 +580,6 @@ export class SnsService implements SnsActions {
       return entry;
     });
     return { Successful: successful, Failed: failed };
-  }
-
-  /**
-   * Stores every publication's deliveries in one transaction and answers each one's id and sequence number.
-   * A delivery the queue's own rules refuse (deleted queue, too large, too many attributes) goes to the
-   * subscription's dead-letter queue, else it is dropped and counted, as SNS does.
-   */
-  private async publish(topic: TopicRecord, checked: CheckedPublication[], context: RequestContext) {
-    const subscriptions = await this.subscriptionsOf(topic.name);
-    const routes = await this.routesOf(topic, subscriptions);
-    const endpointRoutes = subscriptions
-      .filter((subscription) => subscription.protocol !== 'sqs' && !isPending(subscription))
-      .map((subscription) => ({
-        subscription,
-        policy: this.policyOf(subscription),
-        raw: isRaw(subscription.attributes),
-      }));
-    const topicArn = topicArnOf(this.scope, topic.name);
-    const now = this.clock.now();
-    const touched = new Map<number, { queue: QueueRecord; messages: NewMessage[] }>();
-    const counts = {
-      delivered: new Map<string, number>(),
-      filtered: new Map<string, number>(),
-      failed: new Map<string, number>(),
-    };
-    const version: '1' | '2' = topic.attributes.SignatureVersion === '2' ? '2' : '1';
-    const certificateUrl = this.signer.certificateUrl(context.baseUrl);
-    // Only envelopes are signed: a topic whose subscriptions all take raw deliveries signs nothing.
-    const signs = routes.some((route) => !route.raw);
-    const entries = checked.map((publication) => {
-      const notification: Notification = {
-        messageId: randomUUID(),
-        topicArn,
-        subject: publication.subject,
-        message: publication.message,
-        timestamp: new Date(now).toISOString(),
-        attributes: publication.attributes,
-        // The real number is known in the transaction; every one has 20 digits, so sizes do not change.
-        sequenceNumber: topic.fifo ? sequenceNumberOf(0) : undefined,
-      };
-      const filterable = new SnsPublication(
-        publication.message,
-        new Map(Object.entries(publication.attributes)),
-      );
-      const endpoints = endpointRoutes.filter(
-        (route) => route.policy === undefined || route.policy.matches(filterable),
-      );
-      return { publication, notification, filterable, endpoints };
-    });
-    // Signatures are made off the event loop and finish in any order: every entry is signed before any is
-    // prepared, and entries are prepared in the batch's order, which each queue's order then keeps.
-    const signatures = await Promise.all(
-      entries.map(async ({ publication, notification, endpoints }) => {
-        const texts = new Set(
-          endpoints
-            .filter((route) => !route.raw)
-            .map((route) => endpointText(publication, route.subscription)),
-        );
-        const [envelope, ...byText] = await Promise.all([
-          signs ? this.signer.sign(notificationStringToSign(notification), version) : '',
-          ...[...texts].map((text) =>
-            this.signer.sign(notificationStringToSign({ ...notification, message: text }), version),
-          ),
-        ]);
-        return { envelope, byText: new Map([...texts].map((text, index) => [text, byText[index]!])) };
-      }),
-    );
-    const publications: Publication[] = entries.map(
-      ({ publication, notification, filterable, endpoints }, index) => {
-        const { messageId } = notification;
-        const signing = { version, signature: signatures[index]!.envelope, certificateUrl };
-        const planned: Array<{
-          route: Route;
-          queue: QueueRecord;
-          body: (sequence: string | undefined) => string;
-          message: NewMessage;
-        }> = [];
-        for (const route of routes) {
-          const arn = route.subscription.arn;
-          if (route.policy !== undefined && !route.policy.matches(filterable)) {
-            increment(counts.filtered, arn);
-            continue;
-          }
-          const body = (sequence: string | undefined) =>
-            route.raw
-              ? publication.message
-              : notificationEnvelope(
-                  { ...notification, sequenceNumber: sequence },
-                  signing,
-                  `${context.baseUrl}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(arn)}`,
-                );
-          const target = this.prepare(route, publication, body(notification.sequenceNumber), context);
-          if (target === undefined) {
-            increment(counts.failed, arn);
-            continue;
-          }
-          if (target.queue !== route.queue) increment(counts.failed, arn);
-          else increment(counts.delivered, arn);
-          planned.push({ route, queue: target.queue, body, message: target.message });
-        }
-        for (const route of endpointRoutes)
-          if (!endpoints.includes(route)) increment(counts.filtered, route.subscription.arn);
-        const endpointDeliveries: NewEndpointDelivery[] = endpoints.map((route) => {
-          const { subscription } = route;
-          const text = endpointText(publication, subscription);
-          return {
-            id: randomUUID(),
-            subscriptionArn: subscription.arn,
-            topicName: topic.name,
-            endpoint: subscription.endpoint,
-            messageId,
-            messageType: 'Notification',
-            body: route.raw
-              ? text
-              : notificationEnvelope(
-                  { ...notification, message: text },
-                  { ...signing, signature: signatures[index]!.byText.get(text)! },
-                  `${context.baseUrl}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(subscription.arn)}`,
-                ),
-            raw: route.raw,
-            dueAt: now,
-            createdAt: now,
-          };
-        });
-        return {
-          messageId,
-          endpointDeliveries,
-          sequenced: topic.fifo,
-          deduplication: publication.deduplication && {
-            id: publication.deduplication.key,
-            now,
-            expiresAt: now + DEDUPLICATION_WINDOW_MS,
-          },
-          deliveries: (sequenceNumber: number): QueueDelivery[] =>
-            planned.map(({ route, queue, body, message }) => {
-              let stored = message;
-              if (topic.fifo && !route.raw) {
-                const text = body(sequenceNumberOf(sequenceNumber));
-                stored = { ...message, body: text, md5OfBody: md5Hex(text) };
-              }
-              const entry = touched.get(queue.id);
-              if (entry) entry.messages.push(stored);
-              else touched.set(queue.id, { queue, messages: [stored] });
-              return { queueId: queue.id, message: stored };
-            }),
-        };
-      },
-    );
-    const outcomes = await this.store.publish(topic.name, publications, () => {
-      for (const { queue, messages } of touched.values()) this.deliveries.delivered(queue, messages);
-    });
-    if (outcomes === undefined) throw snsErrors.topicNotFound();
-    if (publications.some((publication) => (publication.endpointDeliveries?.length ?? 0) > 0))
-      this.endpoints?.wake();
-    const fresh = outcomes.filter((outcome) => !outcome.duplicate).length;
-    this.activity.published(topic.name, fresh);
-    if (fresh > 0) {
-      for (const [kind, bySubscription] of Object.entries(counts) as Array<
-        [keyof typeof counts, Map<string, number>]
-      >)
-        for (const [arn, count] of bySubscription) this.activity.add(topic.name, arn, kind, count);
-    }
-    return outcomes;
-  }
-
-  /**
-   * The message for one subscription's queue, checked by the queue's rules; its dead-letter queue's when
-   * the queue refuses it; undefined when neither takes it (dropped, and logged).
-   */
-  private prepare(
-    route: Route,
-    publication: CheckedPublication,
-    body: string,
-    context: RequestContext,
-  ): { queue: QueueRecord; message: NewMessage } | undefined {
-    let reason = 'the queue does not exist';
-    for (const queue of [route.queue, route.deadLetter]) {
-      if (queue === undefined) continue;
-      try {
-        const message = this.deliveries.prepareDelivery(
-          queue,
-          {
-            MessageBody: body,
-            MessageAttributes: route.raw ? sqsAttributes(publication) : undefined,
-            MessageGroupId: publication.groupId,
-            MessageDeduplicationId: queue.fifo ? publication.deduplication?.id : undefined,
-          },
-          { ...context, senderId: this.scope.accountId, traceHeader: context.traceHeader },
-        );
-        return { queue, message };
-      } catch (error) {
-        if (!(error instanceof SqsError)) throw error;
-        reason = error.message;
-      }
-    }
-    this.warn(
-      { subscription: route.subscription.arn, endpoint: route.subscription.endpoint, reason },
-      'SNS delivery dropped: the queue refused it and the subscription has no dead-letter queue that takes it',
-    );
-    return undefined;
-  }
-
-  /** The topic's SQS subscriptions with their queues and compiled filter policies, read once per publish. */
-  private async routesOf(topic: TopicRecord, subscriptions: SubscriptionRecord[]): Promise<Route[]> {
-    return Promise.all(
-      subscriptions
-        .filter((subscription) => subscription.protocol === 'sqs')
-        .map(async (subscription) => {
-          const deadLetterArn = deadLetterTargetOf(subscription.attributes);
-          const topicArn = topicArnOf(this.scope, topic.name);
-          const queue = await this.queues.queueByArn(subscription.endpoint);
-          const deadLetter =
-            deadLetterArn === undefined ? undefined : await this.queues.queueByArn(deadLetterArn);
-          return {
-            subscription,
-            queue: this.admittedQueue(subscription, queue, topicArn),
-            deadLetter: this.admittedQueue(subscription, deadLetter, topicArn),
-            policy: this.policyOf(subscription),
-            raw: isRaw(subscription.attributes),
-          };
-        }),
-    );
-  }
-
-  private readonly policies = new Map<string, SnsFilterPolicy | undefined>();
-
-  /** Compiled once per policy text and scope (a policy was checked when it was set). */
-  private policyOf(subscription: SubscriptionRecord): SnsFilterPolicy | undefined {
-    const { FilterPolicy: text, FilterPolicyScope: scope } = subscription.attributes;
-    if (text === undefined) return undefined;
-    const key = `${scope ?? ''}\n${text}`;
-    if (!this.policies.has(key)) {
-      if (this.policies.size > 1000) this.policies.clear();
-      this.policies.set(key, filterPolicyOf(subscription.attributes));
-    }
-    return this.policies.get(key);
   }
 
   // ---- Look-ups ----------------------------------------------------------------------------------------
@@ -996,14 +667,6 @@ export class SnsService implements SnsActions {
   }
 }
 
-/** Raw delivery: the published attributes as SQS message attributes. */
-function sqsAttributes(publication: CheckedPublication) {
-  const entries = Object.entries(publication.attributes);
-  return entries.length === 0
-    ? undefined
-    : Object.fromEntries(entries.map(([name, value]) => [name, { ...value }]));
-}
-
 /** A repeated Subscribe must ask for the attributes the subscription has. */
 function checkSameAttributes(subscription: SubscriptionRecord, attributes: Record<string, string>): void {
   const existing = clientAttributes(subscription.attributes);
@@ -1032,13 +695,4 @@ function pageToken(token: string | undefined): string | undefined {
   const decoded = Buffer.from(token, 'base64url').toString();
   if (Buffer.from(decoded).toString('base64url') !== token) throw snsErrors.invalidParameter('NextToken');
   return decoded;
-}
-
-function increment(counts: Map<string, number>, key: string): void {
-  counts.set(key, (counts.get(key) ?? 0) + 1);
-}
-
-/** What an HTTP/HTTPS subscription gets: MessageStructure=json's text for its protocol, else `default`. */
-function endpointText(publication: CheckedPublication, subscription: SubscriptionRecord): string {
-  return publication.texts?.[subscription.protocol] ?? publication.texts?.default ?? publication.message;
 }
