@@ -114,6 +114,8 @@ export class FanOut {
         raw: isRaw(subscription.attributes),
       }));
     const topicArn = topicArnOf(this.scope, topic.name);
+    // Deliveries are sent by the topic's account, with the publisher's trace header.
+    const sender: RequestContext = { ...context, senderId: this.scope.accountId };
     const now = this.clock.now();
     const touched = new Map<number, { queue: QueueRecord; messages: NewMessage[] }>();
     const counts = {
@@ -187,7 +189,7 @@ export class FanOut {
                   signing,
                   `${context.baseUrl}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(arn)}`,
                 );
-          const target = this.prepare(route, publication, body(notification.sequenceNumber), context);
+          const target = this.prepare(route, publication, body(notification.sequenceNumber), sender);
           if (target === undefined) {
             increment(counts.failed, arn);
             continue;
@@ -269,7 +271,7 @@ export class FanOut {
     route: Route,
     publication: CheckedPublication,
     body: string,
-    context: RequestContext,
+    sender: RequestContext,
   ): { queue: QueueRecord; message: NewMessage } | undefined {
     let reason = 'the queue does not exist';
     for (const queue of [route.queue, route.deadLetter]) {
@@ -283,7 +285,7 @@ export class FanOut {
             MessageGroupId: publication.groupId,
             MessageDeduplicationId: queue.fifo ? publication.deduplication?.id : undefined,
           },
-          { ...context, senderId: this.scope.accountId, traceHeader: context.traceHeader },
+          sender,
         );
         return { queue, message };
       } catch (error) {
