@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { AttemptClaims, PlanSteps } from '../planner.ts';
 import type { MessageRow, MoveTaskRow } from '../rows.ts';
-import { type Db, run } from './db.ts';
+import { type Db, run } from './connection.ts';
 
 /**
  * The statements the shared plans (planner.ts) decide with, in the transaction `db`. Receivers on several

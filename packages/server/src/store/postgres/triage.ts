@@ -11,7 +11,7 @@ import {
   toAuditColumns,
   toAuditRecord,
 } from '../triage.ts';
-import type { Db } from './db.ts';
+import type { Db } from './connection.ts';
 
 /** What the PostgreSQL store lends its triage: its transactions and the writes that keep groups and tenants right. */
 export interface PostgresTriageHost {
