@@ -121,7 +121,29 @@ export interface MoveSteps {
   addMoved(handle: string, count: number): Answer<MoveTaskRow>;
 }
 
+/** A purge and the sweep of expired messages. */
+export interface UpkeepSteps {
+  /**
+   * When the queue was last purged (null: never), its row held until the transaction ends; undefined when
+   * there is no such queue.
+   */
+  lastPurgedAt(queueId: number): Answer<number | null | undefined>;
+  /** Deletes the queue's messages sent up to `now` and its deduplication ids, and notes `now` as its last purge. */
+  purge(queueId: number, now: number): Answer<void>;
+  /** Deletes up to `limit` messages expired at `now`; answers their queues and groups. */
+  deleteExpired(
+    now: number,
+    limit: number,
+  ): Answer<ReadonlyArray<{ queue_id: number; group_id: string | null }>>;
+  /** Forgets the deduplication ids and FIFO receive attempts expired at `now`. */
+  forgetExpired(now: number): Answer<void>;
+}
+
+/** What the receive and the move batch decide with. */
 export type PlanSteps = InFlightSteps & TenantSteps & GroupSteps & ReceiveSteps & MoveSteps;
+
+/** Every step a store gives the plans. */
+export type StoreSteps = PlanSteps & UpkeepSteps;
 
 /** The kinds of the queues a receive touches, which the store knows (and caches) in its own way. */
 export interface ReceiveKinds {
@@ -439,4 +461,26 @@ export function* moveBatchPlan(steps: PlanSteps, request: MoveRequest): Plan<Mov
   outcome.destinations = [...destinations];
   outcome.more = outcome.unroutable !== undefined || candidates.length > request.max;
   return outcome;
+}
+
+/** Store.purgeQueue (see its contract): at most one purge per queue within `windowMs`. */
+export function* purgePlan(
+  steps: GroupSteps & UpkeepSteps,
+  queueId: number,
+  now: number,
+  windowMs: number,
+): Plan<boolean> {
+  const lastPurgedAt = yield* answer(steps.lastPurgedAt(queueId));
+  if (lastPurgedAt === undefined || (lastPurgedAt !== null && now - lastPurgedAt < windowMs)) return false;
+  yield* answer(steps.purge(queueId, now));
+  yield* rebuildGroups(steps, queueId);
+  return true;
+}
+
+/** Store.deleteExpired (see its contract): a batch of expired messages, their groups refreshed. */
+export function* expiryPlan(steps: GroupSteps & UpkeepSteps, now: number, limit: number): Plan<number> {
+  const deleted = yield* answer(steps.deleteExpired(now, limit));
+  yield* refreshGroupsOf(steps, deleted);
+  yield* answer(steps.forgetExpired(now));
+  return deleted.length;
 }

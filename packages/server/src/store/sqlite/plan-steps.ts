@@ -1,5 +1,5 @@
-import type { AttemptClaims, PlanSteps } from '../planner.ts';
-import type { MessageRow, MoveTaskRow } from '../rows.ts';
+import type { AttemptClaims, StoreSteps } from '../planner.ts';
+import type { MessageRow, MoveTaskRow, QueueRow } from '../rows.ts';
 import { DeliveryState } from './delivery-state.ts';
 import type { Statements } from './statements.ts';
 
@@ -42,7 +42,7 @@ export class SqliteSteps {
   }
 
   /** The statements the shared plans (planner.ts) decide with, inside the open transaction. */
-  readonly plan: PlanSteps = {
+  readonly plan: StoreSteps = {
     inFlightUpperBound: (queueId, now, limit) => {
       const delivery = this.deliveryOf(queueId);
       if (delivery) return delivery.inFlight(now);
@@ -194,6 +194,27 @@ export class SqliteSteps {
     },
     deleteMessage: (seq) => this.deleteRow(seq),
     addMoved: (handle, count) => this.statements.addMoved.get(count, handle) as MoveTaskRow,
+    lastPurgedAt: (queueId) =>
+      (this.statements.queueById.get(queueId) as QueueRow | undefined)?.last_purged_at,
+    purge: (queueId, now) => {
+      this.statements.purgeMessages.run(queueId, now);
+      this.deliveryStates.delete(queueId);
+      this.statements.forgetDeduplication.run(queueId);
+      this.statements.setPurgedAt.run(now, queueId);
+    },
+    deleteExpired: (now, limit) => {
+      const deleted = this.statements.deleteExpired.all(now, limit) as Array<{
+        seq: number;
+        queue_id: number;
+        group_id: string | null;
+      }>;
+      for (const row of deleted) this.deliveryStates.get(row.queue_id)?.remove(row.seq);
+      return deleted;
+    },
+    forgetExpired: (now) => {
+      this.statements.forgetExpiredDeduplication.run(now);
+      this.statements.forgetExpiredAttempts.run(now);
+    },
   };
 
   isFifo(queueId: number): boolean {

@@ -33,7 +33,14 @@ import type {
   TopicRecord,
 } from '../contract.ts';
 import { runNow } from '../plan.ts';
-import { moveBatchPlan, rebuildGroups, receivePlan, refreshGroup, refreshGroupsOf } from '../planner.ts';
+import {
+  expiryPlan,
+  moveBatchPlan,
+  purgePlan,
+  rebuildGroups,
+  receivePlan,
+  refreshGroup,
+} from '../planner.ts';
 import { type MessageState, receiptRefusal, visibilityChangeRefusal } from '../receipts.ts';
 import {
   type MoveTaskRow,
@@ -462,15 +469,10 @@ export class SqliteStore implements Store, TriageStore {
 
   async purgeQueue(queueId: number, now: number, windowMs: number): Promise<boolean> {
     return this.write('durable', () => {
-      const row = this.statements.queueById.get(queueId) as QueueRow | undefined;
-      if (!row || (row.last_purged_at !== null && now - row.last_purged_at < windowMs)) return false;
-      this.statements.purgeMessages.run(queueId, now);
-      this.steps.deliveryStates.delete(queueId);
-      this.statements.forgetDeduplication.run(queueId);
-      runNow(rebuildGroups(this.steps.plan, queueId));
-      this.statements.setPurgedAt.run(now, queueId);
-      this.queueCache.delete(row.name);
-      return true;
+      const purged = runNow(purgePlan(this.steps.plan, queueId, now, windowMs));
+      // The queue's record carries when it was last purged.
+      if (purged) this.queueCache.clear();
+      return purged;
     });
   }
 
@@ -501,18 +503,7 @@ export class SqliteStore implements Store, TriageStore {
   }
 
   async deleteExpired(now: number, limit: number): Promise<number> {
-    return this.write('redeliverable', () => {
-      const deleted = this.statements.deleteExpired.all(now, limit) as Array<{
-        seq: number;
-        queue_id: number;
-        group_id: string | null;
-      }>;
-      for (const row of deleted) this.steps.deliveryStates.get(row.queue_id)?.remove(row.seq);
-      runNow(refreshGroupsOf(this.steps.plan, deleted));
-      this.statements.forgetExpiredDeduplication.run(now);
-      this.statements.forgetExpiredAttempts.run(now);
-      return deleted.length;
-    });
+    return this.write('redeliverable', () => runNow(expiryPlan(this.steps.plan, now, limit)));
   }
 
   async nextExpiryAt(queueId: number, now: number): Promise<number | undefined> {
