@@ -1,4 +1,6 @@
 import type {
+  ChangeVisibilityOutcome,
+  ChangeVisibilityRequest,
   DeadLetterTarget,
   MoveDestination,
   MoveOutcome,
@@ -8,6 +10,7 @@ import type {
   StoredMessage,
 } from './contract.ts';
 import { type Answer, answer, type Plan } from './plan.ts';
+import { type MessageState, visibilityChangeRefusal } from './receipts.ts';
 import { type MessageRow, type MoveTaskRow, messageRowBytes, toMessage, toMoveTask } from './rows.ts';
 
 /**
@@ -121,6 +124,19 @@ export interface MoveSteps {
   addMoved(handle: string, count: number): Answer<MoveTaskRow>;
 }
 
+/** A change of a message's visibility. */
+export interface VisibilitySteps {
+  /**
+   * Holds the row of the message's FIFO group before the message's own (locks go group first, then
+   * messages); a store with one writer has nothing to do.
+   */
+  lockGroupOf(queueId: number, seq: number): Answer<void>;
+  /** The message's receipt state, its row held until the transaction ends; undefined when it is gone. */
+  messageState(queueId: number, seq: number): Answer<MessageState | undefined>;
+  /** The message becomes visible at `visibleAt`; `was` is its state before. */
+  setVisibleAt(queueId: number, seq: number, visibleAt: number, was: MessageState, now: number): Answer<void>;
+}
+
 /** A purge and the sweep of expired messages. */
 export interface UpkeepSteps {
   /**
@@ -143,7 +159,7 @@ export interface UpkeepSteps {
 export type PlanSteps = InFlightSteps & TenantSteps & GroupSteps & ReceiveSteps & MoveSteps;
 
 /** Every step a store gives the plans. */
-export type StoreSteps = PlanSteps & UpkeepSteps;
+export type StoreSteps = PlanSteps & VisibilitySteps & UpkeepSteps;
 
 /** The kinds of the queues a receive touches, which the store knows (and caches) in its own way. */
 export interface ReceiveKinds {
@@ -461,6 +477,24 @@ export function* moveBatchPlan(steps: PlanSteps, request: MoveRequest): Plan<Mov
   outcome.destinations = [...destinations];
   outcome.more = outcome.unroutable !== undefined || candidates.length > request.max;
   return outcome;
+}
+
+/** Store.changeVisibility (see its contract), on a queue that is FIFO or not (`fifo`). */
+export function* changeVisibilityPlan(
+  steps: GroupSteps & VisibilitySteps,
+  request: ChangeVisibilityRequest,
+  fifo: boolean,
+): Plan<ChangeVisibilityOutcome> {
+  const { queueId } = request;
+  const { seq } = request.receipt;
+  if (fifo) yield* answer(steps.lockGroupOf(queueId, seq));
+  const state = yield* answer(steps.messageState(queueId, seq));
+  if (!state) return 'missing';
+  const refusal = visibilityChangeRefusal(state, request);
+  if (refusal) return refusal;
+  yield* answer(steps.setVisibleAt(queueId, seq, request.visibleAt, state, request.now));
+  if (state.group_id !== null && fifo) yield* refreshGroup(steps, queueId, state.group_id);
+  return 'changed';
 }
 
 /** Store.purgeQueue (see its contract): at most one purge per queue within `windowMs`. */

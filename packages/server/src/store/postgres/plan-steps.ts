@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { NewMessage, SentMessage } from '../contract.ts';
 import type { AttemptClaims, StoreSteps } from '../planner.ts';
+import type { MessageState } from '../receipts.ts';
 import { type MessageRow, type MoveTaskRow, type NewMessageRow, newMessageRow } from '../rows.ts';
 import { type Db, run } from './connection.ts';
 import { SQL } from './statements.ts';
@@ -9,7 +10,13 @@ import { SQL } from './statements.ts';
  * The statements the shared plans (planner.ts) decide with, in the transaction `db`. Receivers on several
  * nodes never wait for each other: they skip the message and group rows another one holds.
  */
-export function planSteps(db: Db, isFifo: (queueId: number) => Promise<boolean>): StoreSteps {
+/** What the store lends its steps: the queues' kinds it caches, and the wake of other nodes at commit. */
+export interface StepsHost {
+  isFifo(queueId: number): Promise<boolean>;
+  announce(queueIds: Iterable<number>): Promise<void>;
+}
+
+export function planSteps(db: Db, store: StepsHost): StoreSteps {
   const rows = async <R extends pg.QueryResultRow>(text: string, values: unknown[]) =>
     (await run<R>(db, text, values)).rows;
   const count = async (condition: string, queueId: number, now: number, limit: number) =>
@@ -121,7 +128,7 @@ export function planSteps(db: Db, isFifo: (queueId: number) => Promise<boolean>)
         [queueId],
       );
     },
-    isFifo,
+    isFifo: (queueId) => store.isFifo(queueId),
     // One statement for all the receive's claims.
     writeClaims: (request, claimed) =>
       done(
@@ -205,6 +212,17 @@ export function planSteps(db: Db, isFifo: (queueId: number) => Promise<boolean>)
         ],
       ),
     deleteMessage: (seq) => done('DELETE FROM messages WHERE seq = $1', [seq]),
+    lockGroupOf: async (queueId, seq) => {
+      const [message] = await rows<{ group_id: string | null }>(SQL.groupOf, [seq, queueId]);
+      const groupId = message?.group_id ?? undefined;
+      if (groupId !== undefined) await lockGroup(db, queueId, groupId);
+    },
+    messageState: async (queueId, seq) => (await rows<MessageState>(SQL.lockMessageState, [seq, queueId]))[0],
+    setVisibleAt: async (queueId, seq, visibleAt, _was, now) => {
+      await done(SQL.setVisibleAt, [visibleAt, seq]);
+      // Long polls on other nodes learn of a message visible again.
+      if (visibleAt <= now) await store.announce([queueId]);
+    },
     lastPurgedAt: async (queueId) =>
       (await rows<{ last_purged_at: number | null }>(SQL.lockPurgedAt, [queueId]))[0]?.last_purged_at,
     purge: async (queueId, now) => {

@@ -35,6 +35,7 @@ import type {
 import { StoreUnavailableError } from '../contract.ts';
 import { runAwaiting } from '../plan.ts';
 import {
+  changeVisibilityPlan,
   expiryPlan,
   moveBatchPlan,
   purgePlan,
@@ -43,7 +44,7 @@ import {
   refreshGroup,
   type StoreSteps,
 } from '../planner.ts';
-import { type MessageState, receiptRefusal, visibilityChangeRefusal } from '../receipts.ts';
+import { type MessageState, receiptRefusal } from '../receipts.ts';
 import {
   type MoveTaskRow,
   type QueueRow,
@@ -373,7 +374,10 @@ export class PostgresStore implements Store, TriageStore {
 
   /** The statements the shared plans decide with, in the transaction `db` (plan-steps.ts). */
   private steps(db: Db): StoreSteps {
-    return planSteps(db, (queueId) => this.isFifo(queueId));
+    return planSteps(db, {
+      isFifo: (queueId) => this.isFifo(queueId),
+      announce: (queueIds) => this.announce(db, queueIds),
+    });
   }
 
   private async isFifo(queueId: number): Promise<boolean> {
@@ -438,31 +442,9 @@ export class PostgresStore implements Store, TriageStore {
     });
   }
 
-  /** A FIFO message's group, read before taking the group's lock (locks go group first, then messages). */
-  private async groupOf(db: Db, queueId: number, seq: number): Promise<string | undefined> {
-    const { rows } = await run<{ group_id: string | null }>(db, SQL.groupOf, [seq, queueId]);
-    return rows[0]?.group_id ?? undefined;
-  }
-
   async changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome> {
     const fifo = await this.isFifo(request.queueId);
-    const { seq } = request.receipt;
-    return this.transaction(async (db) => {
-      if (fifo) {
-        const groupId = await this.groupOf(db, request.queueId, seq);
-        if (groupId !== undefined) await lockGroup(db, request.queueId, groupId);
-      }
-      const { rows } = await run<MessageState>(db, SQL.lockMessageState, [seq, request.queueId]);
-      const row = rows[0];
-      if (!row) return 'missing';
-      const refusal = visibilityChangeRefusal(row, request);
-      if (refusal) return refusal;
-      await run(db, SQL.setVisibleAt, [request.visibleAt, seq]);
-      if (request.visibleAt <= request.now) await this.announce(db, [request.queueId]);
-      if (row.group_id !== null && fifo)
-        await runAwaiting(refreshGroup(this.steps(db), request.queueId, row.group_id));
-      return 'changed';
-    });
+    return this.transaction((db) => runAwaiting(changeVisibilityPlan(this.steps(db), request, fifo)));
   }
 
   async purgeQueue(queueId: number, now: number, windowMs: number): Promise<boolean> {

@@ -1,4 +1,5 @@
 import type { AttemptClaims, StoreSteps } from '../planner.ts';
+import type { MessageState } from '../receipts.ts';
 import type { MessageRow, MoveTaskRow, QueueRow } from '../rows.ts';
 import { DeliveryState } from './delivery-state.ts';
 import type { Statements } from './statements.ts';
@@ -194,6 +195,16 @@ export class SqliteSteps {
     },
     deleteMessage: (seq) => this.deleteRow(seq),
     addMoved: (handle, count) => this.statements.addMoved.get(count, handle) as MoveTaskRow,
+    // One writer: nothing to lock against.
+    lockGroupOf: () => {},
+    messageState: (queueId, seq) =>
+      this.statements.messageStateBySeq.get(seq, queueId) as MessageState | undefined,
+    setVisibleAt: (queueId, seq, visibleAt, was, now) => {
+      this.statements.setVisibleAt.run(visibleAt, seq);
+      this.deliveryStates.get(queueId)?.setVisibleAt(seq, visibleAt);
+      // A lapsed handle (standard queues) can hide a message that was visible again.
+      if (was.visible_at <= now && visibleAt > now) this.notePutInFlight(queueId);
+    },
     lastPurgedAt: (queueId) =>
       (this.statements.queueById.get(queueId) as QueueRow | undefined)?.last_purged_at,
     purge: (queueId, now) => {

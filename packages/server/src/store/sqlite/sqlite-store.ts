@@ -34,6 +34,7 @@ import type {
 } from '../contract.ts';
 import { runNow } from '../plan.ts';
 import {
+  changeVisibilityPlan,
   expiryPlan,
   moveBatchPlan,
   purgePlan,
@@ -41,7 +42,7 @@ import {
   receivePlan,
   refreshGroup,
 } from '../planner.ts';
-import { type MessageState, receiptRefusal, visibilityChangeRefusal } from '../receipts.ts';
+import { type MessageState, receiptRefusal } from '../receipts.ts';
 import {
   type MoveTaskRow,
   newMessageRow,
@@ -450,21 +451,9 @@ export class SqliteStore implements Store, TriageStore {
   }
 
   async changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome> {
-    return this.write('redeliverable', () => {
-      const { seq } = request.receipt;
-      const row = this.statements.messageStateBySeq.get(seq, request.queueId) as MessageState | undefined;
-      if (!row) return 'missing';
-      const refusal = visibilityChangeRefusal(row, request);
-      if (refusal) return refusal;
-      this.statements.setVisibleAt.run(request.visibleAt, seq);
-      this.steps.deliveryStates.get(request.queueId)?.setVisibleAt(seq, request.visibleAt);
-      // A lapsed handle (standard queues) can hide a message that was visible again.
-      if (row.visible_at <= request.now && request.visibleAt > request.now)
-        this.steps.notePutInFlight(request.queueId);
-      if (row.group_id !== null && this.steps.isFifo(request.queueId))
-        runNow(refreshGroup(this.steps.plan, request.queueId, row.group_id));
-      return 'changed';
-    });
+    return this.write('redeliverable', () =>
+      runNow(changeVisibilityPlan(this.steps.plan, request, this.steps.isFifo(request.queueId))),
+    );
   }
 
   async purgeQueue(queueId: number, now: number, windowMs: number): Promise<boolean> {
