@@ -2,15 +2,24 @@ import type {
   ChangeVisibilityOutcome,
   ChangeVisibilityRequest,
   DeadLetterTarget,
+  DeleteOutcome,
+  MessageReceipt,
   MoveDestination,
   MoveOutcome,
   MoveRequest,
+  ReceiptCheck,
   ReceiveRequest,
   ReceiveResult,
   StoredMessage,
 } from './contract.ts';
 import { type Answer, answer, type Plan } from './plan.ts';
-import { type MessageState, visibilityChangeRefusal } from './receipts.ts';
+import {
+  type MessageState,
+  type ReceiptBounds,
+  receiptBounds,
+  receiptRefusal,
+  visibilityChangeRefusal,
+} from './receipts.ts';
 import { type MessageRow, type MoveTaskRow, messageRowBytes, toMessage, toMoveTask } from './rows.ts';
 
 /**
@@ -137,6 +146,32 @@ export interface VisibilitySteps {
   setVisibleAt(queueId: number, seq: number, visibleAt: number, was: MessageState, now: number): Answer<void>;
 }
 
+/** A message a delete by receipt deleted. */
+export interface DeletedMessage {
+  seq: number;
+  /** Its group, in a FIFO queue. */
+  groupId?: string | null;
+  /** Its state before the delete; given at least when another receipt of the batch names the same message. */
+  before?: MessageState;
+}
+
+/** A batch of deletes by receipt. */
+export interface DeleteSteps {
+  /** Holds the rows of the FIFO groups of the messages `seqs`, in name order; a store with one writer has nothing to do. */
+  lockGroupsOf(queueId: number, seqs: readonly number[]): Answer<void>;
+  /**
+   * Deletes each message of the queue whose receipt's bounds it is within, the receipts in order (a message
+   * several pass for is deleted once); answers the messages deleted.
+   */
+  deleteByReceipts(
+    queueId: number,
+    receipts: readonly ReceiptBounds[],
+    fifo: boolean,
+  ): Answer<DeletedMessage[]>;
+  /** The receipt states of the queue's messages `seqs` (those that are gone are left out). */
+  messageStates(queueId: number, seqs: readonly number[]): Answer<Array<MessageState & { seq: number }>>;
+}
+
 /** A purge and the sweep of expired messages. */
 export interface UpkeepSteps {
   /**
@@ -159,7 +194,7 @@ export interface UpkeepSteps {
 export type PlanSteps = InFlightSteps & TenantSteps & GroupSteps & ReceiveSteps & MoveSteps;
 
 /** Every step a store gives the plans. */
-export type StoreSteps = PlanSteps & VisibilitySteps & UpkeepSteps;
+export type StoreSteps = PlanSteps & DeleteSteps & VisibilitySteps & UpkeepSteps;
 
 /** The kinds of the queues a receive touches, which the store knows (and caches) in its own way. */
 export interface ReceiveKinds {
@@ -477,6 +512,53 @@ export function* moveBatchPlan(steps: PlanSteps, request: MoveRequest): Plan<Mov
   outcome.destinations = [...destinations];
   outcome.more = outcome.unroutable !== undefined || candidates.length > request.max;
   return outcome;
+}
+
+/**
+ * Store.deleteMessages (see its contract), on a queue that is FIFO or not (`fifo`): the batch's deletes in one
+ * step, each FIFO group deleted from refreshed once (a group's row needs only its state after the batch), and
+ * only a refused receipt's message read again, to tell why.
+ */
+export function* deletePlan(
+  steps: GroupSteps & DeleteSteps,
+  queueId: number,
+  receipts: ReadonlyArray<MessageReceipt>,
+  check: ReceiptCheck,
+  fifo: boolean,
+): Plan<DeleteOutcome[]> {
+  if (receipts.length === 0) return [];
+  const seqs = receipts.map((receipt) => receipt.seq);
+  // Groups first, then messages: the lock order every writer keeps.
+  if (fifo) yield* answer(steps.lockGroupsOf(queueId, seqs));
+  const bounds = receipts.map((receipt) => receiptBounds(receipt, check));
+  const deleted = new Map(
+    (yield* answer(steps.deleteByReceipts(queueId, bounds, fifo))).map((message) => [message.seq, message]),
+  );
+  if (fifo) {
+    const groups = new Set([...deleted.values()].flatMap((message) => message.groupId ?? []));
+    for (const groupId of [...groups].sort()) yield* refreshGroup(steps, queueId, groupId);
+  }
+  const refused = [...new Set(seqs.filter((seq) => !deleted.has(seq)))];
+  const remaining = new Map(
+    refused.length === 0
+      ? []
+      : (yield* answer(steps.messageStates(queueId, refused))).map((row) => [row.seq, row]),
+  );
+  const done = new Set<number>();
+  return receipts.map((receipt): DeleteOutcome => {
+    const { seq } = receipt;
+    // The first receipt that passes for a deleted message deleted it; any later one finds it gone.
+    if (done.has(seq)) return 'missing';
+    const message = deleted.get(seq);
+    if (message) {
+      const refusal = message.before && receiptRefusal(message.before, receipt, check);
+      if (refusal) return refusal;
+      done.add(seq);
+      return 'deleted';
+    }
+    const row = remaining.get(seq);
+    return (row && receiptRefusal(row, receipt, check)) ?? 'missing';
+  });
 }
 
 /** Store.changeVisibility (see its contract), on a queue that is FIFO or not (`fifo`). */

@@ -212,6 +212,25 @@ export function planSteps(db: Db, store: StepsHost): StoreSteps {
         ],
       ),
     deleteMessage: (seq) => done('DELETE FROM messages WHERE seq = $1', [seq]),
+    lockGroupsOf: async (queueId, seqs) => {
+      // In name order: the lock order every writer keeps.
+      for (const { group_id } of await rows<{ group_id: string }>(SQL.groupsOfMessages, [queueId, seqs]))
+        await lockGroup(db, queueId, group_id);
+    },
+    // One statement for every receipt; a message several receipts pass for is deleted once.
+    deleteByReceipts: async (queueId, receipts) =>
+      (
+        await rows<MessageState & { seq: number }>(SQL.deleteByReceipts, [
+          queueId,
+          receipts.map((receipt) => receipt.seq),
+          receipts.map((receipt) => receipt.token),
+          receipts.map((receipt) => receipt.minReceiveCount),
+          receipts.map((receipt) => receipt.maxReceiveCount),
+          receipts.map((receipt) => receipt.visibleAfter),
+        ])
+      ).map((row) => ({ seq: row.seq, groupId: row.group_id, before: row })),
+    messageStates: (queueId, seqs) =>
+      rows<MessageState & { seq: number }>(SQL.messageStates, [queueId, seqs]),
     lockGroupOf: async (queueId, seq) => {
       const [message] = await rows<{ group_id: string | null }>(SQL.groupOf, [seq, queueId]);
       const groupId = message?.group_id ?? undefined;

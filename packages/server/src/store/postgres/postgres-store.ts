@@ -36,6 +36,7 @@ import { StoreUnavailableError } from '../contract.ts';
 import { runAwaiting } from '../plan.ts';
 import {
   changeVisibilityPlan,
+  deletePlan,
   expiryPlan,
   moveBatchPlan,
   purgePlan,
@@ -44,7 +45,6 @@ import {
   refreshGroup,
   type StoreSteps,
 } from '../planner.ts';
-import { type MessageState, receiptRefusal } from '../receipts.ts';
 import {
   type MoveTaskRow,
   type QueueRow,
@@ -63,7 +63,7 @@ import type {
   TriageStore,
 } from '../triage.ts';
 import { type ConnectionOptions, type Db, PostgresConnection, run } from './connection.ts';
-import { insertMessages, lockGroup, planSteps, sendFifo } from './plan-steps.ts';
+import { insertMessages, planSteps, sendFifo } from './plan-steps.ts';
 import { ACTIVITY_COLUMNS, insertSamples, SQL } from './statements.ts';
 import { postgresTopics as topics } from './topics.ts';
 import { PostgresTriage } from './triage.ts';
@@ -394,52 +394,15 @@ export class PostgresStore implements Store, TriageStore {
     return (await this.deleteMessages(queueId, [receipt], check))[0]!;
   }
 
+  /** A standard queue's batch is one statement, outside a transaction; a FIFO queue's locks its groups first. */
   async deleteMessages(
     queueId: number,
     receipts: ReadonlyArray<MessageReceipt>,
     check: ReceiptCheck,
   ): Promise<DeleteOutcome[]> {
-    if (receipts.length === 0) return [];
-    const seqs = receipts.map((receipt) => receipt.seq);
-    // One statement for every receipt, with the receipt rules of receipts.ts (receiptRefusal) in SQL; a message
-    // several receipts pass for is deleted once.
-    const remove = (db: Db) =>
-      run<MessageState & { seq: number }>(db, SQL.deleteByReceipts, [
-        queueId,
-        seqs,
-        receipts.map((receipt) => receipt.receiveCount),
-        receipts.map((receipt) => receipt.receiptToken),
-        check.rule,
-        check.now,
-      ]);
-    // Only a refused receipt reads its message again, to tell why.
-    const outcome = async (db: Db, deletedRows: ReadonlyArray<MessageState & { seq: number }>) => {
-      const deleted = new Map(deletedRows.map((row) => [row.seq, row]));
-      const refused = seqs.filter((seq) => !deleted.has(seq));
-      const { rows: left } =
-        refused.length === 0
-          ? { rows: [] }
-          : await run<MessageState & { seq: number }>(db, SQL.messageStates, [queueId, refused]);
-      const remaining = new Map(left.map((row) => [row.seq, row]));
-      return receipts.map((receipt): DeleteOutcome => {
-        const row = deleted.get(receipt.seq) ?? remaining.get(receipt.seq);
-        const refusal = row && receiptRefusal(row, receipt, check);
-        if (!row || refusal) return refusal ?? 'missing';
-        // The first receipt that passes for a deleted message deleted it; any later one finds it gone.
-        return deleted.delete(receipt.seq) ? 'deleted' : 'missing';
-      });
-    };
-    if (!(await this.isFifo(queueId))) return outcome(this.direct, (await remove(this.direct)).rows);
-    return this.transaction(async (db) => {
-      const { rows: groups } = await run<{ group_id: string }>(db, SQL.groupsOfMessages, [queueId, seqs]);
-      // Groups first, then messages, each group in name order: the lock order every writer keeps.
-      for (const { group_id } of groups) await lockGroup(db, queueId, group_id);
-      const { rows } = await remove(db);
-      const touched = new Set(rows.flatMap((row) => (row.group_id === null ? [] : [row.group_id])));
-      for (const groupId of [...touched].sort())
-        await runAwaiting(refreshGroup(this.steps(db), queueId, groupId));
-      return outcome(db, rows);
-    });
+    if (!(await this.isFifo(queueId)))
+      return runAwaiting(deletePlan(this.steps(this.direct), queueId, receipts, check, false));
+    return this.transaction((db) => runAwaiting(deletePlan(this.steps(db), queueId, receipts, check, true)));
   }
 
   async changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome> {

@@ -68,13 +68,12 @@ export const SQL = {
        ORDER BY position
        RETURNING seq`,
   queueKind: 'SELECT fifo FROM queues WHERE id = $1',
-  deleteByReceipts: `DELETE FROM messages m USING unnest($2::bigint[], $3::integer[], $4::text[]) AS r(seq, receive_count, token)
-         WHERE m.queue_id = $1 AND m.seq = r.seq AND m.receipt_token = r.token
-           AND CASE $5::text
-             WHEN 'anyIssued' THEN m.receive_count >= r.receive_count
-             WHEN 'latest' THEN m.receive_count = r.receive_count
-             ELSE m.receive_count = r.receive_count AND m.visible_at > $6 END
-         RETURNING m.seq, m.receipt_token, m.receive_count, m.visible_at, m.delivery_started_at, m.group_id`,
+  deleteByReceipts: `DELETE FROM messages m
+    USING unnest($2::bigint[], $3::text[], $4::integer[], $5::integer[], $6::bigint[])
+      AS r(seq, token, min_receive_count, max_receive_count, visible_after)
+    WHERE m.queue_id = $1 AND m.seq = r.seq AND m.receipt_token = r.token
+      AND m.receive_count BETWEEN r.min_receive_count AND r.max_receive_count AND m.visible_at > r.visible_after
+    RETURNING m.seq, m.receipt_token, m.receive_count, m.visible_at, m.delivery_started_at, m.group_id`,
   messageStates: `SELECT seq, receipt_token, receive_count, visible_at, delivery_started_at, group_id FROM messages
                WHERE queue_id = $1 AND seq = ANY($2::bigint[])`,
   groupsOfMessages: `SELECT DISTINCT group_id FROM messages WHERE queue_id = $1 AND seq = ANY($2::bigint[])

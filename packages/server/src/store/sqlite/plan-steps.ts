@@ -1,4 +1,4 @@
-import type { AttemptClaims, StoreSteps } from '../planner.ts';
+import type { AttemptClaims, DeletedMessage, StoreSteps } from '../planner.ts';
 import type { MessageState } from '../receipts.ts';
 import type { MessageRow, MoveTaskRow, QueueRow } from '../rows.ts';
 import { DeliveryState } from './delivery-state.ts';
@@ -196,9 +196,34 @@ export class SqliteSteps {
     deleteMessage: (seq) => this.deleteRow(seq),
     addMoved: (handle, count) => this.statements.addMoved.get(count, handle) as MoveTaskRow,
     // One writer: nothing to lock against.
+    lockGroupsOf: () => {},
+    deleteByReceipts: (queueId, receipts, fifo) => {
+      const named = new Map<number, number>();
+      for (const { seq } of receipts) named.set(seq, (named.get(seq) ?? 0) + 1);
+      const before = new Map<number, MessageState | undefined>();
+      const deleted: DeletedMessage[] = [];
+      for (const receipt of receipts) {
+        const { seq } = receipt;
+        // Read only when the batch names the message again: the other receipts are judged by it.
+        if (named.get(seq)! > 1 && !before.has(seq)) before.set(seq, this.messageState(queueId, seq));
+        const byReceipt = { ...receipt, queueId };
+        if (fifo) {
+          const row = this.statements.deleteGroupMessage.get(byReceipt);
+          if (row) deleted.push({ seq, groupId: row.group_id, before: before.get(seq) });
+        } else if (this.statements.deleteMessage.run(byReceipt).changes > 0) {
+          this.deliveryStates.get(queueId)?.remove(seq);
+          deleted.push({ seq, before: before.get(seq) });
+        }
+      }
+      return deleted;
+    },
+    messageStates: (queueId, seqs) =>
+      seqs.flatMap((seq) => {
+        const state = this.messageState(queueId, seq);
+        return state ? [{ ...state, seq }] : [];
+      }),
     lockGroupOf: () => {},
-    messageState: (queueId, seq) =>
-      this.statements.messageStateBySeq.get(seq, queueId) as MessageState | undefined,
+    messageState: (queueId, seq) => this.messageState(queueId, seq),
     setVisibleAt: (queueId, seq, visibleAt, was, now) => {
       this.statements.setVisibleAt.run(visibleAt, seq);
       this.deliveryStates.get(queueId)?.setVisibleAt(seq, visibleAt);
@@ -332,6 +357,10 @@ export class SqliteSteps {
   notePutInFlight(queueId: number): void {
     const bound = this.inFlightBound.get(queueId);
     if (bound !== undefined) this.inFlightBound.set(queueId, bound + 1);
+  }
+
+  private messageState(queueId: number, seq: number): MessageState | undefined {
+    return this.statements.messageStateBySeq.get(seq, queueId) as MessageState | undefined;
   }
 
   /** Drops what memory knows of a deleted queue. */

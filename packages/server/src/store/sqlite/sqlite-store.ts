@@ -35,6 +35,7 @@ import type {
 import { runNow } from '../plan.ts';
 import {
   changeVisibilityPlan,
+  deletePlan,
   expiryPlan,
   moveBatchPlan,
   purgePlan,
@@ -42,7 +43,6 @@ import {
   receivePlan,
   refreshGroup,
 } from '../planner.ts';
-import { type MessageState, receiptRefusal } from '../receipts.ts';
 import {
   type MoveTaskRow,
   newMessageRow,
@@ -411,43 +411,9 @@ export class SqliteStore implements Store, TriageStore {
     receipts: ReadonlyArray<MessageReceipt>,
     check: ReceiptCheck,
   ): Promise<DeleteOutcome[]> {
-    return this.write('redeliverable', () => {
-      const groups = new Set<string>();
-      const outcomes = receipts.map((receipt) => this.deleteOne(queueId, receipt, check, groups));
-      // Once per FIFO group the batch deleted from, not once per message: a group's row needs only its state
-      // after the batch's last delete.
-      for (const groupId of groups) runNow(refreshGroup(this.steps.plan, queueId, groupId));
-      return outcomes;
-    });
-  }
-
-  /** Deletes by receipt; a FIFO message's group goes into `groups`, whose rows the caller refreshes. */
-  private deleteOne(
-    queueId: number,
-    receipt: MessageReceipt,
-    check: ReceiptCheck,
-    groups: Set<string>,
-  ): DeleteOutcome {
-    const byReceipt = {
-      seq: receipt.seq,
-      queue_id: queueId,
-      token: receipt.receiptToken,
-      receive_count: receipt.receiveCount,
-      rule: check.rule,
-      now: check.now,
-    };
-    if (this.steps.isFifo(queueId)) {
-      const deleted = this.statements.deleteGroupMessage.get(byReceipt);
-      if (deleted) {
-        if (deleted.group_id !== null) groups.add(deleted.group_id);
-        return 'deleted';
-      }
-    } else if (this.statements.deleteMessage.run(byReceipt).changes > 0) {
-      this.steps.deliveryStates.get(queueId)?.remove(receipt.seq);
-      return 'deleted';
-    }
-    const row = this.statements.messageStateBySeq.get(receipt.seq, queueId) as MessageState | undefined;
-    return row ? (receiptRefusal(row, receipt, check) ?? 'missing') : 'missing';
+    return this.write('redeliverable', () =>
+      runNow(deletePlan(this.steps.plan, queueId, receipts, check, this.steps.isFifo(queueId))),
+    );
   }
 
   async changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome> {
