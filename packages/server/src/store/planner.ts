@@ -7,9 +7,11 @@ import type {
   MoveDestination,
   MoveOutcome,
   MoveRequest,
+  NewMessage,
   ReceiptCheck,
   ReceiveRequest,
   ReceiveResult,
+  SentMessage,
   StoredMessage,
 } from './contract.ts';
 import { type Answer, answer, type Plan } from './plan.ts';
@@ -146,6 +148,34 @@ export interface VisibilitySteps {
   setVisibleAt(queueId: number, seq: number, visibleAt: number, was: MessageState, now: number): Answer<void>;
 }
 
+/** A deduplication id's original, still in its deduplication window. */
+export interface DeduplicationOriginal {
+  scope: string;
+  id: string;
+  messageId: string;
+  seq: number;
+}
+
+/** A send's writes. */
+export interface SendSteps {
+  /**
+   * The originals of the messages' deduplication ids, each still in its window at its message's sentAt; a
+   * store with several writers holds the ids until the transaction ends, so a concurrent send of one waits.
+   */
+  deduplicated(queueId: number, messages: readonly NewMessage[]): Answer<DeduplicationOriginal[]>;
+  /**
+   * Inserts the messages, in order, into the queue (FIFO or not, `fifo`); answers their seqs in order. With
+   * them: a FIFO queue's group rows (held, in a store with several writers, before the messages take their
+   * seqs), or a fair queue's tenants (a message without a group is the tenant '' once the queue has tenants).
+   */
+  insertMessages(queueId: number, messages: readonly NewMessage[], fifo: boolean): Answer<number[]>;
+  /** The messages' deduplication ids now name them, until each id's expiry. */
+  rememberDeduplication(
+    queueId: number,
+    sent: ReadonlyArray<{ message: NewMessage; seq: number }>,
+  ): Answer<void>;
+}
+
 /** A message a delete by receipt deleted. */
 export interface DeletedMessage {
   seq: number;
@@ -194,7 +224,7 @@ export interface UpkeepSteps {
 export type PlanSteps = InFlightSteps & TenantSteps & GroupSteps & ReceiveSteps & MoveSteps;
 
 /** Every step a store gives the plans. */
-export type StoreSteps = PlanSteps & DeleteSteps & VisibilitySteps & UpkeepSteps;
+export type StoreSteps = PlanSteps & SendSteps & DeleteSteps & VisibilitySteps & UpkeepSteps;
 
 /** The kinds of the queues a receive touches, which the store knows (and caches) in its own way. */
 export interface ReceiveKinds {
@@ -512,6 +542,54 @@ export function* moveBatchPlan(steps: PlanSteps, request: MoveRequest): Plan<Mov
   outcome.destinations = [...destinations];
   outcome.more = outcome.unroutable !== undefined || candidates.length > request.max;
   return outcome;
+}
+
+/**
+ * Store.sendMessages (see its contract), into a queue that is FIFO or not (`fifo`): a message whose
+ * deduplication id names a message sent within the window, or an earlier message of the batch, is that one's
+ * duplicate and is not stored again. A step for each stage of the batch, not one for each message.
+ */
+export function* sendPlan(
+  steps: SendSteps,
+  queueId: number,
+  messages: readonly NewMessage[],
+  fifo: boolean,
+): Plan<SentMessage[]> {
+  const keyOf = (deduplication: { scope: string; id: string }) =>
+    `${deduplication.scope}\n${deduplication.id}`;
+  const originals = new Map<string, SentMessage>();
+  const checked = messages.filter((message) => message.deduplication);
+  if (checked.length > 0)
+    for (const original of yield* answer(steps.deduplicated(queueId, checked)))
+      originals.set(keyOf(original), { messageId: original.messageId, seq: original.seq, duplicate: true });
+  const fresh: NewMessage[] = [];
+  const freshKeys = new Set<string>();
+  for (const message of messages) {
+    const key = message.deduplication && keyOf(message.deduplication);
+    if (key === undefined || (!originals.has(key) && !freshKeys.has(key))) {
+      fresh.push(message);
+      if (key !== undefined) freshKeys.add(key);
+    }
+  }
+  const sent = new Map<NewMessage, SentMessage>();
+  if (fresh.length > 0) {
+    const seqs = yield* answer(steps.insertMessages(queueId, fresh, fifo));
+    for (const [index, message] of fresh.entries())
+      sent.set(message, { messageId: message.messageId, seq: seqs[index]!, duplicate: false });
+    const remembered = fresh.filter((message) => message.deduplication);
+    if (remembered.length > 0) {
+      yield* answer(
+        steps.rememberDeduplication(
+          queueId,
+          remembered.map((message) => ({ message, seq: sent.get(message)!.seq })),
+        ),
+      );
+      // A later message of the batch with the same id answers with this one's ids.
+      for (const message of remembered)
+        originals.set(keyOf(message.deduplication!), { ...sent.get(message)!, duplicate: true });
+    }
+  }
+  return messages.map((message) => sent.get(message) ?? originals.get(keyOf(message.deduplication!))!);
 }
 
 /**

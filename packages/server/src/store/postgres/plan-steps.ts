@@ -1,21 +1,24 @@
 import type pg from 'pg';
-import type { NewMessage, SentMessage } from '../contract.ts';
+import type { NewMessage } from '../contract.ts';
 import type { AttemptClaims, StoreSteps } from '../planner.ts';
 import type { MessageState } from '../receipts.ts';
 import { type MessageRow, type MoveTaskRow, type NewMessageRow, newMessageRow } from '../rows.ts';
 import { type Db, run } from './connection.ts';
 import { SQL } from './statements.ts';
 
-/**
- * The statements the shared plans (planner.ts) decide with, in the transaction `db`. Receivers on several
- * nodes never wait for each other: they skip the message and group rows another one holds.
- */
-/** What the store lends its steps: the queues' kinds it caches, and the wake of other nodes at commit. */
+/** What the store lends its steps: the queues' kinds it caches, and the wake of other nodes. */
 export interface StepsHost {
   isFifo(queueId: number): Promise<boolean>;
   announce(queueIds: Iterable<number>): Promise<void>;
+  /** The channel and payload of a wake of the queue, for a statement that notifies on its own. */
+  wakeOf(queueId: number): [channel: string, payload: string];
 }
 
+/**
+ * The statements the shared plans (planner.ts) decide with, in the transaction `db` (or, for a single
+ * statement, the pool). Receivers on several nodes never wait for each other: they skip the message and group
+ * rows another one holds.
+ */
 export function planSteps(db: Db, store: StepsHost): StoreSteps {
   const rows = async <R extends pg.QueryResultRow>(text: string, values: unknown[]) =>
     (await run<R>(db, text, values)).rows;
@@ -212,6 +215,56 @@ export function planSteps(db: Db, store: StepsHost): StoreSteps {
         ],
       ),
     deleteMessage: (seq) => done('DELETE FROM messages WHERE seq = $1', [seq]),
+    // Locks are taken in sorted order (deduplication ids, then groups), so two sends naming the same ones in
+    // other orders wait instead of deadlocking. Two nodes sending the same id at once: the second waits for
+    // the first's lock and then finds its message.
+    deduplicated: async (queueId, messages) => {
+      const keys = [...new Set(messages.map(({ deduplication: d }) => `${d!.scope}\n${d!.id}`))].sort();
+      await done(SQL.lockDeduplicationIds, [queueId, keys]);
+      const found = await rows<{ scope: string; deduplication_id: string; message_id: string; seq: number }>(
+        SQL.deduplicated,
+        [
+          queueId,
+          messages.map((message) => message.deduplication!.scope),
+          messages.map((message) => message.deduplication!.id),
+          messages.map((message) => message.sentAt),
+        ],
+      );
+      return found.map((row) => ({
+        scope: row.scope,
+        id: row.deduplication_id,
+        messageId: row.message_id,
+        seq: row.seq,
+      }));
+    },
+    insertMessages: async (queueId, messages, fifo) => {
+      if (!fifo) {
+        // Fair queues: the batch's groups are tenants, and '' (messages without a group) with them.
+        const tenants = [...new Set(messages.flatMap((message) => message.groupId ?? []))];
+        return insertMessages(db, queueId, messages, {
+          tenants: tenants.length > 0 ? [...tenants, ''] : [],
+          wake: store.wakeOf(queueId),
+        });
+      }
+      // The groups' rows are locked before the messages take their seqs, so that concurrent sends to one group
+      // commit in seq order and a receive never sees a later message of the group before an earlier one.
+      const groups = new Map<string, number>();
+      for (const message of messages)
+        if (message.groupId !== undefined && !groups.has(message.groupId))
+          groups.set(message.groupId, message.visibleAt);
+      // In name order, as the database sorts them: the lock order every writer keeps.
+      await done(SQL.insertGroupsIfAbsent, [queueId, [...groups.keys()], [...groups.values()]]);
+      return insertMessages(db, queueId, messages, { tenants: [] });
+    },
+    rememberDeduplication: (queueId, sent) =>
+      done(SQL.rememberDeduplication, [
+        queueId,
+        sent.map(({ message }) => message.deduplication!.scope),
+        sent.map(({ message }) => message.deduplication!.id),
+        sent.map(({ message }) => message.messageId),
+        sent.map(({ seq }) => seq),
+        sent.map(({ message }) => message.deduplication!.expiresAt),
+      ]),
     lockGroupsOf: async (queueId, seqs) => {
       // In name order: the lock order every writer keeps.
       for (const { group_id } of await rows<{ group_id: string }>(SQL.groupsOfMessages, [queueId, seqs]))
@@ -274,86 +327,15 @@ export async function lockGroup(db: Db, queueId: number, groupId: string): Promi
 }
 
 /**
- * FIFO queues: the batch checked against the deduplication window, its groups locked and its new messages
- * inserted, a statement for each step rather than five for each message. Locks are taken in sorted order
- * (deduplication ids, then groups), so two sends naming the same ones in other orders wait instead of
- * deadlocking.
- */
-export async function sendFifo(db: Db, queueId: number, messages: NewMessage[]): Promise<SentMessage[]> {
-  const keyOf = (deduplication: { scope: string; id: string }) =>
-    `${deduplication.scope}\n${deduplication.id}`;
-  const keys = [...new Set(messages.flatMap(({ deduplication: d }) => (d ? [keyOf(d)] : [])))].sort();
-  // Two nodes sending the same id at once: the second waits here and then finds the first's.
-  await run(db, SQL.lockDeduplicationIds, [queueId, keys]);
-  const originals = new Map<string, SentMessage>();
-  const checked = messages.filter((message) => message.deduplication);
-  const { rows: found } = await run<{
-    scope: string;
-    deduplication_id: string;
-    message_id: string;
-    seq: number;
-  }>(db, SQL.deduplicated, [
-    queueId,
-    checked.map((message) => message.deduplication!.scope),
-    checked.map((message) => message.deduplication!.id),
-    checked.map((message) => message.sentAt),
-  ]);
-  for (const row of found)
-    originals.set(keyOf({ scope: row.scope, id: row.deduplication_id }), {
-      messageId: row.message_id,
-      seq: row.seq,
-      duplicate: true,
-    });
-  // A message repeating an earlier one's id, in the window or in this batch, is that one's duplicate.
-  const fresh: NewMessage[] = [];
-  const freshKeys = new Set<string>();
-  for (const message of messages) {
-    const key = message.deduplication && keyOf(message.deduplication);
-    if (key === undefined || (!originals.has(key) && !freshKeys.has(key))) {
-      fresh.push(message);
-      if (key !== undefined) freshKeys.add(key);
-    }
-  }
-  const sent = new Map<NewMessage, SentMessage>();
-  const resultOf = (message: NewMessage) =>
-    sent.get(message) ?? originals.get(keyOf(message.deduplication!))!;
-  if (fresh.length === 0) return messages.map(resultOf);
-  // The groups' rows are locked before the messages take their seqs, so that concurrent sends to one group
-  // commit in seq order and a receive never sees a later message of the group before an earlier one.
-  const groups = new Map<string, number>();
-  for (const message of fresh)
-    if (message.groupId !== undefined && !groups.has(message.groupId))
-      groups.set(message.groupId, message.visibleAt);
-  // In name order, as the database sorts them: the lock order every writer keeps.
-  await run(db, SQL.insertGroupsIfAbsent, [queueId, [...groups.keys()], [...groups.values()]]);
-  const seqs = await insertMessages(db, queueId, fresh, { tenants: [] });
-  for (const [index, message] of fresh.entries())
-    sent.set(message, { messageId: message.messageId, seq: seqs[index]!, duplicate: false });
-  const remembered = fresh.filter((message) => message.deduplication);
-  await run(db, SQL.rememberDeduplication, [
-    queueId,
-    remembered.map((message) => message.deduplication!.scope),
-    remembered.map((message) => message.deduplication!.id),
-    remembered.map((message) => message.messageId),
-    remembered.map((message) => sent.get(message)!.seq),
-    remembered.map((message) => message.deduplication!.expiresAt),
-  ]);
-  // A later message of the batch with the same id answers with this one's ids.
-  for (const message of remembered)
-    originals.set(keyOf(message.deduplication!), { ...sent.get(message)!, duplicate: true });
-  return messages.map(resultOf);
-}
-
-/**
  * Inserts the messages in one statement, in order, and returns their seqs in the same order. In the same
  * statement: `tenants` become the queue's fair-queue tenants (the queue's messages without a group join the
  * tenant '' when it is new), a message without a group is the tenant '' once the queue has tenants, and with
  * `wake` the other nodes are told (at commit) that the queue has new messages.
  */
-export async function insertMessages(
+async function insertMessages(
   db: Db,
   queueId: number,
-  messages: NewMessage[],
+  messages: readonly NewMessage[],
   options: { tenants: string[]; wake?: [channel: string, payload: string] },
 ): Promise<number[]> {
   const rows = messages.map(newMessageRow);

@@ -44,6 +44,7 @@ import {
   receivePlan,
   refreshGroup,
   type StoreSteps,
+  sendPlan,
 } from '../planner.ts';
 import {
   type MoveTaskRow,
@@ -63,7 +64,7 @@ import type {
   TriageStore,
 } from '../triage.ts';
 import { type ConnectionOptions, type Db, PostgresConnection, run } from './connection.ts';
-import { insertMessages, planSteps, sendFifo } from './plan-steps.ts';
+import { planSteps } from './plan-steps.ts';
 import { ACTIVITY_COLUMNS, insertSamples, SQL } from './statements.ts';
 import { postgresTopics as topics } from './topics.ts';
 import { PostgresTriage } from './triage.ts';
@@ -97,12 +98,7 @@ export class PostgresStore implements Store, TriageStore {
           await runAwaiting(refreshGroup(this.steps(db), row.queue_id, row.group_id));
       },
       insertMessage: async (db, queueId, message) => {
-        if (await this.isFifo(queueId)) {
-          await sendFifo(db, queueId, [message]);
-        } else {
-          const tenants = message.groupId === undefined ? [] : [message.groupId, ''];
-          await insertMessages(db, queueId, [message], { tenants });
-        }
+        await this.send(db, queueId, [message]);
         await this.announce(db, [queueId]);
       },
     });
@@ -194,14 +190,14 @@ export class PostgresStore implements Store, TriageStore {
     messages: NewMessage[],
     onVisible?: () => void,
   ): Promise<SentMessage[]> {
-    const fifo = await this.isFifo(queueId);
-    const sent = fifo
+    // A standard queue's batch is one statement (its wake of other nodes in it), outside a transaction.
+    const sent = (await this.isFifo(queueId))
       ? await this.transaction(async (db) => {
-          const results = await sendFifo(db, queueId, messages);
+          const results = await this.send(db, queueId, messages);
           if (results.some((result) => !result.duplicate)) await this.announce(db, [queueId]);
           return results;
         })
-      : await this.sendStandard(queueId, messages);
+      : await this.send(this.direct, queueId, messages);
     onVisible?.();
     return sent;
   }
@@ -289,13 +285,7 @@ export class PostgresStore implements Store, TriageStore {
         const existing = await topics.existingQueues(db, [...byQueue.keys()]);
         for (const [queueId, messages] of byQueue) {
           if (!existing.has(queueId)) continue;
-          if (await this.isFifo(queueId)) await sendFifo(db, queueId, messages);
-          else {
-            const tenants = [...new Set(messages.flatMap((message) => message.groupId ?? []))];
-            await insertMessages(db, queueId, messages, {
-              tenants: tenants.length > 0 ? [...tenants, ''] : [],
-            });
-          }
+          await this.send(db, queueId, messages);
           touched.add(queueId);
         }
         await topics.insertEndpointDeliveries(db, publication.endpointDeliveries ?? []);
@@ -341,21 +331,9 @@ export class PostgresStore implements Store, TriageStore {
     return this.track(() => topics.dropEndpointDelivery(this.direct, subscriptionArn, id));
   }
 
-  /**
-   * Standard queues: the batch, its tenants (fair queues: messages without a group in a queue with tenants
-   * are the tenant '') and the other nodes' wake, all in one statement.
-   */
-  private async sendStandard(queueId: number, messages: NewMessage[]): Promise<SentMessage[]> {
-    const tenants = [...new Set(messages.flatMap((message) => message.groupId ?? []))];
-    const seqs = await insertMessages(this.direct, queueId, messages, {
-      tenants: tenants.length > 0 ? [...tenants, ''] : [],
-      wake: this.connection.wakeOf(queueId),
-    });
-    return messages.map((message, index) => ({
-      messageId: message.messageId,
-      seq: seqs[index]!,
-      duplicate: false,
-    }));
+  /** The send plan (planner.ts) over the steps of `db`. */
+  private async send(db: Db, queueId: number, messages: NewMessage[]): Promise<SentMessage[]> {
+    return runAwaiting(sendPlan(this.steps(db), queueId, messages, await this.isFifo(queueId)));
   }
 
   async receiveMessages(request: ReceiveRequest): Promise<ReceiveResult> {
@@ -377,6 +355,7 @@ export class PostgresStore implements Store, TriageStore {
     return planSteps(db, {
       isFifo: (queueId) => this.isFifo(queueId),
       announce: (queueIds) => this.announce(db, queueIds),
+      wakeOf: (queueId) => this.connection.wakeOf(queueId),
     });
   }
 

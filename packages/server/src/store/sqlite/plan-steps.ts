@@ -1,6 +1,7 @@
+import type { NewMessage } from '../contract.ts';
 import type { AttemptClaims, DeletedMessage, StoreSteps } from '../planner.ts';
 import type { MessageState } from '../receipts.ts';
-import type { MessageRow, MoveTaskRow, QueueRow } from '../rows.ts';
+import { type MessageRow, type MoveTaskRow, newMessageRow, type QueueRow } from '../rows.ts';
 import { DeliveryState } from './delivery-state.ts';
 import type { Statements } from './statements.ts';
 
@@ -195,6 +196,21 @@ export class SqliteSteps {
     },
     deleteMessage: (seq) => this.deleteRow(seq),
     addMoved: (handle, count) => this.statements.addMoved.get(count, handle) as MoveTaskRow,
+    deduplicated: (queueId, messages) =>
+      messages.flatMap((message) => {
+        const { scope, id } = message.deduplication!;
+        const original = this.statements.deduplicated.get(queueId, scope, id, message.sentAt) as
+          | { message_id: string; seq: number }
+          | undefined;
+        return original ? [{ scope, id, messageId: original.message_id, seq: original.seq }] : [];
+      }),
+    insertMessages: (queueId, messages) => messages.map((message) => this.insertMessage(queueId, message)),
+    rememberDeduplication: (queueId, sent) => {
+      for (const { message, seq } of sent) {
+        const { scope, id, expiresAt } = message.deduplication!;
+        this.statements.rememberDeduplication.run(queueId, scope, id, message.messageId, seq, expiresAt);
+      }
+    },
     // One writer: nothing to lock against.
     lockGroupsOf: () => {},
     deleteByReceipts: (queueId, receipts, fifo) => {
@@ -357,6 +373,40 @@ export class SqliteSteps {
   notePutInFlight(queueId: number): void {
     const bound = this.inFlightBound.get(queueId);
     if (bound !== undefined) this.inFlightBound.set(queueId, bound + 1);
+  }
+
+  /** Inserts a new message with its FIFO group or fair-queue tenant; returns its seq. */
+  insertMessage(queueId: number, message: NewMessage): number {
+    const fifo = this.isFifo(queueId);
+    const row = newMessageRow(message);
+    // In a fair queue, messages without a group are the tenant ''.
+    const groupId = message.groupId ?? (!fifo && this.hasTenants(queueId) ? '' : null);
+    const seq = Number(
+      this.statements.insertMessage.run(
+        queueId,
+        row.message_id,
+        row.body,
+        row.message_attributes,
+        row.system_attributes,
+        row.md5_of_body,
+        row.md5_of_message_attributes,
+        row.md5_of_system_attributes,
+        row.sender_id,
+        row.sent_at,
+        row.visible_at,
+        row.expires_at,
+        groupId,
+        fifo ? null : groupId,
+        row.deduplication_id,
+      ).lastInsertRowid,
+    );
+    this.deliveryAdded(queueId, seq, row.visible_at, row.expires_at, row.sent_at);
+    if (message.groupId !== undefined) {
+      // A FIFO group with messages already has its row, and its oldest message is not this one.
+      if (fifo) this.statements.insertGroupIfAbsent.run(queueId, message.groupId, message.visibleAt);
+      else this.noteTenant(queueId, message.groupId);
+    }
+    return seq;
   }
 
   private messageState(queueId: number, seq: number): MessageState | undefined {

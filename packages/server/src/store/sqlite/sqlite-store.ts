@@ -42,10 +42,10 @@ import {
   rebuildGroups,
   receivePlan,
   refreshGroup,
+  sendPlan,
 } from '../planner.ts';
 import {
   type MoveTaskRow,
-  newMessageRow,
   type QueueRow,
   type SampleRow,
   sampleRow,
@@ -105,7 +105,7 @@ export class SqliteStore implements Store, TriageStore {
         if (row.group_id !== null && this.steps.isFifo(row.queue_id))
           runNow(refreshGroup(this.steps.plan, row.queue_id, row.group_id));
       },
-      insertMessage: (queueId, message) => this.insertMessage(queueId, message),
+      insertMessage: (queueId, message) => this.steps.insertMessage(queueId, message),
     });
     this.topics = new SqliteTopics(db, {
       // A queue deleted since the publisher looked it up receives nothing (as if deleted just before).
@@ -197,30 +197,7 @@ export class SqliteStore implements Store, TriageStore {
 
   /** sendMessages' work, inside a write: a send, or a topic's delivery into one queue. */
   private sendInWrite(queueId: number, messages: NewMessage[]): SentMessage[] {
-    return messages.map((message) => {
-      const deduplication = message.deduplication;
-      if (deduplication) {
-        const original = this.statements.deduplicated.get(
-          queueId,
-          deduplication.scope,
-          deduplication.id,
-          message.sentAt,
-        ) as { message_id: string; seq: number } | undefined;
-        if (original) return { messageId: original.message_id, seq: original.seq, duplicate: true };
-      }
-      const seq = this.insertMessage(queueId, message);
-      if (deduplication) {
-        this.statements.rememberDeduplication.run(
-          queueId,
-          deduplication.scope,
-          deduplication.id,
-          message.messageId,
-          seq,
-          deduplication.expiresAt,
-        );
-      }
-      return { messageId: message.messageId, seq, duplicate: false };
-    });
+    return runNow(sendPlan(this.steps.plan, queueId, messages, this.steps.isFifo(queueId)));
   }
 
   // ---- Topics (TopicStore) ----------------------------------------------------------------------------
@@ -319,40 +296,6 @@ export class SqliteStore implements Store, TriageStore {
     id: string,
   ): Promise<EndpointDeliveryRecord | undefined> {
     return this.write('durable', () => this.topics.dropEndpointDelivery(subscriptionArn, id));
-  }
-
-  /** Inserts a new message with its FIFO group or fair-queue tenant; returns its seq. */
-  private insertMessage(queueId: number, message: NewMessage): number {
-    const fifo = this.steps.isFifo(queueId);
-    const row = newMessageRow(message);
-    // In a fair queue, messages without a group are the tenant ''.
-    const groupId = message.groupId ?? (!fifo && this.steps.hasTenants(queueId) ? '' : null);
-    const seq = Number(
-      this.statements.insertMessage.run(
-        queueId,
-        row.message_id,
-        row.body,
-        row.message_attributes,
-        row.system_attributes,
-        row.md5_of_body,
-        row.md5_of_message_attributes,
-        row.md5_of_system_attributes,
-        row.sender_id,
-        row.sent_at,
-        row.visible_at,
-        row.expires_at,
-        groupId,
-        fifo ? null : groupId,
-        row.deduplication_id,
-      ).lastInsertRowid,
-    );
-    this.steps.deliveryAdded(queueId, seq, row.visible_at, row.expires_at, row.sent_at);
-    if (message.groupId !== undefined) {
-      // A FIFO group with messages already has its row, and its oldest message is not this one.
-      if (fifo) this.statements.insertGroupIfAbsent.run(queueId, message.groupId, message.visibleAt);
-      else this.steps.noteTenant(queueId, message.groupId);
-    }
-    return seq;
   }
 
   async browseMessages(
