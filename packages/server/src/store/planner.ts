@@ -202,6 +202,21 @@ export interface DeleteSteps {
   messageStates(queueId: number, seqs: readonly number[]): Answer<Array<MessageState & { seq: number }>>;
 }
 
+/** What a replay or a delete by seq decides with, inside the store's transaction for the one message. */
+export interface TriageSteps {
+  /**
+   * The queue's message `seq`, its row held until the transaction ends; `held` (its id and expiry) when
+   * another writer holds the row now, a receive claiming it; undefined when it is gone.
+   */
+  triageRow(
+    queueId: number,
+    seq: number,
+  ): Answer<MessageRow | { held: Pick<MessageRow, 'message_id' | 'expires_at'> } | undefined>;
+  deleteMessage(seq: number): Answer<void>;
+  /** Long polls of the queue on other nodes learn of its new message, at commit; one process has nothing to do. */
+  wake(queueId: number): Answer<void>;
+}
+
 /** A purge and the sweep of expired messages. */
 export interface UpkeepSteps {
   /**
@@ -224,7 +239,7 @@ export interface UpkeepSteps {
 export type PlanSteps = InFlightSteps & TenantSteps & GroupSteps & ReceiveSteps & MoveSteps;
 
 /** Every step a store gives the plans. */
-export type StoreSteps = PlanSteps & SendSteps & DeleteSteps & VisibilitySteps & UpkeepSteps;
+export type StoreSteps = PlanSteps & SendSteps & DeleteSteps & VisibilitySteps & UpkeepSteps & TriageSteps;
 
 /** The kinds of the queues a receive touches, which the store knows (and caches) in its own way. */
 export interface ReceiveKinds {

@@ -265,6 +265,15 @@ export function planSteps(db: Db, store: StepsHost): StoreSteps {
         sent.map(({ seq }) => seq),
         sent.map(({ message }) => message.deduplication!.expiresAt),
       ]),
+    // SKIP LOCKED: a message a receive on another node is claiming at that instant counts as in flight, and
+    // is not waited for.
+    triageRow: async (queueId, seq) => {
+      const [row] = await rows<MessageRow>(SQL.lockTriageRow, [seq, queueId]);
+      if (row) return row;
+      const [held] = await rows<{ message_id: string; expires_at: number }>(SQL.heldRow, [seq, queueId]);
+      return held && { held };
+    },
+    wake: (queueId) => store.announce([queueId]),
     lockGroupsOf: async (queueId, seqs) => {
       // In name order: the lock order every writer keeps.
       for (const { group_id } of await rows<{ group_id: string }>(SQL.groupsOfMessages, [queueId, seqs]))

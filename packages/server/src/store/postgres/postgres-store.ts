@@ -42,7 +42,6 @@ import {
   purgePlan,
   rebuildGroups,
   receivePlan,
-  refreshGroup,
   type StoreSteps,
   sendPlan,
 } from '../planner.ts';
@@ -63,6 +62,7 @@ import type {
   TriageOutcome,
   TriageStore,
 } from '../triage.ts';
+import { triageDeletePlan, triageReplayPlan } from '../triage.ts';
 import { type ConnectionOptions, type Db, PostgresConnection, run } from './connection.ts';
 import { planSteps } from './plan-steps.ts';
 import { ACTIVITY_COLUMNS, insertSamples, SQL } from './statements.ts';
@@ -92,15 +92,6 @@ export class PostgresStore implements Store, TriageStore {
     this.triage = new PostgresTriage({
       direct: this.direct,
       transaction: (work) => this.transaction(work),
-      removeRow: async (db, row) => {
-        await run(db, SQL.deleteBySeq, [row.seq]);
-        if (row.group_id !== null && (await this.isFifo(row.queue_id)))
-          await runAwaiting(refreshGroup(this.steps(db), row.queue_id, row.group_id));
-      },
-      insertMessage: async (db, queueId, message) => {
-        await this.send(db, queueId, [message]);
-        await this.announce(db, [queueId]);
-      },
     });
   }
 
@@ -478,12 +469,23 @@ export class PostgresStore implements Store, TriageStore {
     return this.triage.browse(queueId, options);
   }
 
+  // Each message in a transaction of its own.
   async replayMessages(request: ReplayRequest): Promise<TriageOutcome[]> {
-    return this.triage.replay(request);
+    const outcomes: TriageOutcome[] = [];
+    for (const seq of request.seqs)
+      outcomes.push(
+        await this.transaction((db) => runAwaiting(triageReplayPlan(this.steps(db), request, seq))),
+      );
+    return outcomes;
   }
 
   async deleteMessagesBySeq(queueId: number, seqs: readonly number[], now: number): Promise<TriageOutcome[]> {
-    return this.triage.delete(queueId, seqs, now);
+    const outcomes: TriageOutcome[] = [];
+    for (const seq of seqs)
+      outcomes.push(
+        await this.transaction((db) => runAwaiting(triageDeletePlan(this.steps(db), queueId, seq, now))),
+      );
+    return outcomes;
   }
 
   async appendAudit(entry: AuditEntry, keep: AuditKeep): Promise<AuditRecord> {

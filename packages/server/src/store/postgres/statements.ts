@@ -135,6 +135,8 @@ export const SQL = {
   storedBytes: `SELECT ((SELECT coalesce(sum(octet_length(body) + coalesce(octet_length(message_attributes), 0)), 0)
                 FROM messages)
             + (SELECT coalesce(sum(pg_column_size(a.*)), 0) FROM audit_log a))::bigint AS bytes`,
+  lockTriageRow: 'SELECT * FROM messages WHERE seq = $1 AND queue_id = $2 FOR UPDATE SKIP LOCKED',
+  heldRow: 'SELECT message_id, expires_at FROM messages WHERE seq = $1 AND queue_id = $2',
   /** What a deleted queue leaves besides its messages. */
   forgetQueueState: ['fifo_groups', 'fifo_deduplication', 'receive_attempts', 'fair_tenants'].map(
     (table) => `DELETE FROM ${table} WHERE queue_id = $1`,

@@ -211,6 +211,12 @@ export class SqliteSteps {
         this.statements.rememberDeduplication.run(queueId, scope, id, message.messageId, seq, expiresAt);
       }
     },
+    triageRow: (queueId, seq) => {
+      const row = this.statements.rowBySeq.get(seq);
+      return row?.queue_id === queueId ? row : undefined;
+    },
+    // One process: its long polls are woken by the store's caller.
+    wake: () => {},
     // One writer: nothing to lock against.
     lockGroupsOf: () => {},
     deleteByReceipts: (queueId, receipts, fifo) => {

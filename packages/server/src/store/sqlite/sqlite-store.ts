@@ -41,7 +41,6 @@ import {
   purgePlan,
   rebuildGroups,
   receivePlan,
-  refreshGroup,
   sendPlan,
 } from '../planner.ts';
 import {
@@ -61,6 +60,7 @@ import type {
   TriageOutcome,
   TriageStore,
 } from '../triage.ts';
+import { triageDeletePlan, triageReplayPlan } from '../triage.ts';
 import type { WriteKind } from './connection.ts';
 import { type ConnectionOptions, SqliteConnection } from './connection.ts';
 import { SqliteSteps } from './plan-steps.ts';
@@ -99,14 +99,7 @@ export class SqliteStore implements Store, TriageStore {
     this.statements = this.connection.statements;
     this.steps = new SqliteSteps(this.statements, options.warmUpRows ?? 20_000);
     const db = this.connection.db;
-    this.triage = new SqliteTriage(db, {
-      removeRow: (row) => {
-        this.steps.deleteRow(row.seq);
-        if (row.group_id !== null && this.steps.isFifo(row.queue_id))
-          runNow(refreshGroup(this.steps.plan, row.queue_id, row.group_id));
-      },
-      insertMessage: (queueId, message) => this.steps.insertMessage(queueId, message),
-    });
+    this.triage = new SqliteTriage(db);
     this.topics = new SqliteTopics(db, {
       // A queue deleted since the publisher looked it up receives nothing (as if deleted just before).
       sendInWrite: (queueId, messages) =>
@@ -308,13 +301,15 @@ export class SqliteStore implements Store, TriageStore {
   async replayMessages(request: ReplayRequest): Promise<TriageOutcome[]> {
     // A replayed message is a new one in its queue: as durable as a send.
     return inWrites(request.seqs, (seqs) =>
-      this.write('adds', () => seqs.map((seq) => this.triage.replay(request, seq))),
+      this.write('adds', () => seqs.map((seq) => runNow(triageReplayPlan(this.steps.plan, request, seq)))),
     );
   }
 
   async deleteMessagesBySeq(queueId: number, seqs: readonly number[], now: number): Promise<TriageOutcome[]> {
     return inWrites(seqs, (page) =>
-      this.write('redeliverable', () => page.map((seq) => this.triage.delete(queueId, seq, now))),
+      this.write('redeliverable', () =>
+        page.map((seq) => runNow(triageDeletePlan(this.steps.plan, queueId, seq, now))),
+      ),
     );
   }
 
