@@ -1,10 +1,5 @@
 import type { ActivityCounts } from '../contract.ts';
 
-/**
- * Every statement of the PostgreSQL store's own operations, by name (the plans' steps keep theirs in
- * plan-steps.ts, topics and triage in theirs). Each runs as a named prepared statement (connection.ts `run`),
- * so a connection parses and plans it once.
- */
 /** queue_activity's columns and the counts they hold. */
 export const ACTIVITY_COLUMNS: ReadonlyArray<readonly [string, keyof ActivityCounts]> = [
   ['sent', 'sent'],
@@ -14,6 +9,11 @@ export const ACTIVITY_COLUMNS: ReadonlyArray<readonly [string, keyof ActivityCou
   ['sent_bytes', 'sentBytes'],
 ];
 
+/**
+ * Every statement of the PostgreSQL store's operations and of the plans' steps, by name (topics and triage
+ * keep theirs beside them, as SQLite's do). Each runs as a named prepared statement (connection.ts `run`),
+ * so a connection parses and plans it once.
+ */
 export const SQL = {
   deleteBySeq: 'DELETE FROM messages WHERE seq = $1',
   insertQueue: `INSERT INTO queues (name, fifo, deduplicates_per_group, attributes, tags, created_at, last_modified_at)
@@ -137,6 +137,78 @@ export const SQL = {
             + (SELECT coalesce(sum(pg_column_size(a.*)), 0) FROM audit_log a))::bigint AS bytes`,
   lockTriageRow: 'SELECT * FROM messages WHERE seq = $1 AND queue_id = $2 FOR UPDATE SKIP LOCKED',
   heldRow: 'SELECT message_id, expires_at FROM messages WHERE seq = $1 AND queue_id = $2',
+  // The plans' steps (plan-steps.ts).
+  selectVisible: `SELECT * FROM messages WHERE queue_id = $1 AND visible_at <= $2 AND expires_at > $2
+         ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED`,
+  selectVisibleOfTenant: `SELECT * FROM messages WHERE queue_id = $1 AND tenant = $2 AND visible_at <= $3 AND expires_at > $3
+         ORDER BY visible_at, seq LIMIT $4 FOR UPDATE SKIP LOCKED`,
+  leastRecentlyServedTenants:
+    'SELECT tenant FROM fair_tenants WHERE queue_id = $1 ORDER BY served_at, tenant LIMIT $2',
+  serveTenant:
+    "UPDATE fair_tenants SET served_at = nextval('fair_tenant_turns') WHERE queue_id = $1 AND tenant = $2",
+  tenantHasMessages: 'SELECT 1 FROM messages WHERE queue_id = $1 AND tenant = $2 LIMIT 1',
+  forgetTenant: 'DELETE FROM fair_tenants WHERE queue_id = $1 AND tenant = $2',
+  noteTenant: `WITH added AS (
+           INSERT INTO fair_tenants (queue_id, tenant, served_at) SELECT $1, unnest($2::text[]), 0
+           ON CONFLICT DO NOTHING RETURNING tenant)
+         UPDATE messages SET group_id = '', tenant = '' WHERE queue_id = $1 AND group_id IS NULL
+           AND EXISTS (SELECT 1 FROM added WHERE tenant = '')`,
+  joinTenantless: `WITH added AS (
+           INSERT INTO fair_tenants (queue_id, tenant, served_at) VALUES ($1, '', 0) ON CONFLICT DO NOTHING)
+         UPDATE messages SET group_id = '', tenant = '' WHERE seq = $2 AND group_id IS NULL`,
+  anyTenant: 'SELECT 1 FROM fair_tenants WHERE queue_id = $1 LIMIT 1',
+  availableGroups: `SELECT group_id FROM fifo_groups
+           WHERE queue_id = $1 AND available_at <= $2 AND group_id <> ALL($4::text[])
+           ORDER BY available_at, group_id LIMIT $3 FOR UPDATE SKIP LOCKED`,
+  groupInOrder: 'SELECT * FROM messages WHERE queue_id = $1 AND group_id = $2 ORDER BY seq LIMIT $3',
+  groupHead: 'SELECT visible_at FROM messages WHERE queue_id = $1 AND group_id = $2 ORDER BY seq LIMIT 1',
+  upsertGroup: `INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES ($1, $2, $3)
+         ON CONFLICT (queue_id, group_id) DO UPDATE SET available_at = excluded.available_at`,
+  insertGroupIfAbsent: `INSERT INTO fifo_groups (queue_id, group_id, available_at) VALUES ($1, $2, $3)
+         ON CONFLICT DO NOTHING`,
+  forgetGroup: 'DELETE FROM fifo_groups WHERE queue_id = $1 AND group_id = $2',
+  forgetGroups: 'DELETE FROM fifo_groups WHERE queue_id = $1',
+  rebuildGroups: `INSERT INTO fifo_groups (queue_id, group_id, available_at)
+         SELECT DISTINCT ON (group_id) queue_id, group_id, visible_at FROM messages
+         WHERE queue_id = $1 AND group_id IS NOT NULL ORDER BY group_id, seq`,
+  claim: `UPDATE messages m SET visible_at = $1, delivery_started_at = $2, receive_count = c.receive_count,
+           first_received_at = c.first_received_at, receipt_token = c.receipt_token
+         FROM unnest($3::bigint[], $4::integer[], $5::bigint[], $6::text[])
+           AS c(seq, receive_count, first_received_at, receipt_token)
+         WHERE m.seq = c.seq`,
+  moveToDeadLetter: `UPDATE messages SET queue_id = $2, visible_at = $3, receipt_token = NULL, delivery_started_at = NULL,
+           dead_letter_source_arn = $4,
+           sent_at = CASE WHEN $5 THEN $3 ELSE sent_at END,
+           expires_at = CASE WHEN $5 THEN $3 ELSE sent_at END + $6
+         WHERE seq = $1`,
+  lockAttempt: 'SELECT pg_advisory_xact_lock($1, hashtext($2))',
+  attemptClaims:
+    'SELECT claims FROM receive_attempts WHERE queue_id = $1 AND attempt_id = $2 AND expires_at > $3',
+  reclaim: `UPDATE messages m SET visible_at = $2
+         FROM unnest($3::bigint[], $4::integer[]) AS c(seq, receive_count)
+         WHERE m.seq = c.seq AND m.queue_id = $1 AND m.receive_count = c.receive_count
+         RETURNING m.*`,
+  rememberAttempt: `INSERT INTO receive_attempts (queue_id, attempt_id, claims, expires_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (queue_id, attempt_id) DO UPDATE SET claims = excluded.claims, expires_at = excluded.expires_at`,
+  lockMoveTask: 'SELECT * FROM move_tasks WHERE handle = $1 FOR UPDATE',
+  insertMoved: `INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
+           md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at,
+           group_id, tenant, deduplication_id)
+         SELECT $2, $3, body, message_attributes, system_attributes, md5_of_body, md5_of_message_attributes,
+           md5_of_system_attributes, sender_id, $4, $5, $6, $7, $8, deduplication_id
+         FROM messages WHERE seq = $1`,
+  addMoved: 'UPDATE move_tasks SET moved = moved + $1 WHERE handle = $2 RETURNING *',
+  lockGroup: 'SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND group_id = $2 FOR UPDATE',
+  countInvisible: `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = $1 AND visible_at > $2
+         LIMIT $3) AS invisible`,
+  countInFlight: `SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0
+         LIMIT $3) AS invisible`,
+  movable: `SELECT * FROM messages m WHERE queue_id = $1 AND seq <= $2 AND visible_at <= $3 AND expires_at > $3
+         ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED`,
+  movableOfFifo: `SELECT * FROM messages m WHERE queue_id = $1 AND seq <= $2 AND visible_at <= $3 AND expires_at > $3
+         AND NOT EXISTS (SELECT 1 FROM messages e WHERE e.queue_id = m.queue_id AND e.group_id = m.group_id
+                  AND e.seq < m.seq AND e.visible_at > $3)
+         ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED`,
   /** What a deleted queue leaves besides its messages. */
   forgetQueueState: ['fifo_groups', 'fifo_deduplication', 'receive_attempts', 'fair_tenants'].map(
     (table) => `DELETE FROM ${table} WHERE queue_id = $1`,
