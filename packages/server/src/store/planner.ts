@@ -570,13 +570,21 @@ export function* sendPlan(
   messages: readonly NewMessage[],
   fifo: boolean,
 ): Plan<SentMessage[]> {
+  const checked = messages.filter((message) => message.deduplication);
+  // Without deduplication ids (standard queues) every message is new: the hot path takes nothing more.
+  if (checked.length === 0) {
+    const seqs = yield* answer(steps.insertMessages(queueId, messages, fifo));
+    return messages.map((message, index) => ({
+      messageId: message.messageId,
+      seq: seqs[index]!,
+      duplicate: false,
+    }));
+  }
   const keyOf = (deduplication: { scope: string; id: string }) =>
     `${deduplication.scope}\n${deduplication.id}`;
   const originals = new Map<string, SentMessage>();
-  const checked = messages.filter((message) => message.deduplication);
-  if (checked.length > 0)
-    for (const original of yield* answer(steps.deduplicated(queueId, checked)))
-      originals.set(keyOf(original), { messageId: original.messageId, seq: original.seq, duplicate: true });
+  for (const original of yield* answer(steps.deduplicated(queueId, checked)))
+    originals.set(keyOf(original), { messageId: original.messageId, seq: original.seq, duplicate: true });
   const fresh: NewMessage[] = [];
   const freshKeys = new Set<string>();
   for (const message of messages) {
