@@ -585,34 +585,36 @@ export function* sendPlan(
   const originals = new Map<string, SentMessage>();
   for (const original of yield* answer(steps.deduplicated(queueId, checked)))
     originals.set(keyOf(original), { messageId: original.messageId, seq: original.seq, duplicate: true });
+  // Each message's answer, by position; a repeat within the batch is the index of its first message.
+  const results: Array<SentMessage | number> = [];
+  const firstOf = new Map<string, number>();
   const fresh: NewMessage[] = [];
-  const freshKeys = new Set<string>();
-  for (const message of messages) {
+  const freshAt: number[] = [];
+  for (const [index, message] of messages.entries()) {
     const key = message.deduplication && keyOf(message.deduplication);
-    if (key === undefined || (!originals.has(key) && !freshKeys.has(key))) {
-      fresh.push(message);
-      if (key !== undefined) freshKeys.add(key);
+    const original = key === undefined ? undefined : (originals.get(key) ?? firstOf.get(key));
+    if (original !== undefined) {
+      results.push(original);
+      continue;
     }
+    if (key !== undefined) firstOf.set(key, index);
+    results.push(index); // its own answer, once inserted
+    fresh.push(message);
+    freshAt.push(index);
   }
-  const sent = new Map<NewMessage, SentMessage>();
   if (fresh.length > 0) {
     const seqs = yield* answer(steps.insertMessages(queueId, fresh, fifo));
-    for (const [index, message] of fresh.entries())
-      sent.set(message, { messageId: message.messageId, seq: seqs[index]!, duplicate: false });
-    const remembered = fresh.filter((message) => message.deduplication);
-    if (remembered.length > 0) {
-      yield* answer(
-        steps.rememberDeduplication(
-          queueId,
-          remembered.map((message) => ({ message, seq: sent.get(message)!.seq })),
-        ),
-      );
-      // A later message of the batch with the same id answers with this one's ids.
-      for (const message of remembered)
-        originals.set(keyOf(message.deduplication!), { ...sent.get(message)!, duplicate: true });
-    }
+    for (const [at, index] of freshAt.entries())
+      results[index] = { messageId: fresh[at]!.messageId, seq: seqs[at]!, duplicate: false };
+    const remembered = fresh.flatMap((message, at) =>
+      message.deduplication ? [{ message, seq: seqs[at]! }] : [],
+    );
+    if (remembered.length > 0) yield* answer(steps.rememberDeduplication(queueId, remembered));
   }
-  return messages.map((message) => sent.get(message) ?? originals.get(keyOf(message.deduplication!))!);
+  // A later message of the batch with an earlier one's id answers with that one's ids.
+  return results.map((result) =>
+    typeof result === 'number' ? { ...(results[result] as SentMessage), duplicate: true } : result,
+  );
 }
 
 /**
