@@ -1,7 +1,8 @@
 import type { NewMessage, StoredMessage } from './contract.ts';
 import { answer, type Plan } from './plan.ts';
-import { type GroupSteps, refreshGroup, type SendSteps, sendPlan, type TriageSteps } from './planner.ts';
+import { type GroupSteps, refreshGroup, type TriageSteps } from './planner.ts';
 import { type MessageRow, toMessage } from './rows.ts';
+import { type SendSteps, sendPlan } from './send-plan.ts';
 
 /**
  * DLQ triage (docs/guide/dead-letter-queues.md): reading a queue's messages without receiving them, and

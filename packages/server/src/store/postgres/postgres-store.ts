@@ -43,7 +43,6 @@ import {
   rebuildGroups,
   receivePlan,
   type StoreSteps,
-  sendPlan,
 } from '../planner.ts';
 import {
   type MoveTaskRow,
@@ -54,6 +53,7 @@ import {
   toQueue,
   toSample,
 } from '../rows.ts';
+import { sendPlan } from '../send-plan.ts';
 import type {
   AuditEntry,
   AuditKeep,

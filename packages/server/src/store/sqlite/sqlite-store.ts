@@ -41,7 +41,6 @@ import {
   purgePlan,
   rebuildGroups,
   receivePlan,
-  sendPlan,
 } from '../planner.ts';
 import {
   type MoveTaskRow,
@@ -52,6 +51,7 @@ import {
   toQueue,
   toSample,
 } from '../rows.ts';
+import { sendPlan } from '../send-plan.ts';
 import type {
   AuditEntry,
   AuditKeep,
