@@ -1030,9 +1030,15 @@ export function sqsSemanticsSuite(backend: string, factory: () => StoreFactory):
         assert.equal(await change(z1, 'anyIssued'), 'changed', 'lapsed and superseded, under anyIssued');
         assert.equal((await h.store.countMessages(queue.id, h.clock.now())).notVisible, 1);
         assert.equal(await change(x1, 'anyIssued'), 'missing');
-        assert.deepEqual(await h.store.deleteMessages(queue.id, [receipt(w1)], check('anyIssued')), [
-          'deleted',
-        ]);
+        assert.deepEqual(
+          await h.store.deleteMessages(
+            queue.id,
+            [{ ...receipt(w1), receiptToken: 'not-its-token' }, receipt(w1), receipt(w1)],
+            check('anyIssued'),
+          ),
+          ['invalid', 'deleted', 'missing'],
+          'a receipt refused before the one that deletes says why; one after finds the message gone',
+        );
         assert.deepEqual(await h.store.deleteMessages(queue.id, [], check('anyIssued')), []);
       });
     });

@@ -13,7 +13,7 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import pg from 'pg';
-import { MIGRATION_LOCK } from '../../packages/server/src/store/postgres/postgres-store.ts';
+import { MIGRATION_LOCK } from '../../packages/server/src/store/postgres/connection.ts';
 import { freshDatabase } from '../../tools/postgres.ts';
 import {
   NEEDS_OWN_SERVER,

@@ -66,6 +66,19 @@ describe('PostgreSQL store: round trips', () => {
     assert.equal(ten, one);
   });
 
+  it('sends a standard batch of ten in one statement, as a batch of one', async () => {
+    const queue = await store.createQueue({ name: 'batch', fifo: false, attributes: {}, tags: {}, now: 1 });
+    await store.sendMessages(queue.id, [newMessage('first', 'body')]); // the queue's kind is read once, then cached
+    const one = await statementsOf(() => store.sendMessages(queue.id, [newMessage('m0', 'body 0')]));
+    const ten = await statementsOf(() =>
+      store.sendMessages(
+        queue.id,
+        Array.from({ length: 10 }, (_, i) => newMessage(`m${i + 1}`, `body ${i + 1}`)),
+      ),
+    );
+    assert.deepEqual([one, ten], [1, 1]);
+  });
+
   it('counts the audit trail in the stored bytes, which --max-stored-bytes caps', async () => {
     const triage = store as Store & TriageStore;
     const before = await store.storedBytes!();

@@ -18,7 +18,7 @@ describe('SQLite store that cannot write', () => {
 
   it('rejects writes with StoreUnavailableError(read-only), serves reads, and recovers', async () => {
     const store = new SqliteStore({ dataDir: dir, durability: 'durable' });
-    const db = (store as unknown as { db: Database.Database }).db;
+    const db = (store as unknown as { connection: { db: Database.Database } }).connection.db;
     const queue = await store.createQueue({ name: 'q', fifo: false, attributes: {}, tags: {}, now: 1 });
     assert.equal(await store.condition(), undefined);
     db.pragma('query_only = ON');

@@ -5,12 +5,12 @@ import { DEFAULT_CAPACITY } from '../core/limits.ts';
 import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
 import { DEFAULT_ACCOUNT_ID, DEFAULT_REGION } from '../core/sqs-service.ts';
 import { integerFlag, UsageError } from '../shared/command-flags.ts';
-import { DEFAULT_MAX_CONNECTIONS } from '../store/postgres/db.ts';
+import { DEFAULT_MAX_CONNECTIONS } from '../store/postgres/connection.ts';
 import {
   DEFAULT_DISK_RESERVE_BYTES,
   DEFAULT_DURABILITY,
   type Durability,
-} from '../store/sqlite/sqlite-store.ts';
+} from '../store/sqlite/connection.ts';
 import type { AccessKey } from './auth/access.ts';
 import { ACCESS_KEY_ID, isMetricsToken, METRICS_TOKEN_RULE } from './config-file.ts';
 import { CONNECTION_LIMIT_DEFAULTS } from './connections.ts';

@@ -1,14 +1,27 @@
 import type {
+  ChangeVisibilityOutcome,
+  ChangeVisibilityRequest,
   DeadLetterTarget,
+  DeleteOutcome,
+  MessageReceipt,
   MoveDestination,
   MoveOutcome,
   MoveRequest,
+  ReceiptCheck,
   ReceiveRequest,
   ReceiveResult,
   StoredMessage,
 } from './contract.ts';
 import { type Answer, answer, type Plan } from './plan.ts';
+import {
+  type MessageState,
+  type ReceiptBounds,
+  receiptBounds,
+  receiptRefusal,
+  visibilityChangeRefusal,
+} from './receipts.ts';
 import { type MessageRow, type MoveTaskRow, messageRowBytes, toMessage, toMoveTask } from './rows.ts';
+import type { SendSteps } from './send-plan.ts';
 
 /**
  * The receive and the move task's batch, decided once for both stores: which messages a receive takes, in
@@ -121,7 +134,83 @@ export interface MoveSteps {
   addMoved(handle: string, count: number): Answer<MoveTaskRow>;
 }
 
+/** A change of a message's visibility. */
+export interface VisibilitySteps {
+  /**
+   * Holds the row of the message's FIFO group before the message's own (locks go group first, then
+   * messages); a store with one writer has nothing to do.
+   */
+  lockGroupOf(queueId: number, seq: number): Answer<void>;
+  /** The message's receipt state, its row held until the transaction ends; undefined when it is gone. */
+  messageState(queueId: number, seq: number): Answer<MessageState | undefined>;
+  /** The message becomes visible at `visibleAt`; `was` is its state before. */
+  setVisibleAt(queueId: number, seq: number, visibleAt: number, was: MessageState, now: number): Answer<void>;
+}
+
+/** A message a delete by receipt deleted. */
+export interface DeletedMessage {
+  seq: number;
+  /** Its group, in a FIFO queue. */
+  groupId?: string | null;
+  /** Its state before the delete; given at least when another receipt of the batch names the same message. */
+  before?: MessageState;
+}
+
+/** A batch of deletes by receipt. */
+export interface DeleteSteps {
+  /** Holds the rows of the FIFO groups of the messages `seqs`, in name order; a store with one writer has nothing to do. */
+  lockGroupsOf(queueId: number, seqs: readonly number[]): Answer<void>;
+  /**
+   * Deletes each message of the queue whose receipt's bounds it is within, the receipts in order (a message
+   * several pass for is deleted once); answers the messages deleted.
+   */
+  deleteByReceipts(
+    queueId: number,
+    receipts: readonly ReceiptBounds[],
+    fifo: boolean,
+  ): Answer<DeletedMessage[]>;
+  /** The receipt states of the queue's messages `seqs` (those that are gone are left out). */
+  messageStates(queueId: number, seqs: readonly number[]): Answer<Array<MessageState & { seq: number }>>;
+}
+
+/** What a replay or a delete by seq decides with, inside the store's transaction for the one message. */
+export interface TriageSteps {
+  /**
+   * The queue's message `seq`, its row held until the transaction ends; `held` (its id and expiry) when
+   * another writer holds the row now, a receive claiming it; undefined when it is gone.
+   */
+  triageRow(
+    queueId: number,
+    seq: number,
+  ): Answer<MessageRow | { held: Pick<MessageRow, 'message_id' | 'expires_at'> } | undefined>;
+  deleteMessage(seq: number): Answer<void>;
+  /** Long polls of the queue on other nodes learn of its new message, at commit; one process has nothing to do. */
+  wake(queueId: number): Answer<void>;
+}
+
+/** A purge and the sweep of expired messages. */
+export interface UpkeepSteps {
+  /**
+   * When the queue was last purged (null: never), its row held until the transaction ends; undefined when
+   * there is no such queue.
+   */
+  lastPurgedAt(queueId: number): Answer<number | null | undefined>;
+  /** Deletes the queue's messages sent up to `now` and its deduplication ids, and notes `now` as its last purge. */
+  purge(queueId: number, now: number): Answer<void>;
+  /** Deletes up to `limit` messages expired at `now`; answers their queues and groups. */
+  deleteExpired(
+    now: number,
+    limit: number,
+  ): Answer<ReadonlyArray<{ queue_id: number; group_id: string | null }>>;
+  /** Forgets the deduplication ids and FIFO receive attempts expired at `now`. */
+  forgetExpired(now: number): Answer<void>;
+}
+
+/** What the receive and the move batch decide with. */
 export type PlanSteps = InFlightSteps & TenantSteps & GroupSteps & ReceiveSteps & MoveSteps;
+
+/** Every step a store gives the plans. */
+export type StoreSteps = PlanSteps & SendSteps & DeleteSteps & VisibilitySteps & UpkeepSteps & TriageSteps;
 
 /** The kinds of the queues a receive touches, which the store knows (and caches) in its own way. */
 export interface ReceiveKinds {
@@ -439,4 +528,91 @@ export function* moveBatchPlan(steps: PlanSteps, request: MoveRequest): Plan<Mov
   outcome.destinations = [...destinations];
   outcome.more = outcome.unroutable !== undefined || candidates.length > request.max;
   return outcome;
+}
+
+/**
+ * Store.deleteMessages (see its contract), on a queue that is FIFO or not (`fifo`): the batch's deletes in one
+ * step, each FIFO group deleted from refreshed once (a group's row needs only its state after the batch), and
+ * only a refused receipt's message read again, to tell why.
+ */
+export function* deletePlan(
+  steps: GroupSteps & DeleteSteps,
+  queueId: number,
+  receipts: ReadonlyArray<MessageReceipt>,
+  check: ReceiptCheck,
+  fifo: boolean,
+): Plan<DeleteOutcome[]> {
+  if (receipts.length === 0) return [];
+  const seqs = receipts.map((receipt) => receipt.seq);
+  // Groups first, then messages: the lock order every writer keeps.
+  if (fifo) yield* answer(steps.lockGroupsOf(queueId, seqs));
+  const bounds = receipts.map((receipt) => receiptBounds(receipt, check));
+  const deleted = new Map(
+    (yield* answer(steps.deleteByReceipts(queueId, bounds, fifo))).map((message) => [message.seq, message]),
+  );
+  if (fifo) {
+    const groups = new Set([...deleted.values()].flatMap((message) => message.groupId ?? []));
+    for (const groupId of [...groups].sort()) yield* refreshGroup(steps, queueId, groupId);
+  }
+  const refused = [...new Set(seqs.filter((seq) => !deleted.has(seq)))];
+  const remaining = new Map(
+    refused.length === 0
+      ? []
+      : (yield* answer(steps.messageStates(queueId, refused))).map((row) => [row.seq, row]),
+  );
+  const done = new Set<number>();
+  return receipts.map((receipt): DeleteOutcome => {
+    const { seq } = receipt;
+    // The first receipt that passes for a deleted message deleted it; any later one finds it gone.
+    if (done.has(seq)) return 'missing';
+    const message = deleted.get(seq);
+    if (message) {
+      const refusal = message.before && receiptRefusal(message.before, receipt, check);
+      if (refusal) return refusal;
+      done.add(seq);
+      return 'deleted';
+    }
+    const row = remaining.get(seq);
+    return (row && receiptRefusal(row, receipt, check)) ?? 'missing';
+  });
+}
+
+/** Store.changeVisibility (see its contract), on a queue that is FIFO or not (`fifo`). */
+export function* changeVisibilityPlan(
+  steps: GroupSteps & VisibilitySteps,
+  request: ChangeVisibilityRequest,
+  fifo: boolean,
+): Plan<ChangeVisibilityOutcome> {
+  const { queueId } = request;
+  const { seq } = request.receipt;
+  if (fifo) yield* answer(steps.lockGroupOf(queueId, seq));
+  const state = yield* answer(steps.messageState(queueId, seq));
+  if (!state) return 'missing';
+  const refusal = visibilityChangeRefusal(state, request);
+  if (refusal) return refusal;
+  yield* answer(steps.setVisibleAt(queueId, seq, request.visibleAt, state, request.now));
+  if (state.group_id !== null && fifo) yield* refreshGroup(steps, queueId, state.group_id);
+  return 'changed';
+}
+
+/** Store.purgeQueue (see its contract): at most one purge per queue within `windowMs`. */
+export function* purgePlan(
+  steps: GroupSteps & UpkeepSteps,
+  queueId: number,
+  now: number,
+  windowMs: number,
+): Plan<boolean> {
+  const lastPurgedAt = yield* answer(steps.lastPurgedAt(queueId));
+  if (lastPurgedAt === undefined || (lastPurgedAt !== null && now - lastPurgedAt < windowMs)) return false;
+  yield* answer(steps.purge(queueId, now));
+  yield* rebuildGroups(steps, queueId);
+  return true;
+}
+
+/** Store.deleteExpired (see its contract): a batch of expired messages, their groups refreshed. */
+export function* expiryPlan(steps: GroupSteps & UpkeepSteps, now: number, limit: number): Plan<number> {
+  const deleted = yield* answer(steps.deleteExpired(now, limit));
+  yield* refreshGroupsOf(steps, deleted);
+  yield* answer(steps.forgetExpired(now));
+  return deleted.length;
 }

@@ -1,5 +1,8 @@
 import type { NewMessage, StoredMessage } from './contract.ts';
-import type { MessageRow } from './rows.ts';
+import { answer, type Plan } from './plan.ts';
+import { type GroupSteps, refreshGroup, type TriageSteps } from './planner.ts';
+import { type MessageRow, toMessage } from './rows.ts';
+import { type SendSteps, sendPlan } from './send-plan.ts';
 
 /**
  * DLQ triage (docs/guide/dead-letter-queues.md): reading a queue's messages without receiving them, and
@@ -117,6 +120,70 @@ export interface AuditRecord extends Omit<AuditEntry, 'via'> {
 /** Received and not visible again yet: a consumer holds it (a delayed message was never received). */
 export function isInFlight(row: Pick<MessageRow, 'receive_count' | 'visible_at'>, now: number): boolean {
   return row.receive_count > 0 && row.visible_at > now;
+}
+
+type TriagePlanSteps = TriageSteps & GroupSteps & SendSteps;
+
+/** TriageStore.deleteMessagesBySeq (see its contract), for one message. */
+export function* triageDeletePlan(
+  steps: TriagePlanSteps,
+  queueId: number,
+  seq: number,
+  now: number,
+): Plan<TriageOutcome> {
+  const row = yield* available(steps, queueId, seq, now);
+  if ('outcome' in row) return row;
+  yield* remove(steps, row);
+  return { seq, outcome: 'done', messageId: row.message_id };
+}
+
+/** TriageStore.replayMessages (see its contract), for one message. */
+export function* triageReplayPlan(
+  steps: TriagePlanSteps,
+  request: ReplayRequest,
+  seq: number,
+): Plan<TriageOutcome> {
+  const row = yield* available(steps, request.queueId, seq, request.now);
+  if ('outcome' in row) return row;
+  const copy = request.copy(toMessage(row));
+  if ('refused' in copy) return { seq, outcome: 'refused', messageId: row.message_id, reason: copy.refused };
+  yield* remove(steps, row);
+  // As a send would store it (groups, tenants); its deduplication is none.
+  const fifo = yield* answer(steps.isFifo(copy.queueId));
+  yield* sendPlan(steps, copy.queueId, [copy.message], fifo);
+  yield* answer(steps.wake(copy.queueId));
+  return {
+    seq,
+    outcome: 'done',
+    messageId: row.message_id,
+    queueId: copy.queueId,
+    newMessageId: copy.message.messageId,
+  };
+}
+
+/** The message's row, unless it is gone or a consumer holds it (or is claiming it now). */
+function* available(
+  steps: TriagePlanSteps,
+  queueId: number,
+  seq: number,
+  now: number,
+): Plan<MessageRow | TriageOutcome> {
+  const found = yield* answer(steps.triageRow(queueId, seq));
+  if (!found) return { seq, outcome: 'missing' };
+  if ('held' in found)
+    return found.held.expires_at > now
+      ? { seq, outcome: 'inFlight', messageId: found.held.message_id }
+      : { seq, outcome: 'missing' };
+  if (found.expires_at <= now) return { seq, outcome: 'missing' };
+  if (isInFlight(found, now)) return { seq, outcome: 'inFlight', messageId: found.message_id };
+  return found;
+}
+
+/** Deletes the message, and updates its FIFO group's row. */
+function* remove(steps: TriagePlanSteps, row: MessageRow): Plan<void> {
+  yield* answer(steps.deleteMessage(row.seq));
+  if (row.group_id !== null && (yield* answer(steps.isFifo(row.queue_id))))
+    yield* refreshGroup(steps, row.queue_id, row.group_id);
 }
 
 /** audit_log's columns, in both stores. */

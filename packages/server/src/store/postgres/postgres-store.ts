@@ -1,9 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { NO_ACTIVITY } from '../activity-tally.ts';
 import type {
-  ActivityCounts,
   ChangeVisibilityOutcome,
   ChangeVisibilityRequest,
   DeleteOutcome,
@@ -39,18 +35,17 @@ import type {
 import { StoreUnavailableError } from '../contract.ts';
 import { runAwaiting } from '../plan.ts';
 import {
+  changeVisibilityPlan,
+  deletePlan,
+  expiryPlan,
   moveBatchPlan,
-  type PlanSteps,
+  purgePlan,
   rebuildGroups,
   receivePlan,
-  refreshGroup,
-  refreshGroupsOf,
+  type StoreSteps,
 } from '../planner.ts';
-import { type MessageState, receiptRefusal, visibilityChangeRefusal } from '../receipts.ts';
 import {
   type MoveTaskRow,
-  type NewMessageRow,
-  newMessageRow,
   type QueueRow,
   type SampleRow,
   sampleRow,
@@ -58,6 +53,7 @@ import {
   toQueue,
   toSample,
 } from '../rows.ts';
+import { sendPlan } from '../send-plan.ts';
 import type {
   AuditEntry,
   AuditKeep,
@@ -66,45 +62,17 @@ import type {
   TriageOutcome,
   TriageStore,
 } from '../triage.ts';
-import { type Db, DEFAULT_MAX_CONNECTIONS, run } from './db.ts';
-import { lockGroup, planSteps } from './plan-steps.ts';
-import { MIGRATIONS } from './schema.ts';
+import { triageDeletePlan, triageReplayPlan } from '../triage.ts';
+import { type ConnectionOptions, type Db, PostgresConnection, run } from './connection.ts';
+import { planSteps } from './plan-steps.ts';
+import { ACTIVITY_COLUMNS, insertSamples, SQL } from './statements.ts';
 import { postgresTopics as topics } from './topics.ts';
 import { PostgresTriage } from './triage.ts';
 
-export interface PostgresStoreOptions {
-  /** postgres://user[:password]@host[:port]/database, as libpq and every PostgreSQL tool take it. */
-  connectionString: string;
-  /** Connections this node keeps at most (each statement in flight holds one); DEFAULT_MAX_CONNECTIONS if not given. */
-  maxConnections?: number;
-  /**
-   * How often long polls try again without a wake from another node, in case a notification was lost
-   * (the listening connection dropped). Default 5000 ms.
-   */
-  fallbackWakeMs?: number;
-}
+export type PostgresStoreOptions = ConnectionOptions;
 
-/** How long `condition()` waits for the database to answer before calling it unreachable. */
-const HEALTH_TIMEOUT_MS = 3000;
-
-/** The channel on which nodes announce that a queue may have visible messages; payload "node:queueId". */
-const WAKE_CHANNEL = 'sluice_wake';
-
-/** pg_advisory_xact_lock key under which nodes starting together take turns to migrate. */
-export const MIGRATION_LOCK = 7_405_931_001;
 /** pg_advisory_xact_lock key under which nodes take turns to add event source mappings. */
 const MAPPING_ADD_LOCK = 7_405_931_002;
-/** Deadlocks (two transactions locking groups in opposite orders) and serialization failures: run again. */
-const RETRYABLE = new Set(['40P01', '40001']);
-const MAX_ATTEMPTS = 5;
-
-/** BIGINT (int8) columns hold epoch milliseconds and seqs, all well inside Number's exact range. */
-const types = {
-  getTypeParser: ((oid: number, format?: string) =>
-    oid === pg.types.builtins.INT8
-      ? (value: string) => Number(value)
-      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
-};
 
 /**
  * The PostgreSQL store: any number of Sluice nodes share one database. Every state change is one statement
@@ -114,206 +82,77 @@ const types = {
  * so every node sees them.
  */
 export class PostgresStore implements Store, TriageStore {
-  readonly pool: pg.Pool;
   /** Whether each queue id is FIFO; a queue's kind never changes and ids are never reused. */
   private readonly fifoById = new Map<number, boolean>();
-  private readonly ready: Promise<void>;
-  /** Tells this node's own notifications apart from other nodes'. */
-  private readonly nodeId = randomUUID();
-  private readonly connectionString: string;
-  private readonly fallbackWakeMs: number;
-  private listener: pg.Client | undefined;
-  private fallbackTimer: NodeJS.Timeout | undefined;
-  private wake: ((queueId: number | undefined) => void) | undefined;
-  private closed = false;
-  /** Statements and transactions under way, and who waits for there to be none (tests on a fake clock). */
-  private busy = 0;
-  private drained: Array<() => void> = [];
-  /** Single statements outside a transaction, counted in `busy`. */
-  private readonly direct: Db = {
-    query: (config) =>
-      this.track(async () => {
-        const client = await this.connect();
-        try {
-          const result = await client.query(config);
-          client.release();
-          return result;
-        } catch (error) {
-          // As pool.query does: a connection whose statement failed is not reused.
-          client.release(true);
-          throw error;
-        }
-      }),
-  };
-  private readonly triage = new PostgresTriage({
-    direct: this.direct,
-    transaction: (work) => this.transaction(work),
-    removeRow: async (db, row) => {
-      await run(db, 'DELETE FROM messages WHERE seq = $1', [row.seq]);
-      if (row.group_id !== null && (await this.isFifo(row.queue_id)))
-        await runAwaiting(refreshGroup(this.steps(db), row.queue_id, row.group_id));
-    },
-    insertMessage: async (db, queueId, message) => {
-      if (await this.isFifo(queueId)) {
-        await this.sendFifo(db, queueId, [message]);
-      } else {
-        const tenants = message.groupId === undefined ? [] : [message.groupId, ''];
-        await this.insertMessages(db, queueId, [message], { tenants, announce: false });
-      }
-      await this.announce(db, [queueId]);
-    },
-  });
+  private readonly direct: Db;
+  private readonly triage: PostgresTriage;
 
-  private constructor(options: PostgresStoreOptions) {
-    this.pool = new pg.Pool({
-      connectionString: options.connectionString,
-      max: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
-      types,
+  private constructor(private readonly connection: PostgresConnection) {
+    this.direct = connection.direct;
+    this.triage = new PostgresTriage({
+      direct: this.direct,
+      transaction: (work) => this.transaction(work),
     });
-    // A connection the database ends (a restart, a failover, pg_terminate_backend) makes its client emit
-    // 'error', and an 'error' event nobody listens to ends the process. The pool listens only while a client
-    // is idle (this handler); from checkout to release, inside a transaction or between two of its statements,
-    // nobody does. So every client listens for its whole life: the statement in flight, or the next one, fails
-    // on its own (as StoreUnavailableError), and a client that failed is released broken, never reused.
-    this.pool.on('error', () => {});
-    this.pool.on('connect', (client) => client.on('error', () => {}));
-    this.connectionString = options.connectionString;
-    this.fallbackWakeMs = options.fallbackWakeMs ?? 5000;
-    this.ready = this.migrate();
-  }
-
-  onRemoteWake(wake: (queueId: number | undefined) => void): void {
-    this.wake = wake;
-    if (!this.listener) void this.listen();
-    this.fallbackTimer ??= setInterval(() => this.wake?.(undefined), this.fallbackWakeMs);
-    this.fallbackTimer.unref();
-  }
-
-  /**
-   * One connection LISTENs for the other nodes' wakes. When it drops it is opened again, and every queue
-   * is woken, as notifications sent meanwhile are lost.
-   */
-  private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.connectionString });
-    this.listener = client;
-    const reconnect = () => {
-      if (this.closed || this.listener !== client) return;
-      this.listener = undefined;
-      client.end().catch(() => {});
-      setTimeout(() => {
-        if (this.closed) return;
-        void this.listen().then(() => this.wake?.(undefined));
-      }, 500).unref();
-    };
-    client.on('error', reconnect);
-    client.on('end', reconnect);
-    client.on('notification', ({ payload }) => {
-      const [node, queue] = (payload ?? '').split(':');
-      if (node !== this.nodeId) this.wake?.(Number(queue));
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${WAKE_CHANNEL}`);
-      // Closed while connecting.
-      if (this.closed) await client.end();
-    } catch {
-      reconnect();
-    }
-  }
-
-  /** Tells the other nodes, when the transaction commits, that these queues may have visible messages. */
-  private async announce(db: Db, queueIds: Iterable<number>): Promise<void> {
-    for (const queueId of new Set(queueIds))
-      await run(db, 'SELECT pg_notify($1, $2)', [WAKE_CHANNEL, `${this.nodeId}:${queueId}`]);
   }
 
   /** Connects and runs the migrations this database lacks (one node at a time). */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
-    const store = new PostgresStore(options);
+    const connection = new PostgresConnection(options);
     try {
-      await store.ready;
+      await connection.ready;
     } catch (error) {
-      await store.pool.end();
+      await connection.pool.end();
       // At start the database's own words (a wrong password, no such database) say more than "unreachable".
       throw error instanceof StoreUnavailableError ? error.cause : error;
     }
-    return store;
+    return new PostgresStore(connection);
   }
 
-  private async migrate(): Promise<void> {
-    await this.transaction(async (db) => {
-      await run(db, 'SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-      await run(
-        db,
-        `CREATE TABLE IF NOT EXISTS schema_migrations (
-           version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
-      );
-      const { rows } = await run<{ version: number }>(
-        db,
-        'SELECT coalesce(max(version), 0) AS version FROM schema_migrations',
-      );
-      for (let version = rows[0]!.version; version < MIGRATIONS.length; version++) {
-        await db.query({ text: MIGRATIONS[version]! });
-        await run(db, 'INSERT INTO schema_migrations (version) VALUES ($1)', [version + 1]);
-      }
-    });
+  onRemoteWake(wake: (queueId: number | undefined) => void): void {
+    this.connection.onRemoteWake(wake);
   }
 
   async createQueue(queue: NewQueue): Promise<QueueRecord> {
     return this.transaction(async (db) => {
-      const { rows } = await run<QueueRow>(
-        db,
-        `INSERT INTO queues (name, fifo, deduplicates_per_group, attributes, tags, created_at, last_modified_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING *`,
-        [
-          queue.name,
-          queue.fifo,
-          queue.deduplicatesPerGroup ?? false,
-          JSON.stringify(queue.attributes),
-          JSON.stringify(queue.tags),
-          queue.now,
-        ],
-      );
-      await run(db, 'DELETE FROM deleted_queues WHERE name = $1', [queue.name]);
+      const { rows } = await run<QueueRow>(db, SQL.insertQueue, [
+        queue.name,
+        queue.fifo,
+        queue.deduplicatesPerGroup ?? false,
+        JSON.stringify(queue.attributes),
+        JSON.stringify(queue.tags),
+        queue.now,
+      ]);
+      await run(db, SQL.forgetDeletedQueue, [queue.name]);
       return toQueue(rows[0]!);
     });
   }
 
   async getQueue(name: string): Promise<QueueRecord | undefined> {
     // Not cached: another node may change the queue at any time.
-    const { rows } = await run<QueueRow>(this.direct, 'SELECT * FROM queues WHERE name = $1', [name]);
+    const { rows } = await run<QueueRow>(this.direct, SQL.queueByName, [name]);
     return rows[0] && toQueue(rows[0]);
   }
 
   async listQueues(options: { prefix?: string; afterName?: string; limit: number }): Promise<QueueRecord[]> {
-    const { rows } = await run<QueueRow>(
-      this.direct,
-      'SELECT * FROM queues WHERE starts_with(name, $1) AND name > $2 ORDER BY name LIMIT $3',
-      [options.prefix ?? '', options.afterName ?? '', options.limit],
-    );
+    const { rows } = await run<QueueRow>(this.direct, SQL.listQueues, [
+      options.prefix ?? '',
+      options.afterName ?? '',
+      options.limit,
+    ]);
     return rows.map(toQueue);
   }
 
   async updateQueue(id: number, changes: QueueChanges): Promise<QueueRecord | undefined> {
     return this.transaction(async (db) => {
-      const { rows } = await run<QueueRow>(
-        db,
-        `UPDATE queues SET attributes = coalesce($2, attributes), tags = coalesce($3, tags), last_modified_at = $4
-         WHERE id = $1 RETURNING *`,
-        [
-          id,
-          changes.attributes ? JSON.stringify(changes.attributes) : null,
-          changes.tags ? JSON.stringify(changes.tags) : null,
-          changes.now,
-        ],
-      );
+      const { rows } = await run<QueueRow>(db, SQL.updateQueue, [
+        id,
+        changes.attributes ? JSON.stringify(changes.attributes) : null,
+        changes.tags ? JSON.stringify(changes.tags) : null,
+        changes.now,
+      ]);
       if (!rows[0]) return undefined;
       if (changes.waitingDelayMs !== undefined) {
-        await run(
-          db,
-          'UPDATE messages SET visible_at = sent_at + $1 WHERE queue_id = $2 AND receive_count = 0',
-          [changes.waitingDelayMs, id],
-        );
+        await run(db, SQL.redelayWaiting, [changes.waitingDelayMs, id]);
         await runAwaiting(rebuildGroups(this.steps(db), id));
         await this.announce(db, [id]);
       }
@@ -323,29 +162,17 @@ export class PostgresStore implements Store, TriageStore {
 
   async deleteQueue(id: number, now: number): Promise<void> {
     await this.transaction(async (db) => {
-      const { rows } = await run<{ name: string }>(db, 'DELETE FROM queues WHERE id = $1 RETURNING name', [
-        id,
-      ]);
+      const { rows } = await run<{ name: string }>(db, SQL.deleteQueue, [id]);
       if (!rows[0]) return;
-      await run(db, 'DELETE FROM messages WHERE queue_id = $1', [id]);
-      for (const table of ['fifo_groups', 'fifo_deduplication', 'receive_attempts', 'fair_tenants'])
-        await run(db, `DELETE FROM ${table} WHERE queue_id = $1`, [id]);
-      await run(
-        db,
-        `INSERT INTO deleted_queues (name, deleted_at) VALUES ($1, $2)
-         ON CONFLICT (name) DO UPDATE SET deleted_at = excluded.deleted_at`,
-        [rows[0].name, now],
-      );
+      await run(db, SQL.deleteQueueMessages, [id]);
+      for (const statement of SQL.forgetQueueState) await run(db, statement, [id]);
+      await run(db, SQL.rememberDeletedQueue, [rows[0].name, now]);
     });
     this.fifoById.delete(id);
   }
 
   async queueDeletedAt(name: string): Promise<number | undefined> {
-    const { rows } = await run<{ deleted_at: number }>(
-      this.direct,
-      'SELECT deleted_at FROM deleted_queues WHERE name = $1',
-      [name],
-    );
+    const { rows } = await run<{ deleted_at: number }>(this.direct, SQL.deletedQueue, [name]);
     return rows[0]?.deleted_at;
   }
 
@@ -354,14 +181,14 @@ export class PostgresStore implements Store, TriageStore {
     messages: NewMessage[],
     onVisible?: () => void,
   ): Promise<SentMessage[]> {
-    const fifo = await this.isFifo(queueId);
-    const sent = fifo
+    // A standard queue's batch is one statement (its wake of other nodes in it), outside a transaction.
+    const sent = (await this.isFifo(queueId))
       ? await this.transaction(async (db) => {
-          const results = await this.sendFifo(db, queueId, messages);
+          const results = await this.send(db, queueId, messages);
           if (results.some((result) => !result.duplicate)) await this.announce(db, [queueId]);
           return results;
         })
-      : await this.sendStandard(queueId, messages);
+      : await this.send(this.direct, queueId, messages);
     onVisible?.();
     return sent;
   }
@@ -449,14 +276,7 @@ export class PostgresStore implements Store, TriageStore {
         const existing = await topics.existingQueues(db, [...byQueue.keys()]);
         for (const [queueId, messages] of byQueue) {
           if (!existing.has(queueId)) continue;
-          if (await this.isFifo(queueId)) await this.sendFifo(db, queueId, messages);
-          else {
-            const tenants = [...new Set(messages.flatMap((message) => message.groupId ?? []))];
-            await this.insertMessages(db, queueId, messages, {
-              tenants: tenants.length > 0 ? [...tenants, ''] : [],
-              announce: false,
-            });
-          }
+          await this.send(db, queueId, messages);
           touched.add(queueId);
         }
         await topics.insertEndpointDeliveries(db, publication.endpointDeliveries ?? []);
@@ -502,183 +322,9 @@ export class PostgresStore implements Store, TriageStore {
     return this.track(() => topics.dropEndpointDelivery(this.direct, subscriptionArn, id));
   }
 
-  /**
-   * Standard queues: the batch, its tenants (fair queues: messages without a group in a queue with tenants
-   * are the tenant '') and the other nodes' wake, all in one statement.
-   */
-  private async sendStandard(queueId: number, messages: NewMessage[]): Promise<SentMessage[]> {
-    const tenants = [...new Set(messages.flatMap((message) => message.groupId ?? []))];
-    const seqs = await this.insertMessages(this.direct, queueId, messages, {
-      tenants: tenants.length > 0 ? [...tenants, ''] : [],
-      announce: true,
-    });
-    return messages.map((message, index) => ({
-      messageId: message.messageId,
-      seq: seqs[index]!,
-      duplicate: false,
-    }));
-  }
-
-  /**
-   * FIFO queues: the batch checked against the deduplication window, its groups locked and its new messages
-   * inserted, a statement for each step rather than five for each message. Locks are taken in sorted order
-   * (deduplication ids, then groups), so two sends naming the same ones in other orders wait instead of
-   * deadlocking.
-   */
-  private async sendFifo(db: Db, queueId: number, messages: NewMessage[]): Promise<SentMessage[]> {
-    const keyOf = (deduplication: { scope: string; id: string }) =>
-      `${deduplication.scope}\n${deduplication.id}`;
-    const keys = [...new Set(messages.flatMap(({ deduplication: d }) => (d ? [keyOf(d)] : [])))].sort();
-    // Two nodes sending the same id at once: the second waits here and then finds the first's.
-    await run(
-      db,
-      `SELECT pg_advisory_xact_lock($1, hashtext('dedup' || chr(10) || key))
-       FROM unnest($2::text[]) WITH ORDINALITY AS k(key, n) ORDER BY n`,
-      [queueId, keys],
-    );
-    const originals = new Map<string, SentMessage>();
-    const checked = messages.filter((message) => message.deduplication);
-    const { rows: found } = await run<{
-      scope: string;
-      deduplication_id: string;
-      message_id: string;
-      seq: number;
-    }>(
-      db,
-      `SELECT d.scope, d.deduplication_id, d.message_id, d.seq
-       FROM unnest($2::text[], $3::text[], $4::bigint[]) AS k(scope, id, sent_at)
-       JOIN fifo_deduplication d
-         ON d.queue_id = $1 AND d.scope = k.scope AND d.deduplication_id = k.id AND d.expires_at > k.sent_at`,
-      [
-        queueId,
-        checked.map((message) => message.deduplication!.scope),
-        checked.map((message) => message.deduplication!.id),
-        checked.map((message) => message.sentAt),
-      ],
-    );
-    for (const row of found)
-      originals.set(keyOf({ scope: row.scope, id: row.deduplication_id }), {
-        messageId: row.message_id,
-        seq: row.seq,
-        duplicate: true,
-      });
-    // A message repeating an earlier one's id, in the window or in this batch, is that one's duplicate.
-    const fresh: NewMessage[] = [];
-    const freshKeys = new Set<string>();
-    for (const message of messages) {
-      const key = message.deduplication && keyOf(message.deduplication);
-      if (key === undefined || (!originals.has(key) && !freshKeys.has(key))) {
-        fresh.push(message);
-        if (key !== undefined) freshKeys.add(key);
-      }
-    }
-    const sent = new Map<NewMessage, SentMessage>();
-    const resultOf = (message: NewMessage) =>
-      sent.get(message) ?? originals.get(keyOf(message.deduplication!))!;
-    if (fresh.length === 0) return messages.map(resultOf);
-    // The groups' rows are locked before the messages take their seqs, so that concurrent sends to one group
-    // commit in seq order and a receive never sees a later message of the group before an earlier one.
-    const groups = new Map<string, number>();
-    for (const message of fresh)
-      if (message.groupId !== undefined && !groups.has(message.groupId))
-        groups.set(message.groupId, message.visibleAt);
-    // In name order, as the database sorts them: the lock order every writer keeps.
-    await run(
-      db,
-      `INSERT INTO fifo_groups (queue_id, group_id, available_at)
-       SELECT $1, g.group_id, g.available_at FROM unnest($2::text[], $3::bigint[]) AS g(group_id, available_at)
-       ORDER BY g.group_id
-       ON CONFLICT (queue_id, group_id) DO UPDATE SET available_at = fifo_groups.available_at`,
-      [queueId, [...groups.keys()], [...groups.values()]],
-    );
-    const seqs = await this.insertMessages(db, queueId, fresh, { tenants: [], announce: false });
-    for (const [index, message] of fresh.entries())
-      sent.set(message, { messageId: message.messageId, seq: seqs[index]!, duplicate: false });
-    const remembered = fresh.filter((message) => message.deduplication);
-    await run(
-      db,
-      `INSERT INTO fifo_deduplication (queue_id, scope, deduplication_id, message_id, seq, expires_at)
-       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
-       ON CONFLICT (queue_id, scope, deduplication_id)
-       DO UPDATE SET message_id = excluded.message_id, seq = excluded.seq, expires_at = excluded.expires_at`,
-      [
-        queueId,
-        remembered.map((message) => message.deduplication!.scope),
-        remembered.map((message) => message.deduplication!.id),
-        remembered.map((message) => message.messageId),
-        remembered.map((message) => sent.get(message)!.seq),
-        remembered.map((message) => message.deduplication!.expiresAt),
-      ],
-    );
-    // A later message of the batch with the same id answers with this one's ids.
-    for (const message of remembered)
-      originals.set(keyOf(message.deduplication!), { ...sent.get(message)!, duplicate: true });
-    return messages.map(resultOf);
-  }
-
-  /**
-   * Inserts the messages in one statement, in order, and returns their seqs in the same order. In the same
-   * statement: `tenants` become the queue's fair-queue tenants (the queue's messages without a group join the
-   * tenant '' when it is new), a message without a group is the tenant '' once the queue has tenants, and with
-   * `announce` the other nodes are told (at commit) that the queue has new messages.
-   */
-  private async insertMessages(
-    db: Db,
-    queueId: number,
-    messages: NewMessage[],
-    options: { tenants: string[]; announce: boolean },
-  ): Promise<number[]> {
-    const rows = messages.map(newMessageRow);
-    const column = <T>(pick: (row: NewMessageRow) => T) => rows.map(pick);
-    const inserted = await run<{ seq: number }>(
-      db,
-      `WITH added AS (
-         INSERT INTO fair_tenants (queue_id, tenant, served_at) SELECT $1, unnest($15::text[]), 0
-         ON CONFLICT DO NOTHING RETURNING tenant),
-       joined AS (
-         UPDATE messages SET group_id = '', tenant = '' WHERE queue_id = $1 AND group_id IS NULL
-           AND EXISTS (SELECT 1 FROM added WHERE tenant = '')),
-       fair AS (
-         SELECT cardinality($15::text[]) > 0 OR EXISTS (SELECT 1 FROM fair_tenants WHERE queue_id = $1) AS yes),
-       announced AS (SELECT CASE WHEN $18::boolean THEN pg_notify($16, $17) END AS n)
-       INSERT INTO messages (queue_id, message_id, body, message_attributes, system_attributes, md5_of_body,
-         md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at,
-         group_id, tenant, deduplication_id)
-       SELECT $1, message_id, body, message_attributes, system_attributes, md5_of_body, md5_of_message_attributes,
-         md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at,
-         CASE WHEN m.group_id IS NULL AND fair.yes THEN '' ELSE m.group_id END,
-         CASE WHEN fair.yes THEN coalesce(m.group_id, '') END, deduplication_id
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-         $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::text[], $14::text[])
-         WITH ORDINALITY AS m(message_id, body, message_attributes, system_attributes, md5_of_body,
-           md5_of_message_attributes, md5_of_system_attributes, sender_id, sent_at, visible_at, expires_at,
-           group_id, deduplication_id, position)
-         CROSS JOIN fair CROSS JOIN announced
-       ORDER BY position
-       RETURNING seq`,
-      [
-        queueId,
-        column((r) => r.message_id),
-        column((r) => r.body),
-        column((r) => r.message_attributes),
-        column((r) => r.system_attributes),
-        column((r) => r.md5_of_body),
-        column((r) => r.md5_of_message_attributes),
-        column((r) => r.md5_of_system_attributes),
-        column((r) => r.sender_id),
-        column((r) => r.sent_at),
-        column((r) => r.visible_at),
-        column((r) => r.expires_at),
-        column((r) => r.group_id),
-        column((r) => r.deduplication_id),
-        options.tenants,
-        WAKE_CHANNEL,
-        `${this.nodeId}:${queueId}`,
-        options.announce,
-      ],
-    );
-    // Seqs come from one sequence in insertion order, which ORDER BY position makes the batch's order.
-    return inserted.rows.map((row) => row.seq).sort((a, b) => a - b);
+  /** The send plan (planner.ts) over the steps of `db`. */
+  private async send(db: Db, queueId: number, messages: NewMessage[]): Promise<SentMessage[]> {
+    return runAwaiting(sendPlan(this.steps(db), queueId, messages, await this.isFifo(queueId)));
   }
 
   async receiveMessages(request: ReceiveRequest): Promise<ReceiveResult> {
@@ -696,16 +342,18 @@ export class PostgresStore implements Store, TriageStore {
   }
 
   /** The statements the shared plans decide with, in the transaction `db` (plan-steps.ts). */
-  private steps(db: Db): PlanSteps {
-    return planSteps(db, (queueId) => this.isFifo(queueId));
+  private steps(db: Db): StoreSteps {
+    return planSteps(db, {
+      isFifo: (queueId) => this.isFifo(queueId),
+      announce: (queueIds) => this.announce(db, queueIds),
+      wakeOf: (queueId) => this.connection.wakeOf(queueId),
+    });
   }
 
   private async isFifo(queueId: number): Promise<boolean> {
     let fifo = this.fifoById.get(queueId);
     if (fifo === undefined) {
-      const { rows } = await run<{ fifo: boolean }>(this.direct, 'SELECT fifo FROM queues WHERE id = $1', [
-        queueId,
-      ]);
+      const { rows } = await run<{ fifo: boolean }>(this.direct, SQL.queueKind, [queueId]);
       fifo = rows[0]?.fifo === true;
       if (rows[0]) this.fifoById.set(queueId, fifo);
     }
@@ -716,124 +364,24 @@ export class PostgresStore implements Store, TriageStore {
     return (await this.deleteMessages(queueId, [receipt], check))[0]!;
   }
 
+  /** A standard queue's batch is one statement, outside a transaction; a FIFO queue's locks its groups first. */
   async deleteMessages(
     queueId: number,
     receipts: ReadonlyArray<MessageReceipt>,
     check: ReceiptCheck,
   ): Promise<DeleteOutcome[]> {
-    if (receipts.length === 0) return [];
-    const seqs = receipts.map((receipt) => receipt.seq);
-    // One statement for every receipt, with the receipt rules of receipts.ts (receiptRefusal) in SQL; a message
-    // several receipts pass for is deleted once.
-    const remove = (db: Db) =>
-      run<MessageState & { seq: number }>(
-        db,
-        `DELETE FROM messages m USING unnest($2::bigint[], $3::integer[], $4::text[]) AS r(seq, receive_count, token)
-         WHERE m.queue_id = $1 AND m.seq = r.seq AND m.receipt_token = r.token
-           AND CASE $5::text
-             WHEN 'anyIssued' THEN m.receive_count >= r.receive_count
-             WHEN 'latest' THEN m.receive_count = r.receive_count
-             ELSE m.receive_count = r.receive_count AND m.visible_at > $6 END
-         RETURNING m.seq, m.receipt_token, m.receive_count, m.visible_at, m.delivery_started_at, m.group_id`,
-        [
-          queueId,
-          seqs,
-          receipts.map((receipt) => receipt.receiveCount),
-          receipts.map((receipt) => receipt.receiptToken),
-          check.rule,
-          check.now,
-        ],
-      );
-    // Only a refused receipt reads its message again, to tell why.
-    const outcome = async (db: Db, deletedRows: ReadonlyArray<MessageState & { seq: number }>) => {
-      const deleted = new Map(deletedRows.map((row) => [row.seq, row]));
-      const refused = seqs.filter((seq) => !deleted.has(seq));
-      const { rows: left } =
-        refused.length === 0
-          ? { rows: [] }
-          : await run<MessageState & { seq: number }>(
-              db,
-              `SELECT seq, receipt_token, receive_count, visible_at, delivery_started_at, group_id FROM messages
-               WHERE queue_id = $1 AND seq = ANY($2::bigint[])`,
-              [queueId, refused],
-            );
-      const remaining = new Map(left.map((row) => [row.seq, row]));
-      return receipts.map((receipt): DeleteOutcome => {
-        const row = deleted.get(receipt.seq) ?? remaining.get(receipt.seq);
-        const refusal = row && receiptRefusal(row, receipt, check);
-        if (!row || refusal) return refusal ?? 'missing';
-        // The first receipt that passes for a deleted message deleted it; any later one finds it gone.
-        return deleted.delete(receipt.seq) ? 'deleted' : 'missing';
-      });
-    };
-    if (!(await this.isFifo(queueId))) return outcome(this.direct, (await remove(this.direct)).rows);
-    return this.transaction(async (db) => {
-      const { rows: groups } = await run<{ group_id: string }>(
-        db,
-        `SELECT DISTINCT group_id FROM messages WHERE queue_id = $1 AND seq = ANY($2::bigint[])
-         AND group_id IS NOT NULL ORDER BY group_id`,
-        [queueId, seqs],
-      );
-      // Groups first, then messages, each group in name order: the lock order every writer keeps.
-      for (const { group_id } of groups) await lockGroup(db, queueId, group_id);
-      const { rows } = await remove(db);
-      const touched = new Set(rows.flatMap((row) => (row.group_id === null ? [] : [row.group_id])));
-      for (const groupId of [...touched].sort())
-        await runAwaiting(refreshGroup(this.steps(db), queueId, groupId));
-      return outcome(db, rows);
-    });
-  }
-
-  /** A FIFO message's group, read before taking the group's lock (locks go group first, then messages). */
-  private async groupOf(db: Db, queueId: number, seq: number): Promise<string | undefined> {
-    const { rows } = await run<{ group_id: string | null }>(
-      db,
-      'SELECT group_id FROM messages WHERE seq = $1 AND queue_id = $2',
-      [seq, queueId],
-    );
-    return rows[0]?.group_id ?? undefined;
+    if (!(await this.isFifo(queueId)))
+      return runAwaiting(deletePlan(this.steps(this.direct), queueId, receipts, check, false));
+    return this.transaction((db) => runAwaiting(deletePlan(this.steps(db), queueId, receipts, check, true)));
   }
 
   async changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome> {
     const fifo = await this.isFifo(request.queueId);
-    const { seq } = request.receipt;
-    return this.transaction(async (db) => {
-      if (fifo) {
-        const groupId = await this.groupOf(db, request.queueId, seq);
-        if (groupId !== undefined) await lockGroup(db, request.queueId, groupId);
-      }
-      const { rows } = await run<MessageState>(
-        db,
-        `SELECT receipt_token, receive_count, visible_at, delivery_started_at, group_id FROM messages
-         WHERE seq = $1 AND queue_id = $2 FOR UPDATE`,
-        [seq, request.queueId],
-      );
-      const row = rows[0];
-      if (!row) return 'missing';
-      const refusal = visibilityChangeRefusal(row, request);
-      if (refusal) return refusal;
-      await run(db, 'UPDATE messages SET visible_at = $1 WHERE seq = $2', [request.visibleAt, seq]);
-      if (request.visibleAt <= request.now) await this.announce(db, [request.queueId]);
-      if (row.group_id !== null && fifo)
-        await runAwaiting(refreshGroup(this.steps(db), request.queueId, row.group_id));
-      return 'changed';
-    });
+    return this.transaction((db) => runAwaiting(changeVisibilityPlan(this.steps(db), request, fifo)));
   }
 
   async purgeQueue(queueId: number, now: number, windowMs: number): Promise<boolean> {
-    return this.transaction(async (db) => {
-      const { rowCount } = await run(
-        db,
-        `UPDATE queues SET last_purged_at = $2
-         WHERE id = $1 AND (last_purged_at IS NULL OR $2 - last_purged_at >= $3)`,
-        [queueId, now, windowMs],
-      );
-      if (rowCount === 0) return false;
-      await run(db, 'DELETE FROM messages WHERE queue_id = $1 AND sent_at <= $2', [queueId, now]);
-      await run(db, 'DELETE FROM fifo_deduplication WHERE queue_id = $1', [queueId]);
-      await runAwaiting(rebuildGroups(this.steps(db), queueId));
-      return true;
-    });
+    return this.transaction((db) => runAwaiting(purgePlan(this.steps(db), queueId, now, windowMs)));
   }
 
   async countMessages(queueId: number, now: number): Promise<MessageCounts> {
@@ -842,16 +390,7 @@ export class PostgresStore implements Store, TriageStore {
       not_visible: number;
       delayed: number;
       oldest_sent_at: number | null;
-    }>(
-      this.direct,
-      `SELECT
-         count(*) FILTER (WHERE visible_at <= $2) AS visible,
-         count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0) AS not_visible,
-         count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0) AS delayed,
-         min(sent_at) AS oldest_sent_at
-       FROM messages WHERE queue_id = $1 AND expires_at > $2`,
-      [queueId, now],
-    );
+    }>(this.direct, SQL.countMessages, [queueId, now]);
     const row = rows[0]!;
     return {
       visible: row.visible,
@@ -862,93 +401,56 @@ export class PostgresStore implements Store, TriageStore {
   }
 
   async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {
-    const { rows } = await run<{ at: number | null }>(
-      this.direct,
-      'SELECT min(visible_at) AS at FROM messages WHERE queue_id = $1 AND visible_at > $2',
-      [queueId, now],
-    );
+    const { rows } = await run<{ at: number | null }>(this.direct, SQL.nextVisibleAt, [queueId, now]);
     return rows[0]?.at ?? undefined;
   }
 
   async deleteExpired(now: number, limit: number): Promise<number> {
-    return this.transaction(async (db) => {
-      const { rows } = await run<{ queue_id: number; group_id: string | null }>(
-        db,
-        `DELETE FROM messages WHERE seq IN
-           (SELECT seq FROM messages WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)
-         RETURNING queue_id, group_id`,
-        [now, limit],
-      );
-      await runAwaiting(refreshGroupsOf(this.steps(db), rows));
-      await run(db, 'DELETE FROM fifo_deduplication WHERE expires_at <= $1', [now]);
-      await run(db, 'DELETE FROM receive_attempts WHERE expires_at <= $1', [now]);
-      return rows.length;
-    });
+    return this.transaction((db) => runAwaiting(expiryPlan(this.steps(db), now, limit)));
   }
 
   async nextExpiryAt(queueId: number, now: number): Promise<number | undefined> {
-    const { rows } = await run<{ at: number | null }>(
-      this.direct,
-      'SELECT min(expires_at) AS at FROM messages WHERE queue_id = $1 AND expires_at > $2',
-      [queueId, now],
-    );
+    const { rows } = await run<{ at: number | null }>(this.direct, SQL.nextExpiryAt, [queueId, now]);
     return rows[0]?.at ?? undefined;
   }
 
   async createMoveTask(task: NewMoveTask): Promise<MoveTaskRecord | undefined> {
     // The partial unique index allows one active task per source; a second insert does nothing.
-    const { rows } = await run<MoveTaskRow>(
-      this.direct,
-      `INSERT INTO move_tasks (handle, source_arn, source_queue_id, destination_arn, max_per_second, status,
-         to_move, up_to_seq, started_at)
-       VALUES ($1, $2, $3, $4, $5, 'RUNNING', $6, $7, $8)
-       ON CONFLICT DO NOTHING RETURNING *`,
-      [
-        task.handle,
-        task.sourceArn,
-        task.sourceQueueId,
-        task.destinationArn ?? null,
-        task.maxPerSecond ?? null,
-        task.toMove,
-        task.upToSeq,
-        task.startedAt,
-      ],
-    );
-    return rows[0] && toMoveTask(rows[0]);
-  }
-
-  async listMoveTasks(sourceArn: string, limit: number): Promise<MoveTaskRecord[]> {
-    const { rows } = await run<MoveTaskRow>(
-      this.direct,
-      'SELECT * FROM move_tasks WHERE source_arn = $1 ORDER BY started_at DESC, handle DESC LIMIT $2',
-      [sourceArn, limit],
-    );
-    return rows.map(toMoveTask);
-  }
-
-  async activeMoveTasks(): Promise<MoveTaskRecord[]> {
-    const { rows } = await run<MoveTaskRow>(
-      this.direct,
-      "SELECT * FROM move_tasks WHERE status IN ('RUNNING', 'CANCELLING') ORDER BY started_at",
-    );
-    return rows.map(toMoveTask);
-  }
-
-  async getMoveTask(handle: string): Promise<MoveTaskRecord | undefined> {
-    const { rows } = await run<MoveTaskRow>(this.direct, 'SELECT * FROM move_tasks WHERE handle = $1', [
-      handle,
+    const { rows } = await run<MoveTaskRow>(this.direct, SQL.insertMoveTask, [
+      task.handle,
+      task.sourceArn,
+      task.sourceQueueId,
+      task.destinationArn ?? null,
+      task.maxPerSecond ?? null,
+      task.toMove,
+      task.upToSeq,
+      task.startedAt,
     ]);
     return rows[0] && toMoveTask(rows[0]);
   }
 
+  async listMoveTasks(sourceArn: string, limit: number): Promise<MoveTaskRecord[]> {
+    const { rows } = await run<MoveTaskRow>(this.direct, SQL.moveTasksOfSource, [sourceArn, limit]);
+    return rows.map(toMoveTask);
+  }
+
+  async activeMoveTasks(): Promise<MoveTaskRecord[]> {
+    const { rows } = await run<MoveTaskRow>(this.direct, SQL.activeMoveTasks);
+    return rows.map(toMoveTask);
+  }
+
+  async getMoveTask(handle: string): Promise<MoveTaskRecord | undefined> {
+    const { rows } = await run<MoveTaskRow>(this.direct, SQL.moveTaskByHandle, [handle]);
+    return rows[0] && toMoveTask(rows[0]);
+  }
+
   async setMoveTaskStatus(handle: string, change: MoveTaskChange): Promise<MoveTaskRecord | undefined> {
-    const { rows } = await run<MoveTaskRow>(
-      this.direct,
-      `UPDATE move_tasks SET status = $2, failure_reason = $3,
-         ended_at = CASE WHEN $2 IN ('RUNNING', 'CANCELLING') THEN NULL ELSE $4::bigint END
-       WHERE handle = $1 AND status IN ('RUNNING', 'CANCELLING') RETURNING *`,
-      [handle, change.status, change.failureReason ?? null, change.now],
-    );
+    const { rows } = await run<MoveTaskRow>(this.direct, SQL.setMoveTaskStatus, [
+      handle,
+      change.status,
+      change.failureReason ?? null,
+      change.now,
+    ]);
     return rows[0] && toMoveTask(rows[0]);
   }
 
@@ -967,12 +469,23 @@ export class PostgresStore implements Store, TriageStore {
     return this.triage.browse(queueId, options);
   }
 
+  // Each message in a transaction of its own.
   async replayMessages(request: ReplayRequest): Promise<TriageOutcome[]> {
-    return this.triage.replay(request);
+    const outcomes: TriageOutcome[] = [];
+    for (const seq of request.seqs)
+      outcomes.push(
+        await this.transaction((db) => runAwaiting(triageReplayPlan(this.steps(db), request, seq))),
+      );
+    return outcomes;
   }
 
   async deleteMessagesBySeq(queueId: number, seqs: readonly number[], now: number): Promise<TriageOutcome[]> {
-    return this.triage.delete(queueId, seqs, now);
+    const outcomes: TriageOutcome[] = [];
+    for (const seq of seqs)
+      outcomes.push(
+        await this.transaction((db) => runAwaiting(triageDeletePlan(this.steps(db), queueId, seq, now))),
+      );
+    return outcomes;
   }
 
   async appendAudit(entry: AuditEntry, keep: AuditKeep): Promise<AuditRecord> {
@@ -988,11 +501,7 @@ export class PostgresStore implements Store, TriageStore {
   }
 
   async lastSeq(queueId: number): Promise<number> {
-    const { rows } = await run<{ seq: number }>(
-      this.direct,
-      'SELECT coalesce(max(seq), 0) AS seq FROM messages WHERE queue_id = $1',
-      [queueId],
-    );
+    const { rows } = await run<{ seq: number }>(this.direct, SQL.lastSeq, [queueId]);
     return rows[0]!.seq;
   }
 
@@ -1003,30 +512,18 @@ export class PostgresStore implements Store, TriageStore {
     // One statement for the whole set: a column array each, unnested into rows.
     await run(
       this.direct,
-      `INSERT INTO queue_samples (${columns.join(', ')})
-       SELECT * FROM unnest($1::text[], ${columns
-         .slice(1)
-         .map((_, index) => `$${index + 2}::bigint[]`)
-         .join(', ')})
-       ON CONFLICT (queue, at) DO UPDATE SET ${columns
-         .slice(2)
-         .map((column) => `${column} = excluded.${column}`)
-         .join(', ')}`,
+      insertSamples(columns),
       columns.map((column) => rows.map((row) => row[column])),
     );
   }
 
   async queueSamples(queue: string, since: number): Promise<QueueSample[]> {
-    const { rows } = await run<SampleRow>(
-      this.direct,
-      'SELECT * FROM queue_samples WHERE queue = $1 AND at >= $2 ORDER BY at',
-      [queue, since],
-    );
+    const { rows } = await run<SampleRow>(this.direct, SQL.samplesOfQueue, [queue, since]);
     return rows.map(toSample);
   }
 
   async deleteQueueSamplesBefore(time: number): Promise<number> {
-    const { rowCount } = await run(this.direct, 'DELETE FROM queue_samples WHERE at < $1', [time]);
+    const { rowCount } = await run(this.direct, SQL.deleteSamplesBefore, [time]);
     return rowCount ?? 0;
   }
 
@@ -1034,22 +531,11 @@ export class PostgresStore implements Store, TriageStore {
     if (activity.length === 0) return;
     const columns = ACTIVITY_COLUMNS.map(([, key]) => activity.map((counts) => counts[key]));
     // One statement for every queue; a concurrent take either sees the whole add or none of it.
-    await run(
-      this.direct,
-      `INSERT INTO queue_activity (queue, ${ACTIVITY_COLUMNS.map(([column]) => column).join(', ')})
-       SELECT * FROM unnest($1::text[], ${ACTIVITY_COLUMNS.map((_, index) => `$${index + 2}::bigint[]`).join(', ')})
-       ON CONFLICT (queue) DO UPDATE SET ${ACTIVITY_COLUMNS.map(
-         ([column]) => `${column} = queue_activity.${column} + excluded.${column}`,
-       ).join(', ')}`,
-      [activity.map((counts) => counts.queue), ...columns],
-    );
+    await run(this.direct, SQL.addActivity, [activity.map((counts) => counts.queue), ...columns]);
   }
 
   async takeQueueActivity(): Promise<QueueActivityCounts[]> {
-    const { rows } = await run<Record<string, number> & { queue: string }>(
-      this.direct,
-      'DELETE FROM queue_activity RETURNING *',
-    );
+    const { rows } = await run<Record<string, number> & { queue: string }>(this.direct, SQL.takeActivity);
     return rows.map((row) => {
       const counts: QueueActivityCounts = { queue: row.queue, ...NO_ACTIVITY };
       for (const [column, key] of ACTIVITY_COLUMNS) counts[key] = row[column]!;
@@ -1058,39 +544,21 @@ export class PostgresStore implements Store, TriageStore {
   }
 
   async saveClusterState(name: string, value: string): Promise<void> {
-    await run(
-      this.direct,
-      `INSERT INTO cluster_state (name, value) VALUES ($1, $2)
-       ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
-      [name, value],
-    );
+    await run(this.direct, SQL.saveClusterState, [name, value]);
   }
 
   async clusterState(name: string): Promise<string | undefined> {
-    const { rows } = await run<{ value: string }>(
-      this.direct,
-      'SELECT value FROM cluster_state WHERE name = $1',
-      [name],
-    );
+    const { rows } = await run<{ value: string }>(this.direct, SQL.clusterState, [name]);
     return rows[0]?.value;
   }
 
   async eventSourceMappings(): Promise<{ uuid: string; document: string }[]> {
-    const { rows } = await run<{ uuid: string; document: string }>(
-      this.direct,
-      'SELECT uuid, document FROM event_source_mappings ORDER BY id',
-      [],
-    );
+    const { rows } = await run<{ uuid: string; document: string }>(this.direct, SQL.eventSourceMappings, []);
     return rows;
   }
 
   async saveEventSourceMapping(uuid: string, document: string): Promise<void> {
-    await run(
-      this.direct,
-      `INSERT INTO event_source_mappings (uuid, document) VALUES ($1, $2)
-       ON CONFLICT (uuid) DO UPDATE SET document = excluded.document`,
-      [uuid, document],
-    );
+    await run(this.direct, SQL.saveEventSourceMapping, [uuid, document]);
   }
 
   async changeEventSourceMapping(
@@ -1098,14 +566,9 @@ export class PostgresStore implements Store, TriageStore {
     change: (document: string) => string | undefined,
   ): Promise<string | undefined> {
     return this.transaction(async (db) => {
-      const { rows } = await run<{ document: string }>(
-        db,
-        'SELECT document FROM event_source_mappings WHERE uuid = $1 FOR UPDATE',
-        [uuid],
-      );
+      const { rows } = await run<{ document: string }>(db, SQL.lockEventSourceMapping, [uuid]);
       const next = rows[0] && change(rows[0].document);
-      if (next !== undefined)
-        await run(db, 'UPDATE event_source_mappings SET document = $2 WHERE uuid = $1', [uuid, next]);
+      if (next !== undefined) await run(db, SQL.updateEventSourceMapping, [uuid, next]);
       return next;
     });
   }
@@ -1121,38 +584,26 @@ export class PostgresStore implements Store, TriageStore {
     conflicts: (document: string) => boolean,
   ): Promise<string | undefined> {
     return this.transaction(async (db) => {
-      await run(db, 'SELECT pg_advisory_xact_lock($1)', [MAPPING_ADD_LOCK]);
-      const { rows } = await run<{ uuid: string; document: string }>(
-        db,
-        'SELECT uuid, document FROM event_source_mappings',
-        [],
-      );
+      await run(db, SQL.advisoryLock, [MAPPING_ADD_LOCK]);
+      const { rows } = await run<{ uuid: string; document: string }>(db, SQL.allEventSourceMappings, []);
       const conflict = rows.find((mapping) => conflicts(mapping.document));
       if (conflict) return conflict.uuid;
-      await run(db, 'INSERT INTO event_source_mappings (uuid, document) VALUES ($1, $2)', [uuid, document]);
+      await run(db, SQL.insertEventSourceMapping, [uuid, document]);
       return undefined;
     });
   }
 
   async deleteEventSourceMapping(uuid: string): Promise<void> {
-    await run(this.direct, 'DELETE FROM event_source_mappings WHERE uuid = $1', [uuid]);
+    await run(this.direct, SQL.deleteEventSourceMapping, [uuid]);
   }
 
   async claimLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
-    const { rowCount } = await run(
-      this.direct,
-      `WITH now AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms)
-       INSERT INTO leases (name, holder, expires_at) SELECT $1, $2, ms + $3 FROM now
-       ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-         WHERE leases.holder = excluded.holder OR leases.expires_at <= (SELECT ms FROM now)
-       RETURNING holder`,
-      [name, holder, ttlMs],
-    );
+    const { rowCount } = await run(this.direct, SQL.claimLease, [name, holder, ttlMs]);
     return (rowCount ?? 0) > 0;
   }
 
   async releaseLease(name: string, holder: string): Promise<void> {
-    await run(this.direct, 'DELETE FROM leases WHERE name = $1 AND holder = $2', [name, holder]);
+    await run(this.direct, SQL.releaseLease, [name, holder]);
   }
 
   /**
@@ -1162,139 +613,32 @@ export class PostgresStore implements Store, TriageStore {
    * read); the service reads it at most once a second, and only with --max-stored-bytes.
    */
   async storedBytes(): Promise<number> {
-    const { rows } = await run<{ bytes: number }>(
-      this.direct,
-      `SELECT ((SELECT coalesce(sum(octet_length(body) + coalesce(octet_length(message_attributes), 0)), 0)
-                FROM messages)
-            + (SELECT coalesce(sum(pg_column_size(a.*)), 0) FROM audit_log a))::bigint AS bytes`,
-    );
+    const { rows } = await run<{ bytes: number }>(this.direct, SQL.storedBytes);
     return rows[0]!.bytes;
   }
 
-  /** Unreachable when a trivial query gets no answer within HEALTH_TIMEOUT_MS (refused, or no reply). */
   async condition(): Promise<StoreCondition | undefined> {
-    const answered = this.pool.query('SELECT 1').then(
-      () => true,
-      () => false,
-    );
-    const late = sleep(HEALTH_TIMEOUT_MS, false, { ref: false });
-    return (await Promise.race([answered, late])) ? undefined : 'store unreachable';
+    return this.connection.condition();
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    clearInterval(this.fallbackTimer);
-    this.wake = undefined;
-    await this.listener?.end().catch(() => {});
-    await this.pool.end();
+    await this.connection.close();
   }
 
   /** Resolves when no statement is under way; true when it had to wait for some. */
-  async idle(): Promise<boolean> {
-    if (this.busy === 0) return false;
-    while (this.busy > 0) await new Promise<void>((resolve) => this.drained.push(resolve));
-    return true;
+  idle(): Promise<boolean> {
+    return this.connection.idle();
   }
 
-  /** Runs `work` counted in `busy`; the database's "cannot work now" errors become StoreUnavailableError. */
-  private async track<T>(work: () => Promise<T>): Promise<T> {
-    this.busy++;
-    try {
-      return await work();
-    } catch (error) {
-      throw unavailableOrSelf(error);
-    } finally {
-      if (--this.busy === 0) for (const resolve of this.drained.splice(0)) resolve();
-    }
-  }
-
-  /** A connection of the pool; failing to get one (refused, dropped, not allowed) means unreachable. */
-  private async connect(): Promise<pg.PoolClient> {
-    try {
-      return await this.pool.connect();
-    } catch (error) {
-      throw new StoreUnavailableError('unreachable', { cause: error });
-    }
-  }
-
-  /** Runs `work` in one transaction on one connection; again from the start after a deadlock. */
   private transaction<T>(work: (db: Db) => Promise<T>): Promise<T> {
-    return this.track(() => this.runTransaction(work));
+    return this.connection.transaction(work);
   }
 
-  private async runTransaction<T>(work: (db: Db) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const client = await this.connect();
-      let broken = false;
-      try {
-        await client.query('BEGIN');
-        const value = await work(client);
-        await client.query('COMMIT');
-        return value;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {
-          broken = true;
-        });
-        if (attempt < MAX_ATTEMPTS && RETRYABLE.has((error as { code?: string }).code ?? '')) continue;
-        throw error;
-      } finally {
-        client.release(broken);
-      }
-    }
+  private track<T>(work: () => Promise<T>): Promise<T> {
+    return this.connection.track(work);
+  }
+
+  private announce(db: Db, queueIds: Iterable<number>): Promise<void> {
+    return this.connection.announce(db, queueIds);
   }
 }
-
-/** SQLSTATEs of a database that cannot work now, by class (two characters) or in full. */
-const UNAVAILABLE_STATES: ReadonlyArray<readonly [string, StoreUnavailableError['reason']]> = [
-  ['53100', 'full'], // disk_full
-  ['25006', 'read-only'], // read_only_sql_transaction: a read-only database, or a standby after failover
-  ['58030', 'io'], // io_error
-  ['08', 'unreachable'], // connection exceptions
-  ['57P01', 'unreachable'], // admin_shutdown
-  ['57P02', 'unreachable'], // crash_shutdown
-  ['57P03', 'unreachable'], // cannot_connect_now (starting up, recovering)
-  ['53300', 'unreachable'], // too_many_connections
-];
-
-/** The socket errors of a connection to a database server that is gone or cannot be reached. */
-const UNREACHABLE_SOCKET_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
-
-/**
- * PostgreSQL's and the network's "cannot work now" errors (disk full, read-only, I/O, connection lost)
- * become the store's StoreUnavailableError, so the server answers 503 as it does for SQLite; any other
- * error (a bug, a constraint) stays as it is.
- */
-function unavailableOrSelf(error: unknown): unknown {
-  if (error instanceof StoreUnavailableError || !(error instanceof Error)) return error;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') {
-    const state = UNAVAILABLE_STATES.find(([prefix]) => code.startsWith(prefix));
-    if (state) return new StoreUnavailableError(state[1], { cause: error });
-    if (UNREACHABLE_SOCKET_CODES.has(code)) return new StoreUnavailableError('unreachable', { cause: error });
-  }
-  // node-postgres's own errors carry no code: a connection that ended under a statement, or before one
-  // (the client's connection failed or ended between two statements of a transaction).
-  if (
-    /^Connection terminated|^Client has encountered a connection error|^Client was closed/.test(error.message)
-  )
-    return new StoreUnavailableError('unreachable', { cause: error });
-  return error;
-}
-
-/** queue_activity's columns and the counts they hold. */
-const ACTIVITY_COLUMNS: ReadonlyArray<readonly [string, keyof ActivityCounts]> = [
-  ['sent', 'sent'],
-  ['received', 'received'],
-  ['deleted', 'deleted'],
-  ['empty_receives', 'emptyReceives'],
-  ['sent_bytes', 'sentBytes'],
-];

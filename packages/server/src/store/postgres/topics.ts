@@ -16,7 +16,7 @@ import {
   toSubscription,
   toTopic,
 } from '../topic-rows.ts';
-import { type Db, run } from './db.ts';
+import { type Db, run } from './connection.ts';
 
 /**
  * The PostgreSQL side of TopicStore but for publish (which the store runs, as it shares the send's private

@@ -1,26 +1,19 @@
-import type { NewMessage, StoredMessage } from '../contract.ts';
+import type { StoredMessage } from '../contract.ts';
 import { type MessageRow, toMessage } from '../rows.ts';
 import {
   type AuditEntry,
   type AuditKeep,
   type AuditRecord,
   type AuditRow,
-  isInFlight,
-  type ReplayRequest,
-  type TriageOutcome,
   toAuditColumns,
   toAuditRecord,
 } from '../triage.ts';
-import type { Db } from './db.ts';
+import type { Db } from './connection.ts';
 
 /** What the PostgreSQL store lends its triage: its transactions and the writes that keep groups and tenants right. */
 export interface PostgresTriageHost {
   direct: Db;
   transaction<T>(work: (db: Db) => Promise<T>): Promise<T>;
-  /** Deletes the row and updates its queue's FIFO group. */
-  removeRow(db: Db, row: MessageRow): Promise<void>;
-  /** Inserts a new message as a send would (groups, tenants), and wakes the queue's long polls on every node. */
-  insertMessage(db: Db, queueId: number, message: NewMessage): Promise<void>;
 }
 
 /**
@@ -39,73 +32,6 @@ export class PostgresTriage {
       values: [queueId, options.afterSeq, options.now, options.limit],
     });
     return rows.map(toMessage);
-  }
-
-  async replay(request: ReplayRequest): Promise<TriageOutcome[]> {
-    const outcomes: TriageOutcome[] = [];
-    for (const seq of request.seqs) {
-      outcomes.push(
-        await this.host.transaction(async (db) => {
-          const row = await this.available(db, request.queueId, seq, request.now);
-          if ('outcome' in row) return row;
-          const copy = request.copy(toMessage(row));
-          if ('refused' in copy)
-            return { seq, outcome: 'refused', messageId: row.message_id, reason: copy.refused };
-          await this.host.removeRow(db, row);
-          await this.host.insertMessage(db, copy.queueId, copy.message);
-          return {
-            seq,
-            outcome: 'done',
-            messageId: row.message_id,
-            queueId: copy.queueId,
-            newMessageId: copy.message.messageId,
-          };
-        }),
-      );
-    }
-    return outcomes;
-  }
-
-  async delete(queueId: number, seqs: readonly number[], now: number): Promise<TriageOutcome[]> {
-    const outcomes: TriageOutcome[] = [];
-    for (const seq of seqs) {
-      outcomes.push(
-        await this.host.transaction(async (db) => {
-          const row = await this.available(db, queueId, seq, now);
-          if ('outcome' in row) return row;
-          await this.host.removeRow(db, row);
-          return { seq, outcome: 'done', messageId: row.message_id };
-        }),
-      );
-    }
-    return outcomes;
-  }
-
-  /** The message's row, locked, unless it is gone or a consumer holds it (or is claiming it now). */
-  private async available(
-    db: Db,
-    queueId: number,
-    seq: number,
-    now: number,
-  ): Promise<MessageRow | TriageOutcome> {
-    const { rows } = await db.query<MessageRow>({
-      text: 'SELECT * FROM messages WHERE seq = $1 AND queue_id = $2 FOR UPDATE SKIP LOCKED',
-      values: [seq, queueId],
-    });
-    const row = rows[0];
-    if (!row) {
-      const { rows: locked } = await db.query<{ message_id: string; expires_at: number }>({
-        text: 'SELECT message_id, expires_at FROM messages WHERE seq = $1 AND queue_id = $2',
-        values: [seq, queueId],
-      });
-      const held = locked[0];
-      return held && held.expires_at > now
-        ? { seq, outcome: 'inFlight', messageId: held.message_id }
-        : { seq, outcome: 'missing' };
-    }
-    if (row.expires_at <= now) return { seq, outcome: 'missing' };
-    if (isInFlight(row, now)) return { seq, outcome: 'inFlight', messageId: row.message_id };
-    return row;
   }
 
   async appendAudit(entry: AuditEntry, keep: AuditKeep): Promise<AuditRecord> {

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { ReceiptRule } from '../contract.ts';
+import type { ReceiptBounds } from '../receipts.ts';
 import type { MessageRow } from '../rows.ts';
 
 /**
@@ -121,7 +121,7 @@ export function prepareStatements(db: Database.Database) {
       `SELECT receipt_token, receive_count, visible_at, delivery_started_at, group_id FROM messages
        WHERE seq = ? AND queue_id = ?`,
     ),
-    // The receipt rules of receipts.ts (receiptRefusal) in SQL, so that a delete that passes is one statement.
+    // A receipt's bounds (receipts.ts), so that a delete that passes is one statement.
     // Only a FIFO queue's delete needs the group back (to refresh it); RETURNING costs the others ~1.5 µs.
     deleteMessage: db.prepare<[DeleteByReceipt]>(DELETE_BY_RECEIPT),
     deleteGroupMessage: db.prepare<[DeleteByReceipt], { group_id: string | null }>(
@@ -308,19 +308,9 @@ export function prepareStatements(db: Database.Database) {
   };
 }
 
-interface DeleteByReceipt {
-  seq: number;
-  queue_id: number;
-  token: string;
-  receive_count: number;
-  rule: ReceiptRule;
-  now: number;
-}
-const DELETE_BY_RECEIPT = `DELETE FROM messages WHERE seq = @seq AND queue_id = @queue_id AND receipt_token = @token
-  AND CASE @rule
-    WHEN 'anyIssued' THEN receive_count >= @receive_count
-    WHEN 'latest' THEN receive_count = @receive_count
-    ELSE receive_count = @receive_count AND visible_at > @now END`;
+type DeleteByReceipt = ReceiptBounds & { queueId: number };
+const DELETE_BY_RECEIPT = `DELETE FROM messages WHERE seq = @seq AND queue_id = @queueId AND receipt_token = @token
+  AND receive_count BETWEEN @minReceiveCount AND @maxReceiveCount AND visible_at > @visibleAfter`;
 
 interface MovableRange {
   queue_id: number;

@@ -1,39 +1,25 @@
 import type Database from 'better-sqlite3';
-import type { NewMessage, StoredMessage } from '../contract.ts';
+import type { StoredMessage } from '../contract.ts';
 import { type MessageRow, toMessage } from '../rows.ts';
 import {
   type AuditEntry,
   type AuditKeep,
   type AuditRecord,
   type AuditRow,
-  isInFlight,
-  type ReplayRequest,
   type TriageOutcome,
   toAuditColumns,
   toAuditRecord,
 } from '../triage.ts';
 
-/** What the SQLite store lends its triage: the writes that keep its FIFO groups and fair-queue tenants right. */
-export interface SqliteTriageHost {
-  /** Deletes the row and updates its queue's FIFO group. */
-  removeRow(row: MessageRow): void;
-  /** Inserts a new message as a send would (groups, tenants). */
-  insertMessage(queueId: number, message: NewMessage): void;
-}
-
 /** The SQLite side of TriageStore; each method runs inside the store's write (or read) as the store calls it. */
 export class SqliteTriage {
   private readonly statements;
 
-  constructor(
-    db: Database.Database,
-    private readonly host: SqliteTriageHost,
-  ) {
+  constructor(db: Database.Database) {
     this.statements = {
       page: db.prepare(
         `SELECT * FROM messages WHERE queue_id = ? AND seq > ? AND expires_at > ? ORDER BY seq LIMIT CAST(? AS INTEGER)`,
       ),
-      bySeq: db.prepare('SELECT * FROM messages WHERE seq = ? AND queue_id = ?'),
       appendAudit: db.prepare(
         `INSERT INTO audit_log (at, actor, via, action, source, destination, count, skipped, detail, edit, messages)
          VALUES (@at, @actor, @via, @action, @source, @destination, @count, @skipped, @detail, @edit, @messages)
@@ -55,38 +41,6 @@ export class SqliteTriage {
       options.limit,
     ) as MessageRow[];
     return rows.map(toMessage);
-  }
-
-  replay(request: ReplayRequest, seq: number): TriageOutcome {
-    const row = this.available(request.queueId, seq, request.now);
-    if ('outcome' in row) return row;
-    const copy = request.copy(toMessage(row));
-    if ('refused' in copy)
-      return { seq, outcome: 'refused', messageId: row.message_id, reason: copy.refused };
-    this.host.removeRow(row);
-    this.host.insertMessage(copy.queueId, copy.message);
-    return {
-      seq,
-      outcome: 'done',
-      messageId: row.message_id,
-      queueId: copy.queueId,
-      newMessageId: copy.message.messageId,
-    };
-  }
-
-  delete(queueId: number, seq: number, now: number): TriageOutcome {
-    const row = this.available(queueId, seq, now);
-    if ('outcome' in row) return row;
-    this.host.removeRow(row);
-    return { seq, outcome: 'done', messageId: row.message_id };
-  }
-
-  /** The message's row, unless it is gone or a consumer holds it. */
-  private available(queueId: number, seq: number, now: number): MessageRow | TriageOutcome {
-    const row = this.statements.bySeq.get(seq, queueId) as MessageRow | undefined;
-    if (!row || row.expires_at <= now) return { seq, outcome: 'missing' };
-    if (isInFlight(row, now)) return { seq, outcome: 'inFlight', messageId: row.message_id };
-    return row;
   }
 
   appendAudit(entry: AuditEntry, keep: AuditKeep): AuditRecord {
