@@ -440,7 +440,8 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
     Object.entries(options.minimum ?? {}).some(
       ([key, least]) => acked[key as keyof Acknowledged] < (least ?? 0),
     );
-  while (short()) await sleep(100);
+  // Bounded, so that a load that cannot get there fails on the minimum's assertion, saying which.
+  for (const until = Date.now() + 120_000; short() && Date.now() < until; ) await sleep(100);
   running = false;
   await Promise.all(workers);
   // The last move task runs to its end, so that no message is between the two queues' drains.

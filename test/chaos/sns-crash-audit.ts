@@ -318,19 +318,26 @@ export async function runSnsCrashAudit(options: SnsAuditOptions): Promise<SnsAud
         return error;
       },
     );
-    /** Waits until `done` holds, or throws a publisher's failure. */
-    const until = async (done: () => boolean) => {
-      while (!done()) {
+    /** Waits until `done` holds; throws a publisher's failure, or after two minutes. */
+    const until = async (done: () => boolean, what: () => string) => {
+      for (const deadline = Date.now() + 120_000; !done(); ) {
         if (failedWith) throw failedWith.error;
+        if (Date.now() > deadline) throw new Error(`${what()}: not within 120 s`);
         await sleep(10);
       }
     };
     for (let kill = 1; kill <= options.kills; kill++) {
       const before = acked.acknowledged;
-      await until(() => acked.acknowledged > before);
+      await until(
+        () => acked.acknowledged > before,
+        () => `a publish acknowledged after restart ${kill - 1}`,
+      );
       const upUntil =
         Date.now() + options.minUptimeMs + Math.random() * (options.maxUptimeMs - options.minUptimeMs);
-      await until(() => Date.now() >= upUntil);
+      await until(
+        () => Date.now() >= upUntil,
+        () => 'the uptime',
+      );
       await server.kill();
       const restarting = Date.now();
       server = await start(dataDir, port);
@@ -338,10 +345,12 @@ export async function runSnsCrashAudit(options: SnsAuditOptions): Promise<SnsAud
         `kill ${kill}/${options.kills}: restarted in ${Date.now() - restarting} ms (${acked.acknowledged} publishes acknowledged)`,
       );
     }
-    await until(() =>
-      Object.entries(options.minimum ?? {}).every(
-        ([key, least]) => acked[key as keyof Acknowledged] >= (least ?? 0),
-      ),
+    await until(
+      () =>
+        Object.entries(options.minimum ?? {}).every(
+          ([key, least]) => acked[key as keyof Acknowledged] >= (least ?? 0),
+        ),
+      () => `the minimum acknowledged (${JSON.stringify(acked)} of ${JSON.stringify(options.minimum)})`,
     );
     running = false;
     const failed = await failure;
