@@ -6,15 +6,13 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { listeningUrl } from './listening.ts';
 import { alive } from './processes.ts';
+import { sluiceBundle } from './sluice-bundle.ts';
 
-/** Node arguments that run the `sluice` command from the TypeScript sources, so tests check the working tree, never a stale build. */
-export const SLUICE_CLI: readonly string[] = [
-  '--conditions=sluice-source',
-  '--import',
-  // Resolved here, so a server started in another working directory still finds tsx.
-  import.meta.resolve('tsx'),
-  new URL('../packages/server/src/cli/main.ts', import.meta.url).pathname,
-];
+/**
+ * Node arguments that run the `sluice` command: a bundle of the TypeScript sources as they are now, so tests
+ * check the working tree, never a stale build (sluice-bundle.ts).
+ */
+export const SLUICE_CLI: readonly string[] = [await sluiceBundle()];
 
 export interface RunningServer {
   /** e.g. http://127.0.0.1:40123 */

@@ -72,23 +72,30 @@ export interface AuditOptions {
   maxUptimeMs: number;
   /** Producers per queue kind, each of single sends and of batches. */
   producers?: number;
+  /**
+   * What the load must have acknowledged before it stops: after the last kill it runs on until it has, so that
+   * a slow machine still gives the audit enough to check rather than failing (or passing) on too little.
+   */
+  minimum?: Partial<Acknowledged>;
   crash?: CrashMode;
   log?: (line: string) => void;
 }
 
+export interface Acknowledged {
+  /** Messages acknowledged, by SendMessage and by SendMessageBatch entries together. */
+  sends: number;
+  /** Of those, entries of SendMessageBatch. */
+  batchEntries: number;
+  receives: number;
+  deletes: number;
+  moveTasks: number;
+  /** Messages move tasks moved, as the tasks last reported. */
+  moved: number;
+}
+
 export interface AuditReport {
   kills: number;
-  acknowledged: {
-    /** Messages acknowledged, by SendMessage and by SendMessageBatch entries together. */
-    sends: number;
-    /** Of those, entries of SendMessageBatch. */
-    batchEntries: number;
-    receives: number;
-    deletes: number;
-    moveTasks: number;
-    /** Messages move tasks moved, as the tasks last reported. */
-    moved: number;
-  };
+  acknowledged: Acknowledged;
   attempted: { unknownOutcome: number };
   /** Broken rules that the store promises to keep against this crash. */
   violations: string[];
@@ -172,7 +179,7 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
   const dataDir = server.dataDir;
   const client = new Client(() => server.endpoint);
   const url = (name: string) => `${server.endpoint}/000000000000/${name}`;
-  const acked = { sends: 0, batchEntries: 0, receives: 0, deletes: 0, moveTasks: 0, moved: 0 };
+  const acked: Acknowledged = { sends: 0, batchEntries: 0, receives: 0, deletes: 0, moveTasks: 0, moved: 0 };
   let unknown = 0;
   const violations: string[] = [];
   const findings = { lostSends: 0, undoneReceives: 0, examples: [] as string[] };
@@ -371,6 +378,7 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
     if (task) {
       const moved = movedByTask.get(task.StartedTimestamp) ?? 0;
       movedByTask.set(task.StartedTimestamp, Math.max(moved, task.ApproximateNumberOfMessagesMoved));
+      acked.moved = [...movedByTask.values()].reduce((sum, count) => sum + count, 0);
     }
     return task;
   }
@@ -428,12 +436,17 @@ export async function runCrashAudit(options: AuditOptions): Promise<AuditReport>
       `kill ${kill}/${options.kills}: restarted in ${Date.now() - restarting} ms (${acked.sends} sends acknowledged so far)`,
     );
   }
+  const short = () =>
+    Object.entries(options.minimum ?? {}).some(
+      ([key, least]) => acked[key as keyof Acknowledged] < (least ?? 0),
+    );
+  // Bounded, so that a load that cannot get there fails on the minimum's assertion, saying which.
+  for (const until = Date.now() + 120_000; short() && Date.now() < until; ) await sleep(100);
   running = false;
   await Promise.all(workers);
   // The last move task runs to its end, so that no message is between the two queues' drains.
   for (let task = await latestMoveTask(); task?.Status === 'RUNNING'; task = await latestMoveTask())
     await sleep(200);
-  acked.moved = [...movedByTask.values()].reduce((sum, moved) => sum + moved, 0);
 
   // Drain: receive everything left, until nothing has come for longer than any visibility timeout. Poison
   // messages keep cycling until each has been received maxReceiveCount times and moved to the DLQ; bounced

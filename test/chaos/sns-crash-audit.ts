@@ -38,20 +38,31 @@ import type { StoreUnderTest } from './crash-audit.ts';
 export interface SnsAuditOptions {
   store: StoreUnderTest;
   kills: number;
-  /** Random pause between a restart and the next kill. */
+  /**
+   * Random pause before each kill, counted from the load's first acknowledged publish after the (re)start: a
+   * slow restart or a slow machine then still gets its load, and a fast one is not kept waiting.
+   */
   minUptimeMs: number;
   maxUptimeMs: number;
+  /**
+   * What the load must have acknowledged before it stops: after the last kill it runs on until it has, so a slow
+   * machine still gives the audit enough to check.
+   */
+  minimum?: Partial<Acknowledged>;
   log?: (line: string) => void;
 }
 
-export interface SnsAuditReport {
-  kills: number;
+export interface Acknowledged {
   /** Publishes acknowledged: Publish calls and PublishBatch entries together, standard and FIFO. */
   acknowledged: number;
   /** Of those, PublishBatch entries. */
   batchEntries: number;
   /** Of those, to the FIFO topic. */
   fifo: number;
+}
+
+export interface SnsAuditReport extends Acknowledged {
+  kills: number;
   /** Publishes whose outcome is unknown (cut off by a kill), and of those, found delivered (whole). */
   unknownOutcome: number;
   unknownDelivered: number;
@@ -182,6 +193,15 @@ export async function runSnsCrashAudit(options: SnsAuditOptions): Promise<SnsAud
   const sqs = sqsClient(server.endpoint);
   const violations: string[] = [];
   const publishes = new Map<string, Publish>();
+  /** Counted as the load goes, for the uptimes and the minimum; the report counts again from the log. */
+  const acked: Acknowledged = { acknowledged: 0, batchEntries: 0, fifo: 0 };
+  const ack = (p: Publish, messageId: string | undefined) => {
+    p.outcome = 'acked';
+    p.messageId = messageId;
+    acked.acknowledged++;
+    if (p.batch) acked.batchEntries++;
+    if (p.fifo) acked.fifo++;
+  };
   let running = true;
   try {
     const topics: Record<'standard' | 'fifo', string> = { standard: '', fifo: '' };
@@ -245,8 +265,7 @@ export async function runSnsCrashAudit(options: SnsAuditOptions): Promise<SnsAud
         publishes.set(p.id, p);
         try {
           const { MessageId } = await sns.send(new PublishCommand(entryOf(p)));
-          p.outcome = 'acked';
-          p.messageId = MessageId;
+          ack(p, MessageId);
         } catch (error) {
           if (answered(error)) throw error;
           if (refused(error)) p.outcome = 'refused';
@@ -272,11 +291,7 @@ export async function runSnsCrashAudit(options: SnsAuditOptions): Promise<SnsAud
               }),
             }),
           );
-          for (const { Id, MessageId } of output.Successful ?? []) {
-            const p = batch[Number(Id)]!;
-            p.outcome = 'acked';
-            p.messageId = MessageId;
-          }
+          for (const { Id, MessageId } of output.Successful ?? []) ack(batch[Number(Id)]!, MessageId);
           for (const { Id } of output.Failed ?? []) batch[Number(Id)]!.outcome = 'failed';
         } catch (error) {
           if (answered(error)) throw error;
@@ -295,22 +310,48 @@ export async function runSnsCrashAudit(options: SnsAuditOptions): Promise<SnsAud
       publishBatches('fbatch0', true),
     ];
     // A publisher's failure ends the run at once rather than after the kills.
+    let failedWith: { error: unknown } | undefined;
     const failure = Promise.all(workers).then(
       () => undefined,
-      (error: unknown) => error,
+      (error: unknown) => {
+        failedWith = { error };
+        return error;
+      },
     );
+    /** Waits until `done` holds; throws a publisher's failure, or after two minutes. */
+    const until = async (done: () => boolean, what: () => string) => {
+      for (const deadline = Date.now() + 120_000; !done(); ) {
+        if (failedWith) throw failedWith.error;
+        if (Date.now() > deadline) throw new Error(`${what()}: not within 120 s`);
+        await sleep(10);
+      }
+    };
     for (let kill = 1; kill <= options.kills; kill++) {
-      const uptime = options.minUptimeMs + Math.random() * (options.maxUptimeMs - options.minUptimeMs);
-      const failed = await Promise.race([sleep(uptime).then(() => undefined), failure]);
-      if (failed) throw failed;
+      const before = acked.acknowledged;
+      await until(
+        () => acked.acknowledged > before,
+        () => `a publish acknowledged after restart ${kill - 1}`,
+      );
+      const upUntil =
+        Date.now() + options.minUptimeMs + Math.random() * (options.maxUptimeMs - options.minUptimeMs);
+      await until(
+        () => Date.now() >= upUntil,
+        () => 'the uptime',
+      );
       await server.kill();
       const restarting = Date.now();
       server = await start(dataDir, port);
-      const acked = [...publishes.values()].filter((p) => p.outcome === 'acked').length;
       log(
-        `kill ${kill}/${options.kills}: restarted in ${Date.now() - restarting} ms (${acked} publishes acknowledged)`,
+        `kill ${kill}/${options.kills}: restarted in ${Date.now() - restarting} ms (${acked.acknowledged} publishes acknowledged)`,
       );
     }
+    await until(
+      () =>
+        Object.entries(options.minimum ?? {}).every(
+          ([key, least]) => acked[key as keyof Acknowledged] >= (least ?? 0),
+        ),
+      () => `the minimum acknowledged (${JSON.stringify(acked)} of ${JSON.stringify(options.minimum)})`,
+    );
     running = false;
     const failed = await failure;
     if (failed) throw failed;

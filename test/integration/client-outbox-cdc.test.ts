@@ -122,7 +122,8 @@ describe('transactional outbox: CDC relay on PostgreSQL', { concurrency: false, 
     const slotReader = async () => {
       const { rows } = await db.pool.query<{ pid: number }>(
         `SELECT pid FROM pg_stat_activity
-         WHERE query LIKE '%pg_logical_slot_get_changes%' AND pid <> pg_backend_pid()`,
+         WHERE datname = current_database() AND query LIKE '%pg_logical_slot_get_changes%'
+           AND pid <> pg_backend_pid()`,
       );
       return rows[0]?.pid;
     };

@@ -560,6 +560,12 @@ for (const store of STORES) {
       });
     });
 
+    /**
+     * The functions the malformed-response tests' server of its own invokes: the main server never counts their
+     * answers, so waiting for it to would wait out every timeout (10 s per clock step of each later test).
+     */
+    const SLOW_SERVERS_FUNCTIONS = new Set(['malformed-fn']);
+
     const metricsText = async (endpoint = server.endpoint) => (await fetch(`${endpoint}/metrics`)).text();
 
     /**
@@ -568,7 +574,11 @@ for (const store of STORES) {
      */
     async function answersTaken(
       endpoint = server.endpoint,
-      names = new Set(fn.invocations.map((invocation) => invocation.functionName)),
+      names = new Set(
+        fn.invocations
+          .map((invocation) => invocation.functionName)
+          .filter((name) => !SLOW_SERVERS_FUNCTIONS.has(name)),
+      ),
     ): Promise<boolean> {
       const counted = new Map<string, number>();
       for (const [, name, value] of (await metricsText(endpoint)).matchAll(
@@ -825,7 +835,7 @@ for (const store of STORES) {
           for (let round = 1; round <= 4; round++) {
             if (round > 1) {
               await eventually(
-                () => answersTaken(slow.endpoint, new Set(['malformed-fn'])),
+                () => answersTaken(slow.endpoint, SLOW_SERVERS_FUNCTIONS),
                 `answer ${round - 1} taken`,
                 30_000,
               );

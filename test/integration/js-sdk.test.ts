@@ -317,7 +317,8 @@ describe('standard queue through @aws-sdk/client-sqs', () => {
     const empty = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, WaitTimeSeconds: 2 }));
     const waited = Date.now() - started;
     assert.deepEqual(empty.Messages ?? [], []);
-    assert.ok(waited >= 1800 && waited < 4000, `a 2 s long poll on an empty queue took ${waited} ms`);
+    // The upper bound only tells the 2 s asked for from the 20 s maximum: a loaded machine answers late.
+    assert.ok(waited >= 1800 && waited < 10_000, `a 2 s long poll on an empty queue took ${waited} ms`);
 
     started = Date.now();
     let answeredAt = 0;
@@ -334,7 +335,8 @@ describe('standard queue through @aws-sdk/client-sqs', () => {
       woken.Messages?.map((m) => m.Body),
       ['wake up'],
     );
-    assert.ok(answeredAt - sentAt < 1500, `answered ${answeredAt - sentAt} ms after the send`);
+    // At once, not at the end of the 10 s wait (generously, for a loaded machine).
+    assert.ok(answeredAt - sentAt < 5_000, `answered ${answeredAt - sentAt} ms after the send`);
     await sqs.send(
       new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: woken.Messages![0]!.ReceiptHandle }),
     );

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdir, open, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
@@ -43,7 +44,15 @@ export class DirectoryBlobStore implements BlobStore {
         bytes = data.byteLength;
       } else {
         const counted = limited(body, maxBytes);
-        await pipeline(counted, createWriteStream(partial));
+        const file = createWriteStream(partial);
+        try {
+          await pipeline(counted, file);
+        } catch (error) {
+          // A source that fails at once may fail while the file is still being opened (on a busy thread pool):
+          // once the stream has closed the file exists, and the rm below finds it instead of running first.
+          if (!file.closed) await once(file, 'close');
+          throw error;
+        }
         bytes = counted.bytes;
       }
       await rename(partial, path);
