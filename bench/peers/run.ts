@@ -283,7 +283,7 @@ export async function runPeers(argv: readonly string[], log: (m: string) => void
   log(`peers: ${machine.cpuModel}, ${machine.cores} cores, load ${machine.loadAverage1m}, ${machine.date}`);
   const sluiceNodeArgs = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProf}`] : [];
   const systems = peerSystems(sluiceNodeArgs, options.compareBin ?? undefined).filter(
-    (s) => options.only === null || options.only.includes(s.name) || s.name === 'sluice-compare',
+    (s) => options.only === null || options.only.includes(s.name) || s.name.endsWith('-compare'),
   );
   const results: PeerResult[] = [];
   for (const info of systems) {
