@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
+import { longPollsHeld } from '../helpers/long-polls.ts';
 import { NEEDS_OWN_SERVER, type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 
 /**
@@ -75,7 +76,7 @@ describe('slow and greedy clients', { skip: NEEDS_OWN_SERVER }, () => {
     const held = Array.from({ length: TOTAL_LONG_POLLS }, () =>
       post(server.endpoint, greedy, 'ReceiveMessage', { QueueUrl, WaitTimeSeconds: 5 }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await longPollsHeld(server.endpoint, TOTAL_LONG_POLLS);
     const refused = await Promise.all(
       Array.from({ length: 5 }, () =>
         post(server.endpoint, greedy, 'ReceiveMessage', { QueueUrl, WaitTimeSeconds: 5 }),
@@ -107,13 +108,16 @@ describe('slow and greedy clients', { skip: NEEDS_OWN_SERVER }, () => {
     const held = Array.from({ length: TOTAL_LONG_POLLS }, () =>
       post(server.endpoint, leaving, 'ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 }).catch(() => null),
     );
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await longPollsHeld(server.endpoint, TOTAL_LONG_POLLS);
     const whileHeld = await post(server.endpoint, polite, 'ReceiveMessage', { QueueUrl, WaitTimeSeconds: 1 });
     assert.equal(whileHeld.status, 503, 'the slots were not all held');
+    const hungUp = Date.now();
     leaving.destroy();
     await Promise.all(held);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const after = await post(server.endpoint, polite, 'ReceiveMessage', { QueueUrl, WaitTimeSeconds: 1 });
+    // The server learns of the hang-ups as their sockets close: a slot is free well before the 20 s waits end.
+    let after = await post(server.endpoint, polite, 'ReceiveMessage', { QueueUrl, WaitTimeSeconds: 1 });
+    while (after.status === 503 && Date.now() - hungUp < 10_000)
+      after = await post(server.endpoint, polite, 'ReceiveMessage', { QueueUrl, WaitTimeSeconds: 1 });
     assert.equal(after.status, 200, after.body);
   });
 

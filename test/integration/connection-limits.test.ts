@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect as tlsConnect } from 'node:tls';
+import { longPollsHeld } from '../helpers/long-polls.ts';
 import { rawRequest } from '../helpers/raw-requests.ts';
 import { NEEDS_OWN_SERVER, type RunningServer, removeDataDir, startServer } from '../helpers/server.ts';
 import { selfSignedCertificate } from '../helpers/tls.ts';
@@ -106,10 +107,11 @@ describe('connection limits over HTTP', { skip: NEEDS_OWN_SERVER }, () => {
     const greedy = new Agent({ keepAlive: true, maxSockets: 10 });
     const other = new Agent({ keepAlive: true, localAddress: '127.0.0.2' });
     try {
+      // Long enough to outlast the check that they are held, on a loaded machine too.
       const held = [1, 2].map(() =>
-        jsonPost(server.endpoint, greedy, 'ReceiveMessage', { QueueUrl, WaitTimeSeconds: 2 }),
+        jsonPost(server.endpoint, greedy, 'ReceiveMessage', { QueueUrl, WaitTimeSeconds: 5 }),
       );
-      await sleep(300);
+      await longPollsHeld(server.endpoint, 2);
       const refused = await jsonPost(server.endpoint, greedy, 'ReceiveMessage', {
         QueueUrl,
         WaitTimeSeconds: 2,

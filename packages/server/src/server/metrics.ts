@@ -2,6 +2,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { isActionName } from '../core/actions.ts';
 import type { AlarmState } from '../core/dlq-alarms.ts';
 import type { MappingObserver } from '../core/event-source/poller.ts';
+import type { LongPoll } from '../core/long-poll.ts';
 import type { ActivityTotals, QueueActivity } from '../core/queue-activity.ts';
 import { type CountsDependencies, QueueCounts } from '../core/queue-counts.ts';
 import { ageSeconds, SAMPLE_PERIOD_MS } from '../core/queue-history.ts';
@@ -40,14 +41,18 @@ export interface ServerMetrics {
 /**
  * /metrics: per queue, CloudWatch's SQS metrics under their CloudWatch names (prefixed `sluice_`, with a
  * `queue` label) and the SentMessageSize histogram; request counts and latencies per action; stale receipt
- * handles refused, per queue and action; and the DLQ alarm states.
+ * handles refused, per queue and action; the long polls waiting; and the DLQ alarm states.
  *
  * A scrape reads no queue's counts but those this node's clients sent to, received from or deleted from
  * since the last render: the rest come from `counts`, which the history sampler reads every 10 s. Concurrent
  * scrapes share one render, and one made less than MIN_RENDER_INTERVAL_MS ago (`monotonicNow`) is served again.
  */
 export function createServerMetrics(
-  service: { activity: QueueActivity; receiptRules: ReceiptRules } & CountsDependencies,
+  service: {
+    activity: QueueActivity;
+    receiptRules: ReceiptRules;
+    longPoll: Pick<LongPoll, 'waiting'>;
+  } & CountsDependencies,
   alarmStates: () => Promise<AlarmState[]>,
   counts: QueueCounts = new QueueCounts(service),
   monotonicNow: () => number = () => performance.now(),
@@ -115,6 +120,14 @@ export function createServerMetrics(
       this.reset();
       for (const { queue, action, count } of service.receiptRules.refusedStale())
         this.inc({ queue, action }, count);
+    },
+  });
+  new Gauge({
+    name: 'sluice_long_polls_waiting',
+    help: 'Receives waiting now (long polls), on every queue of this node.',
+    registers: [registry],
+    collect() {
+      this.set(service.longPoll.waiting());
     },
   });
   new Gauge({
