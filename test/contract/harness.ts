@@ -57,6 +57,9 @@ export type ReceivedMessage = {
   MD5OfMessageAttributes?: string;
 };
 
+/** What useContractService gives a suite, for the parts of a suite kept in their own files. */
+export type ContractService = ReturnType<typeof useContractService>;
+
 /**
  * A service on a store of the backend under test and a fake clock, opened before the suite's tests and
  * closed after them, with the calls the suites make most. Read its fields inside tests only.
