@@ -5,7 +5,7 @@ import { DEFAULT_CAPACITY } from '../core/limits.ts';
 import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
 import { DEFAULT_ACCOUNT_ID, DEFAULT_REGION } from '../core/sqs-service.ts';
 import { integerFlag, UsageError } from '../shared/command-flags.ts';
-import { DEFAULT_MAX_CONNECTIONS } from '../store/postgres/connection.ts';
+import { DEFAULT_MAX_CONNECTIONS } from '../store/postgres/pool-size.ts';
 import {
   DEFAULT_DISK_RESERVE_BYTES,
   DEFAULT_DURABILITY,

@@ -2,10 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { type StoreCondition, StoreUnavailableError } from '../contract.ts';
+import { DEFAULT_MAX_CONNECTIONS } from './pool-size.ts';
 import { MIGRATIONS } from './schema.ts';
-
-/** Connections a node keeps at most, unless told otherwise (`--store-connections`). */
-export const DEFAULT_MAX_CONNECTIONS = 10;
 
 /** The statement runner of a transaction or of the pool (a single statement is atomic on its own). */
 export interface Db {
