@@ -4,7 +4,7 @@ import type { AlarmSettings } from '../core/dlq-alarms.ts';
 import type { CapacityLimits } from '../core/limits.ts';
 import type { MoveTaskSettings } from '../core/move-tasks.ts';
 import type { Store } from '../store/contract.ts';
-import type { Durability } from '../store/sqlite/connection.ts';
+import type { Durability } from '../store/sqlite/options.ts';
 import type { AccessKey } from './auth/access.ts';
 import type { ConnectionLimits } from './connections.ts';
 import type { LogFormat, Logger, LogLevel } from './logger.ts';

@@ -17,7 +17,7 @@ import { SnsService } from '../core/sns/sns-service.ts';
 import { SqsService, serviceReads } from '../core/sqs-service.ts';
 import { MessageTriage } from '../core/triage.ts';
 import type { Store } from '../store/contract.ts';
-import { DEFAULT_DISK_RESERVE_BYTES } from '../store/sqlite/connection.ts';
+import { DEFAULT_DISK_RESERVE_BYTES } from '../store/sqlite/options.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { isTriageStore } from '../store/triage.ts';
 import { createAuthenticator } from './auth/access.ts';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { type StoreCondition, StoreUnavailableError } from '../contract.ts';
-import { DEFAULT_MAX_CONNECTIONS } from './pool-size.ts';
+import { type ConnectionOptions, DEFAULT_MAX_CONNECTIONS } from './options.ts';
 import { MIGRATIONS } from './schema.ts';
 
 /** The statement runner of a transaction or of the pool (a single statement is atomic on its own). */
@@ -31,18 +31,6 @@ function statementName(text: string): string {
     statementNames.set(text, name);
   }
   return name;
-}
-
-export interface ConnectionOptions {
-  /** postgres://user[:password]@host[:port]/database, as libpq and every PostgreSQL tool take it. */
-  connectionString: string;
-  /** Connections this node keeps at most (each statement in flight holds one); DEFAULT_MAX_CONNECTIONS if not given. */
-  maxConnections?: number;
-  /**
-   * How often long polls try again without a wake from another node, in case a notification was lost
-   * (the listening connection dropped). Default 5000 ms.
-   */
-  fallbackWakeMs?: number;
 }
 
 /** How long `condition()` waits for the database to answer before calling it unreachable. */

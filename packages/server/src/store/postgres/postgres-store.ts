@@ -63,7 +63,8 @@ import type {
   TriageStore,
 } from '../triage.ts';
 import { triageDeletePlan, triageReplayPlan } from '../triage.ts';
-import { type ConnectionOptions, type Db, PostgresConnection, run } from './connection.ts';
+import { type Db, PostgresConnection, run } from './connection.ts';
+import type { ConnectionOptions } from './options.ts';
 import { planSteps } from './plan-steps.ts';
 import { ACTIVITY_COLUMNS, insertSamples, SQL } from './statements.ts';
 import { postgresTopics as topics } from './topics.ts';

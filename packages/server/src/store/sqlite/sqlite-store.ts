@@ -62,7 +62,8 @@ import type {
 } from '../triage.ts';
 import { triageDeletePlan, triageReplayPlan } from '../triage.ts';
 import type { WriteKind } from './connection.ts';
-import { type ConnectionOptions, SqliteConnection } from './connection.ts';
+import { SqliteConnection } from './connection.ts';
+import type { ConnectionOptions } from './options.ts';
 import { SqliteSteps } from './plan-steps.ts';
 import type { Statements } from './statements.ts';
 import { SqliteTopics } from './topics.ts';
