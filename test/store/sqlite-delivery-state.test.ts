@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import type { NewMessage, ReceiveRequest, StoredMessage } from '../../packages/server/src/store/contract.ts';
+import { IN_MEMORY } from '../../packages/server/src/store/sqlite/options.ts';
 import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
 import { newMessage } from '../helpers/new-message.ts';
 
@@ -17,6 +18,13 @@ const dirs: string[] = [];
 after(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
+
+/** A data directory of its own: the delivery state is the file store's (in memory, messages have no table). */
+function freshDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-delivery-'));
+  dirs.push(dir);
+  return dir;
+}
 
 interface Queues {
   work: number;
@@ -150,8 +158,7 @@ const steps: Step[] = [
 
 /** Runs the script; with `reopen`, on a store opened again before every step. Returns every step's answers. */
 async function run(reopen: boolean): Promise<unknown[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-delivery-'));
-  dirs.push(dir);
+  const dir = freshDir();
   let store = new SqliteStore({ dataDir: dir });
   const newQueue = async (name: string) =>
     (await store.createQueue({ name, fifo: false, attributes: {}, tags: {}, now: 0 })).id;
@@ -188,34 +195,38 @@ it('a standard queue answers from its delivery state as from one built again fro
   assert.equal(answers[9], 1);
 });
 
-it('a message dead-lettered without a group into a fair queue is served in the first receive there', async () => {
-  const store = new SqliteStore({ dataDir: ':memory:' });
-  const newQueue = async (name: string) =>
-    (await store.createQueue({ name, fifo: false, attributes: {}, tags: {}, now: 0 })).id;
-  const source = await newQueue('source');
-  const dlq = await newQueue('dlq');
-  // A group id makes the DLQ a fair queue (tenants 't' and '').
-  await store.sendMessages(dlq, [{ ...message('tenant t', 1), groupId: 't' }]);
-  await store.sendMessages(source, [message('no group', 1)]);
-  await store.receiveMessages(receive(source, 2, { visibleUntil: 2 }));
-  const deadLetter = {
-    queueId: dlq,
-    maxReceiveCount: 1,
-    sourceArn: 'arn:source',
-    resetSentAt: false,
-    retentionMs: 1000,
-  };
-  assert.equal((await store.receiveMessages(receive(source, 3, { deadLetter }))).movedToDeadLetter, 1);
-  // Before, it kept no group: the tenant turns passed it over until the tenant '' was forgotten.
-  const { messages } = await store.receiveMessages(receive(dlq, 4));
-  assert.deepEqual(messages.map((m) => m.messageId).sort(), ['no group', 'tenant t']);
-  await store.close();
-});
+for (const [where, dataDir] of [
+  ['in its file', freshDir],
+  ['in memory', () => IN_MEMORY],
+] as const)
+  it(`a message dead-lettered without a group into a fair queue is served in the first receive there (${where})`, async () => {
+    const store = new SqliteStore({ dataDir: dataDir() });
+    const newQueue = async (name: string) =>
+      (await store.createQueue({ name, fifo: false, attributes: {}, tags: {}, now: 0 })).id;
+    const source = await newQueue('source');
+    const dlq = await newQueue('dlq');
+    // A group id makes the DLQ a fair queue (tenants 't' and '').
+    await store.sendMessages(dlq, [{ ...message('tenant t', 1), groupId: 't' }]);
+    await store.sendMessages(source, [message('no group', 1)]);
+    await store.receiveMessages(receive(source, 2, { visibleUntil: 2 }));
+    const deadLetter = {
+      queueId: dlq,
+      maxReceiveCount: 1,
+      sourceArn: 'arn:source',
+      resetSentAt: false,
+      retentionMs: 1000,
+    };
+    assert.equal((await store.receiveMessages(receive(source, 3, { deadLetter }))).movedToDeadLetter, 1);
+    // Before, it kept no group: the tenant turns passed it over until the tenant '' was forgotten.
+    const { messages } = await store.receiveMessages(receive(dlq, 4));
+    assert.deepEqual(messages.map((m) => m.messageId).sort(), ['no group', 'tenant t']);
+    await store.close();
+  });
 
 it('a long queue is read into its delivery state in parts, and writes that land between the parts are kept', async () => {
   /** The same writes on two stores: one reads the state in parts of 10 rows while they land, one reads it after. */
   async function script(interleaved: boolean): Promise<{ answers: unknown; turns: number }> {
-    const store = new SqliteStore({ dataDir: ':memory:', warmUpRows: 10 });
+    const store = new SqliteStore({ dataDir: freshDir(), warmUpRows: 10 });
     const newQueue = async (name: string) =>
       (await store.createQueue({ name, fifo: false, attributes: {}, tags: {}, now: 0 })).id;
     const work = await newQueue('work');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { type DeliveryCounts, DeliveryState } from '../../packages/server/src/store/sqlite/delivery-state.ts';
+import { type DeliveryCounts, DeliveryState } from '../../packages/server/src/store/delivery-state.ts';
 
 /** A message as the SQL statements of the SQLite store see it: the model the delivery state must agree with. */
 interface Row {

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { startAddresses } from '../server/exposure-warning.ts';
 import { createLogger } from '../server/logger.ts';
-import { IN_MEMORY, SERVE_FLAGS, type ServeOptions } from '../server/serve-flags.ts';
+import { SERVE_FLAGS, type ServeOptions } from '../server/serve-flags.ts';
 import { startSluice } from '../server/sluice-server.ts';
 import { usageMessage } from '../shared/command-flags.ts';
+import { IN_MEMORY } from '../store/sqlite/options.ts';
 import { audit } from './audit.ts';
 import { dlq } from './dlq.ts';
 import { startedByNpm, watchParent } from './parent-watch.ts';

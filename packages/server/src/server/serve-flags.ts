@@ -6,7 +6,12 @@ import { MOVE_TASK_DEFAULTS } from '../core/move-tasks.ts';
 import { DEFAULT_ACCOUNT_ID, DEFAULT_REGION } from '../core/sqs-service.ts';
 import { integerFlag, UsageError } from '../shared/command-flags.ts';
 import { DEFAULT_MAX_CONNECTIONS } from '../store/postgres/options.ts';
-import { DEFAULT_DISK_RESERVE_BYTES, DEFAULT_DURABILITY, type Durability } from '../store/sqlite/options.ts';
+import {
+  DEFAULT_DISK_RESERVE_BYTES,
+  DEFAULT_DURABILITY,
+  type Durability,
+  IN_MEMORY,
+} from '../store/sqlite/options.ts';
 import type { AccessKey } from './auth/access.ts';
 import { ACCESS_KEY_ID, isMetricsToken, METRICS_TOKEN_RULE } from './config-file.ts';
 import { CONNECTION_LIMIT_DEFAULTS } from './connections.ts';
@@ -38,9 +43,6 @@ export interface ServeOptions extends SluiceOptions {
   /** Print the help and stop. */
   help?: boolean;
 }
-
-/** SQLite's own name for an in-memory database, which `--in-memory` stands for. */
-export const IN_MEMORY = ':memory:';
 
 /** A value as parseArgs gives it: a switch's true, a value's text, a repeatable value's texts. */
 export type GivenValue = string | boolean | string[];

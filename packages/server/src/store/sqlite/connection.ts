@@ -5,7 +5,7 @@ import type Database from 'better-sqlite3';
 import { type StoreCondition, StoreUnavailableError, UNAVAILABLE_CONDITIONS } from '../contract.ts';
 import { DiskReserve, fileBytes } from './disk-reserve.ts';
 import { openDatabase } from './native-binding.ts';
-import { type ConnectionOptions, DEFAULT_DURABILITY, type Durability } from './options.ts';
+import { type ConnectionOptions, DEFAULT_DURABILITY, type Durability, IN_MEMORY } from './options.ts';
 import { MIGRATIONS } from './schema.ts';
 import { prepareStatements, type Statements } from './statements.ts';
 
@@ -65,7 +65,7 @@ export class SqliteConnection {
     options: ConnectionOptions,
     private readonly forgetCachedState: () => void,
   ) {
-    const file = options.dataDir === ':memory:' ? ':memory:' : join(ensureDir(options.dataDir), 'sluice.db');
+    const file = options.dataDir === IN_MEMORY ? IN_MEMORY : join(ensureDir(options.dataDir), 'sluice.db');
     this.db = openDatabase(file);
     // One server owns a data directory: the exclusive lock refuses a second one at start (instead of two
     // processes interleaving claims), and skips the shared-memory index, which makes each commit cheaper.
@@ -80,7 +80,7 @@ export class SqliteConnection {
         );
       }
       // SQLite says only "disk I/O error" when WAL mode cannot create its files; name the real cause.
-      if (file !== ':memory:' && !isWritable(options.dataDir)) {
+      if (file !== IN_MEMORY && !isWritable(options.dataDir)) {
         throw new Error(
           `the data directory ${options.dataDir} is not writable (read-only filesystem or permissions); Sluice must write there to open its database`,
         );
@@ -89,17 +89,17 @@ export class SqliteConnection {
     }
     this.durability = options.durability ?? DEFAULT_DURABILITY;
     this.db.pragma(`synchronous = ${this.durability === 'off' ? 'OFF' : 'NORMAL'}`);
-    this.dbFile = file === ':memory:' ? undefined : file;
-    this.walFile = file === ':memory:' ? undefined : `${file}-wal`;
+    this.dbFile = file === IN_MEMORY ? undefined : file;
+    this.walFile = file === IN_MEMORY ? undefined : `${file}-wal`;
     // In memory means nothing on disk, SQLite's temporary files (statement journals, big sorts) included.
-    if (file === ':memory:') this.db.pragma('temp_store = MEMORY');
+    if (file === IN_MEMORY) this.db.pragma('temp_store = MEMORY');
     // A 32 MiB page cache keeps the hot end of big queues in memory while RSS stays bounded; checkpoints every
     // 8,192 pages (32 MiB of WAL) instead of 1,000 mean fewer of the fsyncs a checkpoint makes on the event loop.
     this.db.pragma('cache_size = -32768');
     this.db.pragma('wal_autocheckpoint = 8192');
     migrate(this.db);
     this.statements = prepareStatements(this.db);
-    if (file !== ':memory:') {
+    if (file !== IN_MEMORY) {
       this.reserve = new DiskReserve(options.dataDir, options.diskReserveBytes ?? 0);
       if (!this.resumeAfterFullDisk()) this.unavailable = 'full';
     }

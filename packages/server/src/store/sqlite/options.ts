@@ -20,9 +20,12 @@ export type Durability = 'full' | 'durable' | 'normal' | 'off';
 export const DEFAULT_DISK_RESERVE_BYTES = 64 * 1024 * 1024;
 /** Sends and queue changes fsynced before the answer (docs/decisions/durable-default.md). */
 export const DEFAULT_DURABILITY: Durability = 'durable';
+/** The data directory that stands for no directory: everything in memory (`--in-memory`). */
+export const IN_MEMORY = ':memory:';
+
 /** Where the database lives and how much its writes risk (SqliteStoreOptions). */
 export interface ConnectionOptions {
-  /** Data directory; the database is `sluice.db` inside it. `:memory:` for a throwaway store. */
+  /** Data directory; the database is `sluice.db` inside it. IN_MEMORY for a throwaway store (its messages held by memory/message-table.ts). */
   dataDir: string;
   durability?: Durability;
   /**

@@ -1,8 +1,9 @@
-import type { NewMessage } from '../contract.ts';
+import type { MessageCounts, NewMessage } from '../contract.ts';
+import { DeliveryState } from '../delivery-state.ts';
+import type { MessageTable } from '../message-table.ts';
 import type { AttemptClaims, DeletedMessage, StoreSteps } from '../planner.ts';
 import type { MessageState } from '../receipts.ts';
 import { type MessageRow, type MoveTaskRow, newMessageRow, type QueueRow } from '../rows.ts';
-import { DeliveryState } from './delivery-state.ts';
 import type { Statements } from './statements.ts';
 
 /**
@@ -11,7 +12,7 @@ import type { Statements } from './statements.ts';
  * which queues have no fair-queue tenant, in-flight bounds and standard queues' delivery states. Every step
  * runs inside the store's open write transaction.
  */
-export class SqliteSteps {
+export class SqliteSteps implements MessageTable {
   /** Whether each queue id is FIFO; a queue's kind never changes. */
   private readonly fifoById = new Map<number, boolean>();
   /** Increases with every fair-queue tenant turn; tenants with the lowest last turn are served first. */
@@ -35,7 +36,7 @@ export class SqliteSteps {
    * count or wake look-up. FIFO and fair queues have none: they take their messages by group and by tenant in
    * SQL. Every write to a queue's messages updates its state exactly or drops it, to be built again.
    */
-  readonly deliveryStates = new Map<number, DeliveryState>();
+  private readonly deliveryStates = new Map<number, DeliveryState>();
   constructor(
     private readonly statements: Statements,
     private readonly warmUpRows: number,
@@ -419,11 +420,62 @@ export class SqliteSteps {
     return this.statements.messageStateBySeq.get(seq, queueId) as MessageState | undefined;
   }
 
-  /** Drops what memory knows of a deleted queue. */
-  forgetQueue(queueId: number): void {
+  counts(queueId: number, now: number): MessageCounts {
+    const delivery = this.deliveryOf(queueId);
+    if (delivery) return delivery.counts(now);
+    const row = this.statements.countMessages.get({ queue_id: queueId, now }) as {
+      visible: number | null;
+      not_visible: number | null;
+      delayed: number | null;
+      oldest_sent_at: number | null;
+    };
+    return {
+      visible: row.visible ?? 0,
+      notVisible: row.not_visible ?? 0,
+      delayed: row.delayed ?? 0,
+      oldestSentAt: row.oldest_sent_at ?? undefined,
+    };
+  }
+
+  nextVisibleAt(queueId: number, now: number): number | undefined {
+    const delivery = this.deliveryOf(queueId);
+    if (delivery) return delivery.nextVisibleAt(now);
+    return (this.statements.nextVisibleAt.get(queueId, now) as { at: number | null }).at ?? undefined;
+  }
+
+  nextExpiryAt(queueId: number, now: number): number | undefined {
+    return (this.statements.nextExpiryAt.get(queueId, now) as { at: number | null }).at ?? undefined;
+  }
+
+  lastSeq(queueId: number): number {
+    return (this.statements.lastSeq.get(queueId) as { seq: number }).seq;
+  }
+
+  page(queueId: number, options: { afterSeq: number; limit: number; now: number }): MessageRow[] {
+    return this.statements.messagePage.all(queueId, options.afterSeq, options.now, options.limit);
+  }
+
+  redelayWaiting(queueId: number, delayMs: number): void {
+    this.statements.redelayWaiting.run(delayMs, queueId);
+    this.deliveryStates.delete(queueId);
+  }
+
+  deleteQueue(queueId: number): void {
+    this.statements.deleteQueueMessages.run(queueId);
+    for (const statement of this.statements.forgetQueueState) statement.run(queueId);
     this.fifoById.delete(queueId);
     this.inFlightBound.delete(queueId);
     this.deliveryStates.delete(queueId);
+  }
+
+  // The store empties the tables; what memory learned of them goes.
+  reset(): void {
+    this.forget();
+  }
+
+  // Every message is in the database.
+  bytesInMemory(): number {
+    return 0;
   }
 
   /**

@@ -32,6 +32,8 @@ import type {
   TopicChanges,
   TopicRecord,
 } from '../contract.ts';
+import { MemoryMessageTable } from '../memory/message-table.ts';
+import type { MessageTable } from '../message-table.ts';
 import { runNow } from '../plan.ts';
 import {
   changeVisibilityPlan,
@@ -47,6 +49,7 @@ import {
   type QueueRow,
   type SampleRow,
   sampleRow,
+  toMessage,
   toMoveTask,
   toQueue,
   toSample,
@@ -64,6 +67,7 @@ import { triageDeletePlan, triageReplayPlan } from '../triage.ts';
 import type { WriteKind } from './connection.ts';
 import { SqliteConnection } from './connection.ts';
 import type { ConnectionOptions } from './options.ts';
+import { IN_MEMORY } from './options.ts';
 import { SqliteSteps } from './plan-steps.ts';
 import type { Statements } from './statements.ts';
 import { SqliteTopics } from './topics.ts';
@@ -85,7 +89,8 @@ export interface SqliteStoreOptions extends ConnectionOptions {
 export class SqliteStore implements Store, TriageStore {
   private readonly connection: SqliteConnection;
   private readonly statements: Statements;
-  private readonly steps: SqliteSteps;
+  /** The messages: in the database, or in memory with `--in-memory` (message-table.ts). */
+  private readonly messages: MessageTable;
   /**
    * Queue records by name. Every request looks its queue up, and this process is the database's only writer,
    * so the cache is dropped exactly when a write changes a queue. Records handed out are never mutated.
@@ -98,7 +103,10 @@ export class SqliteStore implements Store, TriageStore {
   constructor(options: SqliteStoreOptions) {
     this.connection = new SqliteConnection(options, () => this.forgetCachedState());
     this.statements = this.connection.statements;
-    this.steps = new SqliteSteps(this.statements, options.warmUpRows ?? 20_000);
+    this.messages =
+      options.dataDir === IN_MEMORY
+        ? new MemoryMessageTable(this.statements)
+        : new SqliteSteps(this.statements, options.warmUpRows ?? 20_000);
     const db = this.connection.db;
     this.triage = new SqliteTriage(db);
     this.topics = new SqliteTopics(db, {
@@ -154,9 +162,8 @@ export class SqliteStore implements Store, TriageStore {
         now: changes.now,
       }) as QueueRow;
       if (changes.waitingDelayMs !== undefined) {
-        this.statements.redelayWaiting.run(changes.waitingDelayMs, id);
-        this.steps.deliveryStates.delete(id);
-        runNow(rebuildGroups(this.steps.plan, id));
+        this.messages.redelayWaiting(id, changes.waitingDelayMs);
+        runNow(rebuildGroups(this.messages.plan, id));
       }
       this.queueCache.delete(current.name);
       return toQueue(row);
@@ -167,10 +174,8 @@ export class SqliteStore implements Store, TriageStore {
     await this.write('durable', () => {
       const current = this.statements.queueById.get(id) as QueueRow | undefined;
       if (!current) return;
-      this.statements.deleteQueueMessages.run(id);
-      for (const statement of this.statements.forgetQueueState) statement.run(id);
+      this.messages.deleteQueue(id);
       this.statements.deleteQueue.run(id);
-      this.steps.forgetQueue(id);
       this.statements.rememberDeletedQueue.run(current.name, now);
       this.queueCache.delete(current.name);
     });
@@ -191,7 +196,7 @@ export class SqliteStore implements Store, TriageStore {
 
   /** sendMessages' work, inside a write: a send, or a topic's delivery into one queue. */
   private sendInWrite(queueId: number, messages: NewMessage[]): SentMessage[] {
-    return runNow(sendPlan(this.steps.plan, queueId, messages, this.steps.isFifo(queueId)));
+    return runNow(sendPlan(this.messages.plan, queueId, messages, this.messages.isFifo(queueId)));
   }
 
   // ---- Topics (TopicStore) ----------------------------------------------------------------------------
@@ -296,20 +301,20 @@ export class SqliteStore implements Store, TriageStore {
     queueId: number,
     options: { afterSeq: number; limit: number; now: number },
   ): Promise<StoredMessage[]> {
-    return this.triage.browse(queueId, options);
+    return this.messages.page(queueId, options).map(toMessage);
   }
 
   async replayMessages(request: ReplayRequest): Promise<TriageOutcome[]> {
     // A replayed message is a new one in its queue: as durable as a send.
     return inWrites(request.seqs, (seqs) =>
-      this.write('adds', () => seqs.map((seq) => runNow(triageReplayPlan(this.steps.plan, request, seq)))),
+      this.write('adds', () => seqs.map((seq) => runNow(triageReplayPlan(this.messages.plan, request, seq)))),
     );
   }
 
   async deleteMessagesBySeq(queueId: number, seqs: readonly number[], now: number): Promise<TriageOutcome[]> {
     return inWrites(seqs, (page) =>
       this.write('redeliverable', () =>
-        page.map((seq) => runNow(triageDeletePlan(this.steps.plan, queueId, seq, now))),
+        page.map((seq) => runNow(triageDeletePlan(this.messages.plan, queueId, seq, now))),
       ),
     );
   }
@@ -329,14 +334,14 @@ export class SqliteStore implements Store, TriageStore {
   async receiveMessages(request: ReceiveRequest): Promise<ReceiveResult> {
     // No await when the delivery state is whole: a long poll woken by a send's commit (run from the send's
     // onApplied) then queues its write at once, and it joins that commit instead of waiting for the next.
-    const warming = this.steps.warmUp(request.queueId);
+    const warming = this.messages.warmUp(request.queueId);
     if (warming) await warming;
     return this.write('redeliverable', () => {
       const kinds = {
-        fifo: this.steps.isFifo(request.queueId),
-        deadLetterFifo: request.deadLetter !== undefined && this.steps.isFifo(request.deadLetter.queueId),
+        fifo: this.messages.isFifo(request.queueId),
+        deadLetterFifo: request.deadLetter !== undefined && this.messages.isFifo(request.deadLetter.queueId),
       };
-      return runNow(receivePlan(this.steps.plan, request, kinds));
+      return runNow(receivePlan(this.messages.plan, request, kinds));
     });
   }
 
@@ -351,19 +356,19 @@ export class SqliteStore implements Store, TriageStore {
     check: ReceiptCheck,
   ): Promise<DeleteOutcome[]> {
     return this.write('redeliverable', () =>
-      runNow(deletePlan(this.steps.plan, queueId, receipts, check, this.steps.isFifo(queueId))),
+      runNow(deletePlan(this.messages.plan, queueId, receipts, check, this.messages.isFifo(queueId))),
     );
   }
 
   async changeVisibility(request: ChangeVisibilityRequest): Promise<ChangeVisibilityOutcome> {
     return this.write('redeliverable', () =>
-      runNow(changeVisibilityPlan(this.steps.plan, request, this.steps.isFifo(request.queueId))),
+      runNow(changeVisibilityPlan(this.messages.plan, request, this.messages.isFifo(request.queueId))),
     );
   }
 
   async purgeQueue(queueId: number, now: number, windowMs: number): Promise<boolean> {
     return this.write('durable', () => {
-      const purged = runNow(purgePlan(this.steps.plan, queueId, now, windowMs));
+      const purged = runNow(purgePlan(this.messages.plan, queueId, now, windowMs));
       // The queue's record carries when it was last purged.
       if (purged) this.queueCache.clear();
       return purged;
@@ -371,38 +376,21 @@ export class SqliteStore implements Store, TriageStore {
   }
 
   async countMessages(queueId: number, now: number): Promise<MessageCounts> {
-    await this.steps.warmUp(queueId);
-    const delivery = this.steps.deliveryOf(queueId);
-    if (delivery) return delivery.counts(now);
-    const row = this.statements.countMessages.get({ queue_id: queueId, now }) as {
-      visible: number | null;
-      not_visible: number | null;
-      delayed: number | null;
-      oldest_sent_at: number | null;
-    };
-    return {
-      visible: row.visible ?? 0,
-      notVisible: row.not_visible ?? 0,
-      delayed: row.delayed ?? 0,
-      oldestSentAt: row.oldest_sent_at ?? undefined,
-    };
+    await this.messages.warmUp(queueId);
+    return this.messages.counts(queueId, now);
   }
 
   async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {
-    await this.steps.warmUp(queueId);
-    const delivery = this.steps.deliveryOf(queueId);
-    if (delivery) return delivery.nextVisibleAt(now);
-    const row = this.statements.nextVisibleAt.get(queueId, now) as { at: number | null };
-    return row.at ?? undefined;
+    await this.messages.warmUp(queueId);
+    return this.messages.nextVisibleAt(queueId, now);
   }
 
   async deleteExpired(now: number, limit: number): Promise<number> {
-    return this.write('redeliverable', () => runNow(expiryPlan(this.steps.plan, now, limit)));
+    return this.write('redeliverable', () => runNow(expiryPlan(this.messages.plan, now, limit)));
   }
 
   async nextExpiryAt(queueId: number, now: number): Promise<number | undefined> {
-    const row = this.statements.nextExpiryAt.get(queueId, now) as { at: number | null };
-    return row.at ?? undefined;
+    return this.messages.nextExpiryAt(queueId, now);
   }
 
   async createMoveTask(task: NewMoveTask): Promise<MoveTaskRecord | undefined> {
@@ -447,11 +435,11 @@ export class SqliteStore implements Store, TriageStore {
   }
 
   async moveMessages(request: MoveRequest): Promise<MoveOutcome> {
-    return this.write('durable', () => runNow(moveBatchPlan(this.steps.plan, request)));
+    return this.write('durable', () => runNow(moveBatchPlan(this.messages.plan, request)));
   }
 
   async lastSeq(queueId: number): Promise<number> {
-    return (this.statements.lastSeq.get(queueId) as { seq: number }).seq;
+    return this.messages.lastSeq(queueId);
   }
 
   async recordQueueSamples(samples: QueueSample[]): Promise<void> {
@@ -536,12 +524,13 @@ export class SqliteStore implements Store, TriageStore {
     await this.write('durable', () => {
       for (const statement of this.statements.emptyTables) statement.run();
       this.forgetCachedState();
+      this.messages.reset();
     });
     this.activity.clear();
   }
 
   async storedBytes(): Promise<number> {
-    return this.connection.storedBytes();
+    return (await this.connection.storedBytes()) + this.messages.bytesInMemory();
   }
 
   async condition(): Promise<StoreCondition | undefined> {
@@ -564,6 +553,6 @@ export class SqliteStore implements Store, TriageStore {
   /** Drops what memory learned of the tables: when a transaction is rolled back, or before a reset. */
   private forgetCachedState(): void {
     this.queueCache.clear();
-    this.steps.forget();
+    this.messages.forget();
   }
 }

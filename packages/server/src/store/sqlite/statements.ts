@@ -213,6 +213,10 @@ export function prepareStatements(db: Database.Database) {
     ),
     deleteBySeq: db.prepare('DELETE FROM messages WHERE seq = ? RETURNING queue_id'),
     rowBySeq: messageReads<[seq: number]>(db, 'WHERE seq = ?'),
+    messagePage: messageReads<[queueId: number, afterSeq: number, now: number, limit: number]>(
+      db,
+      'WHERE queue_id = ? AND seq > ? AND expires_at > ? ORDER BY seq LIMIT CAST(? AS INTEGER)',
+    ),
     // What a delivery state holds, in seq order (delivery-state.ts), read in parts: the rows after a seq.
     deliveryRows: db
       .prepare<[queueId: number, afterSeq: number, limit: number]>(

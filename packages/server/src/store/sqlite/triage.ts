@@ -1,6 +1,4 @@
 import type Database from 'better-sqlite3';
-import type { StoredMessage } from '../contract.ts';
-import { type MessageRow, toMessage } from '../rows.ts';
 import {
   type AuditEntry,
   type AuditKeep,
@@ -17,9 +15,6 @@ export class SqliteTriage {
 
   constructor(db: Database.Database) {
     this.statements = {
-      page: db.prepare(
-        `SELECT * FROM messages WHERE queue_id = ? AND seq > ? AND expires_at > ? ORDER BY seq LIMIT CAST(? AS INTEGER)`,
-      ),
       appendAudit: db.prepare(
         `INSERT INTO audit_log (at, actor, via, action, source, destination, count, skipped, detail, edit, messages)
          VALUES (@at, @actor, @via, @action, @source, @destination, @count, @skipped, @detail, @edit, @messages)
@@ -31,16 +26,6 @@ export class SqliteTriage {
       ),
       listAudit: db.prepare('SELECT * FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT CAST(? AS INTEGER)'),
     };
-  }
-
-  browse(queueId: number, options: { afterSeq: number; limit: number; now: number }): StoredMessage[] {
-    const rows = this.statements.page.all(
-      queueId,
-      options.afterSeq,
-      options.now,
-      options.limit,
-    ) as MessageRow[];
-    return rows.map(toMessage);
   }
 
   appendAudit(entry: AuditEntry, keep: AuditKeep): AuditRecord {

@@ -1,9 +1,10 @@
 /**
- * One standard queue's delivery state in memory, a cache of its rows in the SQLite store: which messages are
- * visible, in (visible_at, seq) order, which are hidden until when (in flight or delayed), and the times the
- * counts need. The store answers receives, counts and wakes from it and writes only what must survive, by
- * row id. It is never the record: every change to the queue's rows either updates it exactly or drops it, and
- * it is built again from the table on next use.
+ * One queue's delivery state in memory: which messages are visible, in (visible_at, seq) order, which are
+ * hidden until when (in flight or delayed), and the times the counts need. In the SQLite store it is a cache
+ * of a standard queue's rows: the store answers receives, counts and wakes from it and writes only what must
+ * survive, by row id; it is never the record there: every change to the queue's rows either updates it
+ * exactly or drops it, and it is built again from the table on next use. In memory (memory/message-table.ts)
+ * it is the index of every queue's messages.
  *
  * Struct of arrays, one slot per message in seq order (a message's slot is found by binary search on seq),
  * and two binary heaps of slots keyed by (visible_at, seq): the visible ones and the hidden ones. About 45
@@ -352,6 +353,39 @@ export class DeliveryState {
     }
     if (oldest !== Number.POSITIVE_INFINITY) counts.oldestSentAt = oldest;
     return counts;
+  }
+
+  /** The seqs held, in order. */
+  seqs(): number[] {
+    const { flags, seq } = this.columns;
+    const seqs: number[] = [];
+    for (let slot = 0; slot < this.used; slot++) if (flags[slot] !== 0) seqs.push(seq[slot]!);
+    return seqs;
+  }
+
+  /** Up to `limit` seqs of messages expired at `now`, in seq order. */
+  expiredSeqs(now: number, limit: number): number[] {
+    const { flags, seq, expiresAt } = this.columns;
+    const seqs: number[] = [];
+    for (let slot = 0; slot < this.used && seqs.length < limit; slot++)
+      if (flags[slot] !== 0 && expiresAt[slot]! <= now) seqs.push(seq[slot]!);
+    return seqs;
+  }
+
+  /** When the next message to expire after `now` does so, if any: one pass over the columns. */
+  nextExpiryAt(now: number): number | undefined {
+    const { flags, expiresAt } = this.columns;
+    let next = Number.POSITIVE_INFINITY;
+    for (let slot = 0; slot < this.used; slot++)
+      if (flags[slot] !== 0 && expiresAt[slot]! > now && expiresAt[slot]! < next) next = expiresAt[slot]!;
+    return next === Number.POSITIVE_INFINITY ? undefined : next;
+  }
+
+  /** The highest seq held, 0 when none. */
+  lastSeq(): number {
+    const { flags, seq } = this.columns;
+    for (let slot = this.used - 1; slot >= 0; slot--) if (flags[slot] !== 0) return seq[slot]!;
+    return 0;
   }
 
   /** The slot of a held message, or -1. */
