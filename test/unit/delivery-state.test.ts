@@ -34,6 +34,14 @@ const sql = {
       oldestSentAt: live.length > 0 ? Math.min(...live.map((row) => row.sentAt)) : undefined,
     };
   },
+  seqs: (rows: Row[]) => rows.map((row) => row.seq).sort((a, b) => a - b),
+  expired: (rows: Row[], now: number, limit: number) =>
+    sql.seqs(rows.filter((row) => row.expiresAt <= now)).slice(0, limit),
+  nextExpiryAt: (rows: Row[], now: number) => {
+    const later = rows.filter((row) => row.expiresAt > now).map((row) => row.expiresAt);
+    return later.length > 0 ? Math.min(...later) : undefined;
+  },
+  lastSeq: (rows: Row[]) => Math.max(0, ...rows.map((row) => row.seq)),
 };
 
 function add(state: DeliveryState, row: Row): void {
@@ -260,6 +268,11 @@ describe('delivery state', () => {
           assert.equal(state.nextVisibleAt(now), sql.nextVisibleAt(rows, now));
           assert.deepEqual(state.counts(now), sql.counts(rows, now));
           assert.equal(state.size, rows.length);
+          // What the in-memory message table asks of it besides.
+          assert.deepEqual(state.seqs(), sql.seqs(rows));
+          assert.deepEqual(state.expiredSeqs(now, 3), sql.expired(rows, now, 3));
+          assert.equal(state.nextExpiryAt(now), sql.nextExpiryAt(rows, now));
+          assert.equal(state.lastSeq(), sql.lastSeq(rows));
         }
       }),
       { numRuns: runs.numRuns },

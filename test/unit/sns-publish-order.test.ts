@@ -33,7 +33,7 @@ class ReversingSigner implements NotificationSigner {
       await new Promise(setImmediate);
     }
   }
-  certificateUrl(baseUrl: string): string {
+  async certificateUrl(baseUrl: string): Promise<string> {
     return `${baseUrl}/SimpleNotificationService-test.pem`;
   }
 }

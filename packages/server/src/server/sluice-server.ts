@@ -41,7 +41,7 @@ import { snsConsoleApi, snsConsolePages } from './sns-console-api.ts';
 import { serveSns } from './sns-entry.ts';
 import { EndpointDeliveries, EndpointRules, endpointSender } from './sns-http-delivery.ts';
 import { snsOperationsChanges, snsOperationsPages } from './sns-operations-api.ts';
-import { snsSigning } from './sns-signing.ts';
+import { SNS_CERTIFICATE_PREFIX, snsSigning } from './sns-signing.ts';
 
 /** A subscriber that has not answered in this long failed the attempt (AWS's HTTP/S delivery time-out). */
 const SNS_HTTP_TIMEOUT_MS = 15_000;
@@ -153,7 +153,7 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
     },
     warn: (details, message) => logger.warn(details, message),
   });
-  const signing = await snsSigning(store);
+  const signing = snsSigning(store);
   const snsHttpCaFile = options.snsHttpCa ?? config.sns?.httpCa;
   // Read at start: a missing or unreadable file stops the server rather than fail every HTTPS delivery.
   const snsHttpCa = snsHttpCaFile === undefined ? undefined : readFileSync(snsHttpCaFile, 'utf8');
@@ -404,10 +404,12 @@ export async function startSluice(options: SluiceOptions = {}): Promise<RunningS
         : undefined,
     sns: serveSns(sns),
     pages: {
-      [signing.certificatePath]: () => ({
-        contentType: 'application/x-x509-ca-cert',
-        body: signing.certificatePem,
-      }),
+      [`${SNS_CERTIFICATE_PREFIX}*`]: async (url) => {
+        const certificate = await signing.certificate();
+        return url.pathname === certificate.path
+          ? { contentType: 'application/x-x509-ca-cert', body: certificate.pem }
+          : { status: 404, contentType: 'text/plain; charset=utf-8', body: 'No such certificate.\n' };
+      },
       ...(metrics && {
         '/metrics': async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
       }),

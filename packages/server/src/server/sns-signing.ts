@@ -2,7 +2,7 @@ import {
   createHash,
   createPrivateKey,
   createPublicKey,
-  generateKeyPairSync,
+  generateKeyPair,
   type KeyObject,
   sign,
 } from 'node:crypto';
@@ -17,21 +17,63 @@ const KEY_DOCUMENT = 'sns-signing-key';
 
 export interface SnsSigning extends NotificationSigner {
   /** The certificate's path on this server and its PEM text. */
-  readonly certificatePath: string;
-  readonly certificatePem: string;
+  certificate(): Promise<{ path: string; pem: string }>;
+}
+
+/** The key and what is derived from it once. */
+interface SigningKey {
+  key: KeyObject;
+  certificatePath: string;
+  certificatePem: string;
 }
 
 /**
  * The server's SNS signing key, kept in the store (one key for every node, made by the first that needs it),
  * and a self-signed certificate for it, which the server serves at `SigningCertURL`. A client that checks
  * that the URL is an amazonaws.com host (as AWS's own validators do) will not accept it: Sluice is not AWS.
+ *
+ * Read or made when first needed, not at start: a 2048-bit RSA key takes 130-280 ms of CPU here, which every
+ * start of an in-memory server (a test's, a CI job's) paid though most never publish.
  */
-export async function snsSigning(
+export function snsSigning(store: Pick<ClusterStore, 'clusterState' | 'saveClusterState'>): SnsSigning {
+  let loading: Promise<SigningKey> | undefined;
+  const signingKey = (): Promise<SigningKey> => {
+    loading ??= loadOrMakeKey(store).catch((error: unknown) => {
+      // A store that failed now may work on the next request.
+      loading = undefined;
+      throw error;
+    });
+    return loading;
+  };
+  return {
+    certificate: async () => {
+      const { certificatePath, certificatePem } = await signingKey();
+      return { path: certificatePath, pem: certificatePem };
+    },
+    // With a callback, node:crypto signs in its thread pool: a publish signs one notification per message.
+    sign: async (text, version) => {
+      const { key } = await signingKey();
+      return new Promise((resolve, reject) =>
+        sign(version === '2' ? 'sha256' : 'sha1', Buffer.from(text, 'utf8'), key, (error, signature) =>
+          error ? reject(error) : resolve(signature.toString('base64')),
+        ),
+      );
+    },
+    certificateUrl: async (baseUrl) => `${baseUrl}${(await signingKey()).certificatePath}`,
+  };
+}
+
+async function loadOrMakeKey(
   store: Pick<ClusterStore, 'clusterState' | 'saveClusterState'>,
-): Promise<SnsSigning> {
+): Promise<SigningKey> {
   let pem = await store.clusterState(KEY_DOCUMENT);
   if (pem === undefined) {
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    // Made in the thread pool: the event loop goes on serving meanwhile.
+    const privateKey = await new Promise<KeyObject>((resolve, reject) =>
+      generateKeyPair('rsa', { modulusLength: 2048 }, (error, _publicKey, key) =>
+        error ? reject(error) : resolve(key),
+      ),
+    );
     await store.saveClusterState(
       KEY_DOCUMENT,
       privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
@@ -42,19 +84,10 @@ export async function snsSigning(
   const key = createPrivateKey(pem);
   const spki = createPublicKey(key).export({ type: 'spki', format: 'der' });
   const hash = createHash('sha256').update(spki).digest('hex').slice(0, 32);
-  const certificatePath = `${SNS_CERTIFICATE_PREFIX}${hash}.pem`;
-  const certificatePem = toPem(selfSignedCertificate(key, spki));
   return {
-    certificatePath,
-    certificatePem,
-    // With a callback, node:crypto signs in its thread pool: a publish signs one notification per message.
-    sign: (text, version) =>
-      new Promise((resolve, reject) =>
-        sign(version === '2' ? 'sha256' : 'sha1', Buffer.from(text, 'utf8'), key, (error, signature) =>
-          error ? reject(error) : resolve(signature.toString('base64')),
-        ),
-      ),
-    certificateUrl: (baseUrl) => `${baseUrl}${certificatePath}`,
+    key,
+    certificatePath: `${SNS_CERTIFICATE_PREFIX}${hash}.pem`,
+    certificatePem: toPem(selfSignedCertificate(key, spki)),
   };
 }
 

@@ -35,7 +35,7 @@ export interface NotificationSigner {
    */
   sign(text: string, version: '1' | '2'): Promise<string>;
   /** The certificate's URL on the server the client reached. */
-  certificateUrl(baseUrl: string): string;
+  certificateUrl(baseUrl: string): Promise<string>;
 }
 
 /** AWS's canonical string for a Notification's signature. */

@@ -124,7 +124,7 @@ export class FanOut {
       failed: new Map<string, number>(),
     };
     const version: '1' | '2' = topic.attributes.SignatureVersion === '2' ? '2' : '1';
-    const certificateUrl = this.signer.certificateUrl(context.baseUrl);
+    const certificateUrl = await this.signer.certificateUrl(context.baseUrl);
     // Only envelopes are signed: a topic whose subscriptions all take raw deliveries signs nothing.
     const signs = routes.some((route) => !route.raw);
     const entries = checked.map((publication) => {

@@ -407,7 +407,7 @@ export class SnsService implements SnsActions {
     const body = confirmationBody(confirmation, {
       version,
       signature: await this.signer.sign(confirmationStringToSign(confirmation), version),
-      certificateUrl: this.signer.certificateUrl(context.baseUrl),
+      certificateUrl: await this.signer.certificateUrl(context.baseUrl),
     });
     const headers = endpointHeaders({
       type,
