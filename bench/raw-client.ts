@@ -7,12 +7,12 @@
  * The Authorization header is a fixed, plausibly shaped fake: Sluice does not verify signatures and
  * moto only reads the region/access key out of it.
  */
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import type { BatchResult, DeleteEntry, QueueClient, ReceivedMessage, SendEntry } from './client.ts';
+import { rawPost } from './raw-post.ts';
 
 const AUTHORIZATION =
   'AWS4-HMAC-SHA256 Credential=bench/20260101/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=0';
-const REQUEST_TIMEOUT_MS = 30_000;
 
 /** A non-200 answer: name is the short `__type` (after '#'), e.g. QueueDoesNotExist. */
 export class SqsError extends Error {
@@ -49,63 +49,33 @@ function batchResult(out: Json): BatchResult {
 
 export function makeRawClient(endpoint: string, maxSockets = 64): QueueClient {
   const url = new URL(endpoint);
-  const host = url.hostname;
-  const port = Number(url.port || 80);
   const agent = new Agent({ keepAlive: true, maxSockets });
 
-  const call = (action: string, input: Json): Promise<Json> =>
-    new Promise<Json>((resolve, reject) => {
-      const payload = JSON.stringify(input);
-      const req = request(
-        {
-          agent,
-          host,
-          port,
-          method: 'POST',
-          path: '/',
-          headers: {
-            'content-type': 'application/x-amz-json-1.0',
-            'content-length': Buffer.byteLength(payload),
-            'x-amz-target': `AmazonSQS.${action}`,
-            authorization: AUTHORIZATION,
-          },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => {
-            text += chunk;
-          });
-          res.on('error', reject);
-          res.on('end', () => {
-            let out: unknown;
-            try {
-              out = text === '' ? {} : JSON.parse(text);
-            } catch {
-              reject(
-                new SqsError('InvalidJson', `${action}: unparseable response: ${text.slice(0, 200)}`, 0),
-              );
-              return;
-            }
-            const body = isObject(out) ? out : {};
-            const status = res.statusCode ?? 0;
-            if (status === 200) {
-              resolve(body);
-              return;
-            }
-            const rawType = optString(body.__type) ?? `HTTP${status}`;
-            const type = rawType.slice(rawType.lastIndexOf('#') + 1);
-            const message = optString(body.message) ?? optString(body.Message) ?? text.slice(0, 200);
-            reject(new SqsError(type, `${action}: ${message}`, status));
-          });
-        },
-      );
-      req.setTimeout(REQUEST_TIMEOUT_MS, () => {
-        req.destroy(new Error(`${action}: no response in ${REQUEST_TIMEOUT_MS} ms`));
-      });
-      req.on('error', reject);
-      req.end(payload);
-    });
+  const call = async (action: string, input: Json): Promise<Json> => {
+    const { status, text } = await rawPost(
+      agent,
+      url,
+      {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': `AmazonSQS.${action}`,
+        authorization: AUTHORIZATION,
+      },
+      JSON.stringify(input),
+      action,
+    );
+    let out: unknown;
+    try {
+      out = text === '' ? {} : JSON.parse(text);
+    } catch {
+      throw new SqsError('InvalidJson', `${action}: unparseable response: ${text.slice(0, 200)}`, 0);
+    }
+    const body = isObject(out) ? out : {};
+    if (status === 200) return body;
+    const rawType = optString(body.__type) ?? `HTTP${status}`;
+    const type = rawType.slice(rawType.lastIndexOf('#') + 1);
+    const message = optString(body.message) ?? optString(body.Message) ?? text.slice(0, 200);
+    throw new SqsError(type, `${action}: ${message}`, status);
+  };
 
   return {
     kind: 'raw',

@@ -4,12 +4,12 @@
  * tens of microseconds rather than the SDK's milliseconds. The answers are read with a few regular
  * expressions: only the ARNs and the count of accepted entries matter here.
  */
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import { rawPost } from '../raw-post.ts';
 
 /** The SigV4 scope names `sns`: Sluice tells SNS requests from SQS Query ones by it. */
 const AUTHORIZATION =
   'AWS4-HMAC-SHA256 Credential=bench/20260101/us-east-1/sns/aws4_request, SignedHeaders=host, Signature=0';
-const REQUEST_TIMEOUT_MS = 30_000;
 
 export interface SnsClient {
   createTopic(name: string): Promise<string>;
@@ -23,44 +23,18 @@ export interface SnsClient {
 export function makeRawSnsClient(endpoint: string, maxSockets = 64): SnsClient {
   const url = new URL(endpoint);
   const agent = new Agent({ keepAlive: true, maxSockets });
-  const call = (action: string, params: Record<string, string>): Promise<string> =>
-    new Promise<string>((resolve, reject) => {
-      const payload = new URLSearchParams({ Action: action, Version: '2010-03-31', ...params }).toString();
-      const req = request(
-        {
-          agent,
-          host: url.hostname,
-          port: Number(url.port || 80),
-          method: 'POST',
-          path: '/',
-          headers: {
-            'content-type': 'application/x-www-form-urlencoded; charset=utf-8',
-            'content-length': Buffer.byteLength(payload),
-            authorization: AUTHORIZATION,
-          },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => {
-            text += chunk;
-          });
-          res.on('error', reject);
-          res.on('end', () => {
-            if (res.statusCode === 200) resolve(text);
-            else {
-              const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? `HTTP${res.statusCode}`;
-              reject(new Error(`${action}: ${code}: ${text.slice(0, 200)}`));
-            }
-          });
-        },
-      );
-      req.setTimeout(REQUEST_TIMEOUT_MS, () => {
-        req.destroy(new Error(`${action}: no response in ${REQUEST_TIMEOUT_MS} ms`));
-      });
-      req.on('error', reject);
-      req.end(payload);
-    });
+  const call = async (action: string, params: Record<string, string>): Promise<string> => {
+    const { status, text } = await rawPost(
+      agent,
+      url,
+      { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8', authorization: AUTHORIZATION },
+      new URLSearchParams({ Action: action, Version: '2010-03-31', ...params }).toString(),
+      action,
+    );
+    if (status === 200) return text;
+    const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? `HTTP${status}`;
+    throw new Error(`${action}: ${code}: ${text.slice(0, 200)}`);
+  };
   return {
     async createTopic(name) {
       const arn = /<TopicArn>([^<]+)<\/TopicArn>/.exec(await call('CreateTopic', { Name: name }))?.[1];

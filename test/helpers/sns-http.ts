@@ -85,6 +85,8 @@ export async function receiver() {
 
 export interface Backend {
   endpoint: string;
+  /** Sluice's clock now. */
+  now(): Promise<number>;
   /** Moves Sluice's clock; resolves once the work it made due (the deliveries) is done. */
   advance(seconds: number): Promise<void>;
   close(): Promise<void>;
@@ -97,6 +99,10 @@ export const backends: Array<[string, () => Promise<Backend>]> = [
       const server = await useServer({ args: ['--test-clock'] });
       return {
         endpoint: server.endpoint,
+        async now() {
+          const answer = await fetch(`${server.endpoint}/_sluice/clock`);
+          return ((await answer.json()) as { now: number }).now;
+        },
         async advance(seconds) {
           const answer = await fetch(`${server.endpoint}/_sluice/clock/advance`, {
             method: 'POST',
@@ -122,6 +128,7 @@ export const backends: Array<[string, () => Promise<Backend>]> = [
       });
       return {
         endpoint: node.endpoint,
+        now: async () => clock.now(),
         advance: (seconds) => clock.advance(seconds * 1000),
         close: async () => {
           await node.close();

@@ -8,12 +8,11 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { CreateTopicCommand, PublishCommand, type SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
-import { FakeClock, startSluice } from 'sluice';
 import { signRequest } from '../../packages/server/src/server/auth/sigv4.ts';
-import { freshDatabase } from '../../tools/postgres.ts';
 import { eventually } from '../helpers/client-toolkit.ts';
-import { type RunningServer, SLUICE_CLI, startServer, useServer } from '../helpers/server.ts';
+import { type RunningServer, SLUICE_CLI, startServer } from '../helpers/server.ts';
 import { snsClient } from '../helpers/sns-client.ts';
+import { type Backend, backends } from '../helpers/sns-http.ts';
 
 /**
  * Operating HTTP/HTTPS subscriptions (issue 41 item 5), on both stores, against a real node receiver that
@@ -69,60 +68,6 @@ async function receiver() {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
-
-interface Backend {
-  endpoint: string;
-  now(): Promise<number>;
-  advance(seconds: number): Promise<void>;
-  close(): Promise<void>;
-}
-
-const backends: Array<[string, () => Promise<Backend>]> = [
-  [
-    'SQLite (--test-clock)',
-    async () => {
-      const server = await useServer({ args: ['--test-clock'] });
-      return {
-        endpoint: server.endpoint,
-        async now() {
-          const answer = await fetch(`${server.endpoint}/_sluice/clock`);
-          return ((await answer.json()) as { now: number }).now;
-        },
-        async advance(seconds) {
-          const answer = await fetch(`${server.endpoint}/_sluice/clock/advance`, {
-            method: 'POST',
-            body: JSON.stringify({ seconds }),
-          });
-          assert.equal(answer.status, 200);
-        },
-        close: () => server.close(),
-      };
-    },
-  ],
-  [
-    'PostgreSQL (injected clock)',
-    async () => {
-      const database = await freshDatabase();
-      const clock = new FakeClock(Date.UTC(2026, 11, 1));
-      const node = await startSluice({
-        port: 0,
-        storeUrl: database.url,
-        logLevel: 'silent',
-        dataDir: ':memory:',
-        clock,
-      });
-      return {
-        endpoint: node.endpoint,
-        now: async () => clock.now(),
-        advance: (seconds) => clock.advance(seconds * 1000),
-        close: async () => {
-          await node.close();
-          await database.drop();
-        },
-      };
-    },
-  ],
-];
 
 for (const [label, start] of backends) {
   describe(`operating SNS HTTP subscriptions on ${label}`, { concurrency: false }, () => {
