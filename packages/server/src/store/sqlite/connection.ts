@@ -202,10 +202,12 @@ export class SqliteConnection {
     try {
       const { begin, rollback, commit } = this.statements;
       begin.run();
-      // First without savepoints: a savepoint copies every page its write changes to a statement journal (a
-      // temporary file past 64 KiB), which was a third of the store's disk writes under load. Writes rarely
-      // fail; when one does, the whole transaction is rolled back and the batch runs again isolated.
-      outcomes = this.applyBatch(batch, false);
+      // On disk, first without savepoints: a savepoint copies every page its write changes to a statement
+      // journal (a temporary file past 64 KiB), which was a third of the store's disk writes under load.
+      // Writes rarely fail; when one does, the whole transaction is rolled back and the batch runs again
+      // isolated. In memory the journal is memory too, and the messages are held outside the database
+      // (memory/message-table.ts), where a rollback undoes nothing: a write must never run twice there.
+      outcomes = this.applyBatch(batch, this.dbFile === undefined);
       if (outcomes === undefined) {
         rollback.run();
         this.forgetCachedState();
