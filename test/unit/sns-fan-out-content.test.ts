@@ -92,6 +92,39 @@ describe('SNS fan-out: what every delivery of a publication shares', () => {
     return Messages;
   }
 
+  it('signs a publication once for all its queues and for an endpoint given the same text', async () => {
+    const { TopicArn, name, queues } = await topicWith([false, false]);
+    // A confirmed HTTP subscription, as ConfirmSubscription leaves it.
+    const endpointArn = `${TopicArn}:endpoint`;
+    await store.createSubscription({
+      arn: endpointArn,
+      topicName: name,
+      protocol: 'http',
+      endpoint: 'http://127.0.0.1:1/hook',
+      owner: sqs.accountId,
+      attributes: {},
+      now: clock.now(),
+    });
+    const before = signer.signed;
+    await sns.Publish({ TopicArn, Message: 'signed once' }, context);
+    assert.equal(signer.signed - before, 1);
+    const envelopes = await Promise.all(
+      queues.map(async ({ url }) => JSON.parse((await receive(url))[0]!.Body!) as Envelope),
+    );
+    const [delivery] = await store.listEndpointDeliveries(endpointArn, 10);
+    const endpointEnvelope = JSON.parse(delivery!.body) as Envelope;
+    for (const envelope of [...envelopes, endpointEnvelope]) {
+      assert.equal(envelope.Message, 'signed once');
+      assert.equal(envelope.Signature, envelopes[0]!.Signature);
+    }
+    assert.deepEqual(
+      [...envelopes, endpointEnvelope].map((envelope) => envelope.UnsubscribeURL),
+      [...queues.map((queue) => queue.subscriptionArn), endpointArn].map(
+        (arn) => `${context.baseUrl}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(arn)}`,
+      ),
+    );
+  });
+
   it('puts the same raw content into every queue: each its own message, the digests a send gives', async () => {
     const { TopicArn, queues } = await topicWith([true, true, true]);
     const MessageAttributes = {

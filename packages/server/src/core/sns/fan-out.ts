@@ -158,13 +158,18 @@ export class FanOut {
             .filter((route) => !route.raw)
             .map((route) => endpointText(publication, route.subscription)),
         );
+        // An endpoint given the queues' text shares their signature (RSA PKCS #1 v1.5 signs the same text
+        // the same way), so it is made once.
+        if (signs) texts.delete(notification.message);
         const [envelope, ...byText] = await Promise.all([
           signs ? this.signer.sign(notificationStringToSign(notification), version) : '',
           ...[...texts].map((text) =>
             this.signer.sign(notificationStringToSign({ ...notification, message: text }), version),
           ),
         ]);
-        return { envelope, byText: new Map([...texts].map((text, index) => [text, byText[index]!])) };
+        const signatureByText = new Map([...texts].map((text, index) => [text, byText[index]!]));
+        if (signs) signatureByText.set(notification.message, envelope);
+        return { envelope, byText: signatureByText };
       }),
     );
     const publications: Publication[] = entries.map(
