@@ -188,4 +188,31 @@ describe('SNS fan-out: what every delivery of a publication shares', () => {
     assert.equal(dropped.length, 2);
     for (const reason of dropped) assert.match(reason, /AWS-reserved prefix/);
   });
+
+  it("does not make a publish pay for what only long polls and receives read of the request's context", async () => {
+    const { TopicArn, queues } = await topicWith([true]);
+    const read: string[] = [];
+    // The HTTP transport's context makes these on first read: an abort signal and an answer share, each
+    // with a close listener on the response.
+    const lazyContext = {
+      ...context,
+      traceHeader: 'Root=1-5759e988-bd862e3fe1be46a994272793',
+      get signal() {
+        read.push('signal');
+        return undefined;
+      },
+      get answerRoom() {
+        read.push('answerRoom');
+        return undefined;
+      },
+    };
+    await sns.Publish({ TopicArn, Message: 'traced' }, lazyContext);
+    assert.deepEqual(read, []);
+    const { Messages = [] } = await sqs.actions.ReceiveMessage(
+      { QueueUrl: queues[0]!.url, MessageSystemAttributeNames: ['AWSTraceHeader', 'SenderId'] },
+      context,
+    );
+    assert.equal(Messages[0]?.Attributes?.AWSTraceHeader, lazyContext.traceHeader);
+    assert.equal(Messages[0]?.Attributes?.SenderId, sqs.accountId);
+  });
 });

@@ -48,6 +48,9 @@ export interface SendActionDependencies {
   readonly activity: QueueActivity;
 }
 
+/** What a message takes of the request that sends it: who sent it, and the trace header it carries. */
+export type DeliverySender = Pick<RequestContext, 'senderId' | 'traceHeader'>;
+
 /** A send's fields as SendMessage and each SendMessageBatch entry give them. */
 type MessageToSend = SendMessageRequest | SendMessageBatchRequestEntry;
 
@@ -135,9 +138,9 @@ export class SendActions {
     queue: QueueRecord,
     content: DeliveryContent,
     input: Pick<SendMessageRequest, 'MessageGroupId' | 'MessageDeduplicationId'>,
-    context: RequestContext,
+    sender: DeliverySender,
   ): NewMessage {
-    return this.prepareMessage(queue, input, context, tooLongAlone, content).stored;
+    return this.prepareMessage(queue, input, sender, tooLongAlone, content).stored;
   }
 
   /** After a topic's deliveries are stored: long polls wake, and the queue counts the sends. */
@@ -175,7 +178,7 @@ export class SendActions {
   private prepareMessage(
     queue: QueueRecord,
     input: MessageToSend,
-    context: RequestContext,
+    context: DeliverySender,
     tooLong: (maxSize: number) => SqsError,
     content?: DeliveryContent,
   ): PreparedMessage {

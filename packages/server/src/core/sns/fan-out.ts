@@ -21,7 +21,7 @@ import { sequenceNumberOf } from '../fifo.ts';
 import { md5Hex } from '../message-attributes.ts';
 import type { QueueDirectory } from '../queue-directory.ts';
 import type { RequestContext } from '../request-context.ts';
-import { DeliveryContent, type SendActions } from '../send-actions.ts';
+import { DeliveryContent, type DeliverySender, type SendActions } from '../send-actions.ts';
 import {
   type Notification,
   NotificationEnvelope,
@@ -115,8 +115,9 @@ export class FanOut {
         raw: isRaw(subscription.attributes),
       }));
     const topicArn = topicArnOf(this.scope, topic.name);
-    // Deliveries are sent by the topic's account, with the publisher's trace header.
-    const sender: RequestContext = { ...context, senderId: this.scope.accountId };
+    // Deliveries are sent by the topic's account, with the publisher's trace header. Only those two are
+    // taken: the transport's context makes some of its fields (an abort signal, an answer share) when read.
+    const sender: DeliverySender = { senderId: this.scope.accountId, traceHeader: context.traceHeader };
     const now = this.clock.now();
     const touched = new Map<number, { queue: QueueRecord; messages: NewMessage[] }>();
     const counts = {
@@ -295,7 +296,7 @@ export class FanOut {
     route: Route,
     publication: CheckedPublication,
     content: DeliveryContent,
-    sender: RequestContext,
+    sender: DeliverySender,
   ): { queue: QueueRecord; message: NewMessage } | undefined {
     let reason = 'the queue does not exist';
     for (const queue of [route.queue, route.deadLetter]) {
