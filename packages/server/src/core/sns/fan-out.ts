@@ -119,6 +119,7 @@ export class FanOut {
     // taken: the transport's context makes some of its fields (an abort signal, an answer share) when read.
     const sender: DeliverySender = { senderId: this.scope.accountId, traceHeader: context.traceHeader };
     const now = this.clock.now();
+    const timestamp = new Date(now).toISOString();
     const touched = new Map<number, { queue: QueueRecord; messages: NewMessage[] }>();
     const counts = {
       delivered: new Map<string, number>(),
@@ -136,7 +137,7 @@ export class FanOut {
         topicArn,
         subject: publication.subject,
         message: publication.message,
-        timestamp: new Date(now).toISOString(),
+        timestamp,
         attributes: publication.attributes,
         // The real number is known in the transaction; every one has 20 digits, so sizes do not change.
         sequenceNumber: topic.fifo ? sequenceNumberOf(0) : undefined,
