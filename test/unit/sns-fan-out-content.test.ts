@@ -215,4 +215,43 @@ describe('SNS fan-out: what every delivery of a publication shares', () => {
     assert.equal(Messages[0]?.Attributes?.AWSTraceHeader, lazyContext.traceHeader);
     assert.equal(Messages[0]?.Attributes?.SenderId, sqs.accountId);
   });
+
+  it("writes a FIFO topic's envelopes with each publication's sequence number, and their digests", async () => {
+    const { TopicArn } = await sns.CreateTopic({
+      Name: 'ordered.fifo',
+      Attributes: { FifoTopic: 'true', ContentBasedDeduplication: 'true' },
+    });
+    const urls = [];
+    for (const QueueName of ['ordered-a.fifo', 'ordered-b.fifo']) {
+      const { QueueUrl } = await sqs.actions.CreateQueue(
+        { QueueName, Attributes: { FifoQueue: 'true' } },
+        context,
+      );
+      await sns.Subscribe({ TopicArn, Protocol: 'sqs', Endpoint: sqs.queues.queueArn(QueueName) }, context);
+      urls.push(QueueUrl!);
+    }
+    const { Successful = [] } = await sns.PublishBatch(
+      {
+        TopicArn,
+        PublishBatchRequestEntries: ['first', 'second'].map((Message, index) => ({
+          Id: `e${index}`,
+          Message,
+          MessageGroupId: 'g',
+        })),
+      },
+      context,
+    );
+    for (const url of urls) {
+      const messages = await receive(url);
+      const envelopes = messages.map(
+        (message) => JSON.parse(message.Body!) as Envelope & { SequenceNumber: string },
+      );
+      assert.deepEqual(
+        envelopes.map((envelope) => [envelope.Message, envelope.SequenceNumber]),
+        Successful.map((entry, index) => [['first', 'second'][index], entry.SequenceNumber]),
+      );
+      for (const message of messages)
+        assert.equal(message.MD5OfBody, createHash('md5').update(message.Body!).digest('hex'));
+    }
+  });
 });
