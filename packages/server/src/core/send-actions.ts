@@ -48,6 +48,9 @@ export interface SendActionDependencies {
   readonly activity: QueueActivity;
 }
 
+/** What a message takes of the request that sends it: who sent it, and the trace header it carries. */
+export type DeliverySender = Pick<RequestContext, 'senderId' | 'traceHeader'>;
+
 /** A send's fields as SendMessage and each SendMessageBatch entry give them. */
 type MessageToSend = SendMessageRequest | SendMessageBatchRequestEntry;
 
@@ -131,8 +134,13 @@ export class SendActions {
    * attributes, delay, retention, FIFO group and deduplication): the message to store, or the SqsError a send
    * would get.
    */
-  prepareDelivery(queue: QueueRecord, input: SendMessageRequest, context: RequestContext): NewMessage {
-    return this.prepareMessage(queue, input, context, tooLongAlone).stored;
+  prepareDelivery(
+    queue: QueueRecord,
+    content: DeliveryContent,
+    input: Pick<SendMessageRequest, 'MessageGroupId' | 'MessageDeduplicationId'>,
+    sender: DeliverySender,
+  ): NewMessage {
+    return this.prepareMessage(queue, input, sender, tooLongAlone, content).stored;
   }
 
   /** After a topic's deliveries are stored: long polls wake, and the queue counts the sends. */
@@ -166,15 +174,15 @@ export class SendActions {
     }
   }
 
+  /** `content`: a topic delivery's, checked once for all its queues; a send's own body and attributes otherwise. */
   private prepareMessage(
     queue: QueueRecord,
     input: MessageToSend,
-    context: RequestContext,
+    context: DeliverySender,
     tooLong: (maxSize: number) => SqsError,
+    content?: DeliveryContent,
   ): PreparedMessage {
-    const body = input.MessageBody;
-    if (body === undefined || body === '') throw errors.missingParameter('MessageBody');
-    if (!hasOnlyAllowedCharacters(body)) throw errors.invalidMessageContents();
+    const { body, bytes, md5OfBody } = content ? content.body() : checkBody(input.MessageBody, false);
     const delaySeconds = optionalInteger(
       input,
       'DelaySeconds',
@@ -195,9 +203,9 @@ export class SendActions {
     }
     const groupId = messageGroupIdOf(input, queue.fifo);
     const deduplication = queue.fifo ? deduplicationOf(input, queue, groupId!, body) : undefined;
-    const user = checkMessageAttributes(nonEmpty(input.MessageAttributes), 'message');
+    const user = content ? content.attributes() : checkUserAttributes(input.MessageAttributes);
     const given = checkSystemAttributes(nonEmpty(input.MessageSystemAttributes));
-    const size = Buffer.byteLength(body) + user.size;
+    const size = bytes + user.size;
     const maxSize = integerAttribute(queue.attributes, 'MaximumMessageSize');
     if (size > maxSize) throw tooLong(maxSize);
     // The request's trace header, unless the message names its own (SQS: the attribute wins); the sender's
@@ -209,8 +217,7 @@ export class SendActions {
       queue.fifo || delaySeconds === undefined
         ? integerAttribute(queue.attributes, 'DelaySeconds')
         : delaySeconds;
-    const md5OfBody = md5Hex(body);
-    const md5OfMessageAttributes = md5OfAttributes(user.attributes);
+    const { md5OfMessageAttributes } = user;
     const md5OfSystemAttributes = md5OfAttributes(given);
     const output = (sent: SentMessage) => {
       const result: SendMessageBatchResultEntryFields = {
@@ -293,6 +300,75 @@ function checkSystemAttributes(
     }
   }
   return checkMessageAttributes(attributes, 'system').attributes;
+}
+
+/** A body as a send checks it (it must not be empty, and only characters SQS allows), with its size and digest. */
+interface CheckedBody {
+  body: string;
+  bytes: number;
+  md5OfBody: string;
+}
+
+/** Message attributes as a send checks them, with their size as SQS counts it and their digest. */
+interface CheckedAttributes {
+  attributes: MessageAttributes | undefined;
+  size: number;
+  md5OfMessageAttributes: string | undefined;
+}
+
+/** `charactersChecked`: the caller already knows every character is one SQS allows. */
+function checkBody(body: string | undefined, charactersChecked: boolean): CheckedBody {
+  if (body === undefined || body === '') throw errors.missingParameter('MessageBody');
+  if (!charactersChecked && !hasOnlyAllowedCharacters(body)) throw errors.invalidMessageContents();
+  return { body, bytes: Buffer.byteLength(body), md5OfBody: md5Hex(body) };
+}
+
+function checkUserAttributes(given: Record<string, MessageAttributeValue> | undefined): CheckedAttributes {
+  const { attributes, size } = checkMessageAttributes(nonEmpty(given), 'message');
+  return { attributes, size, md5OfMessageAttributes: md5OfAttributes(attributes) };
+}
+
+/** A check made once, and its answer given again: its value, or the same error thrown again. */
+type Outcome<T> = { value: T } | { error: unknown };
+
+function outcomeOf<T>(check: () => T): Outcome<T> {
+  try {
+    return { value: check() };
+  } catch (error) {
+    return { error };
+  }
+}
+
+function answerOf<T>(outcome: Outcome<T>): T {
+  if ('error' in outcome) throw outcome.error;
+  return outcome.value;
+}
+
+/**
+ * A topic delivery's body and message attributes: a publication puts the same ones into every queue it
+ * reaches, so the checks a send makes of them whatever the queue, and their sizes and digests, are made once
+ * (when a send would make them, so the queue's own checks keep their order) and answered again for each queue.
+ */
+export class DeliveryContent {
+  private checkedBody: Outcome<CheckedBody> | undefined;
+  private checkedAttributes: Outcome<CheckedAttributes> | undefined;
+
+  /** `charactersChecked`: the body is text Sluice wrote whose characters are already known to be allowed. */
+  constructor(
+    private readonly text: string,
+    private readonly given: Record<string, MessageAttributeValue> | undefined,
+    private readonly charactersChecked = false,
+  ) {}
+
+  body(): CheckedBody {
+    this.checkedBody ??= outcomeOf(() => checkBody(this.text, this.charactersChecked));
+    return answerOf(this.checkedBody);
+  }
+
+  attributes(): CheckedAttributes {
+    this.checkedAttributes ??= outcomeOf(() => checkUserAttributes(this.given));
+    return answerOf(this.checkedAttributes);
+  }
 }
 
 function nonEmpty<T extends object>(value: T | undefined): T | undefined {

@@ -6,6 +6,7 @@
  * "Verifying the signatures of Amazon SNS messages"): each of Message, MessageId, Subject (if any),
  * Timestamp, TopicArn and Type as its name, a newline, its value, a newline.
  */
+import { isXmlText } from '../../shared/xml-characters.ts';
 
 /** A published message attribute, as SNS carries it. */
 export interface PublishedAttribute {
@@ -55,33 +56,66 @@ export function notificationStringToSign(notification: Notification): string {
 
 const member = (name: string, value: string) => `  ${JSON.stringify(name)} : ${value}`;
 
+/**
+ * A notification's envelope for each subscription it goes to: they differ only in the UnsubscribeURL (which
+ * the signature does not cover), so the rest, the message's JSON text among it, is written once.
+ */
+export class NotificationEnvelope {
+  /** The members before the UnsubscribeURL, and those after it, each with its separator. */
+  private readonly head: string;
+  private readonly tail: string;
+  private sharedIsXmlText: boolean | undefined;
+
+  constructor(
+    notification: Notification,
+    signing: { version: '1' | '2'; signature: string; certificateUrl: string },
+  ) {
+    const text = (value: string) => JSON.stringify(value);
+    const members = [member('Type', text('Notification')), member('MessageId', text(notification.messageId))];
+    if (notification.sequenceNumber !== undefined)
+      members.push(member('SequenceNumber', text(notification.sequenceNumber)));
+    members.push(member('TopicArn', text(notification.topicArn)));
+    if (notification.subject !== undefined) members.push(member('Subject', text(notification.subject)));
+    members.push(
+      member('Message', text(notification.message)),
+      member('Timestamp', text(notification.timestamp)),
+      member('SignatureVersion', text(signing.version)),
+      member('Signature', text(signing.signature)),
+      member('SigningCertURL', text(signing.certificateUrl)),
+    );
+    this.head = `{\n${members.join(',\n')},\n`;
+    const attributes = Object.entries(notification.attributes);
+    const entries = attributes.map(
+      ([name, attribute]) =>
+        `    ${JSON.stringify(name)} : ${JSON.stringify({ Type: attribute.DataType, Value: attribute.BinaryValue ?? attribute.StringValue })}`,
+    );
+    this.tail =
+      attributes.length === 0 ? '\n}' : `,\n  "MessageAttributes" : {\n${entries.join(',\n')}\n  }\n}`;
+  }
+
+  /** The envelope's JSON text for the subscription whose UnsubscribeURL this is. */
+  text(unsubscribeUrl: string): string {
+    return `${this.head}${unsubscribeMember(unsubscribeUrl)}${this.tail}`;
+  }
+
+  /**
+   * Whether `text(unsubscribeUrl)` is all XML text (isXmlText: the characters SQS takes in a body). The parts
+   * every subscription shares are checked once; they meet the URL at ASCII characters, so no surrogate pair
+   * spans two parts.
+   */
+  isXmlText(unsubscribeUrl: string): boolean {
+    this.sharedIsXmlText ??= isXmlText(this.head) && isXmlText(this.tail);
+    return this.sharedIsXmlText && isXmlText(unsubscribeMember(unsubscribeUrl));
+  }
+}
+
+const unsubscribeMember = (url: string) => member('UnsubscribeURL', JSON.stringify(url));
+
 /** The envelope's JSON text. */
 export function notificationEnvelope(
   notification: Notification,
   signing: { version: '1' | '2'; signature: string; certificateUrl: string },
   unsubscribeUrl: string,
 ): string {
-  const text = (value: string) => JSON.stringify(value);
-  const members = [member('Type', text('Notification')), member('MessageId', text(notification.messageId))];
-  if (notification.sequenceNumber !== undefined)
-    members.push(member('SequenceNumber', text(notification.sequenceNumber)));
-  members.push(member('TopicArn', text(notification.topicArn)));
-  if (notification.subject !== undefined) members.push(member('Subject', text(notification.subject)));
-  members.push(
-    member('Message', text(notification.message)),
-    member('Timestamp', text(notification.timestamp)),
-    member('SignatureVersion', text(signing.version)),
-    member('Signature', text(signing.signature)),
-    member('SigningCertURL', text(signing.certificateUrl)),
-    member('UnsubscribeURL', text(unsubscribeUrl)),
-  );
-  const attributes = Object.entries(notification.attributes);
-  if (attributes.length > 0) {
-    const entries = attributes.map(
-      ([name, attribute]) =>
-        `    ${JSON.stringify(name)} : ${JSON.stringify({ Type: attribute.DataType, Value: attribute.BinaryValue ?? attribute.StringValue })}`,
-    );
-    members.push(`  "MessageAttributes" : {\n${entries.join(',\n')}\n  }`);
-  }
-  return `{\n${members.join(',\n')}\n}`;
+  return new NotificationEnvelope(notification, signing).text(unsubscribeUrl);
 }

@@ -21,9 +21,10 @@ import { sequenceNumberOf } from '../fifo.ts';
 import { md5Hex } from '../message-attributes.ts';
 import type { QueueDirectory } from '../queue-directory.ts';
 import type { RequestContext } from '../request-context.ts';
-import type { SendActions } from '../send-actions.ts';
+import { DeliveryContent, type DeliverySender, type SendActions } from '../send-actions.ts';
 import {
   type Notification,
+  NotificationEnvelope,
   type NotificationSigner,
   notificationEnvelope,
   notificationStringToSign,
@@ -114,9 +115,11 @@ export class FanOut {
         raw: isRaw(subscription.attributes),
       }));
     const topicArn = topicArnOf(this.scope, topic.name);
-    // Deliveries are sent by the topic's account, with the publisher's trace header.
-    const sender: RequestContext = { ...context, senderId: this.scope.accountId };
+    // Deliveries are sent by the topic's account, with the publisher's trace header. Only those two are
+    // taken: the transport's context makes some of its fields (an abort signal, an answer share) when read.
+    const sender: DeliverySender = { senderId: this.scope.accountId, traceHeader: context.traceHeader };
     const now = this.clock.now();
+    const timestamp = new Date(now).toISOString();
     const touched = new Map<number, { queue: QueueRecord; messages: NewMessage[] }>();
     const counts = {
       delivered: new Map<string, number>(),
@@ -127,13 +130,14 @@ export class FanOut {
     const certificateUrl = await this.signer.certificateUrl(context.baseUrl);
     // Only envelopes are signed: a topic whose subscriptions all take raw deliveries signs nothing.
     const signs = routes.some((route) => !route.raw);
+    const unsubscribeUrls = routes.map((route) => unsubscribeUrlOf(context, route.subscription));
     const entries = checked.map((publication) => {
       const notification: Notification = {
         messageId: randomUUID(),
         topicArn,
         subject: publication.subject,
         message: publication.message,
-        timestamp: new Date(now).toISOString(),
+        timestamp,
         attributes: publication.attributes,
         // The real number is known in the transaction; every one has 20 digits, so sizes do not change.
         sequenceNumber: topic.fifo ? sequenceNumberOf(0) : undefined,
@@ -156,48 +160,63 @@ export class FanOut {
             .filter((route) => !route.raw)
             .map((route) => endpointText(publication, route.subscription)),
         );
+        // An endpoint given the queues' text shares their signature (RSA PKCS #1 v1.5 signs the same text
+        // the same way), so it is made once.
+        if (signs) texts.delete(notification.message);
         const [envelope, ...byText] = await Promise.all([
           signs ? this.signer.sign(notificationStringToSign(notification), version) : '',
           ...[...texts].map((text) =>
             this.signer.sign(notificationStringToSign({ ...notification, message: text }), version),
           ),
         ]);
-        return { envelope, byText: new Map([...texts].map((text, index) => [text, byText[index]!])) };
+        const signatureByText = new Map([...texts].map((text, index) => [text, byText[index]!]));
+        if (signs) signatureByText.set(notification.message, envelope);
+        return { envelope, byText: signatureByText };
       }),
     );
     const publications: Publication[] = entries.map(
       ({ publication, notification, filterable, endpoints }, index) => {
         const { messageId } = notification;
         const signing = { version, signature: signatures[index]!.envelope, certificateUrl };
+        // What every subscription's delivery shares is written and checked once: the raw content, and the
+        // envelope but for its UnsubscribeURL.
+        let rawContent: DeliveryContent | undefined;
+        let envelope: NotificationEnvelope | undefined;
         const planned: Array<{
           route: Route;
           queue: QueueRecord;
-          body: (sequence: string | undefined) => string;
+          unsubscribeUrl: string;
           message: NewMessage;
         }> = [];
-        for (const route of routes) {
+        routes.forEach((route, routeIndex) => {
           const arn = route.subscription.arn;
           if (route.policy !== undefined && !route.policy.matches(filterable)) {
             increment(counts.filtered, arn);
-            continue;
+            return;
           }
-          const body = (sequence: string | undefined) =>
-            route.raw
-              ? publication.message
-              : notificationEnvelope(
-                  { ...notification, sequenceNumber: sequence },
-                  signing,
-                  `${context.baseUrl}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(arn)}`,
-                );
-          const target = this.prepare(route, publication, body(notification.sequenceNumber), sender);
+          const unsubscribeUrl = unsubscribeUrls[routeIndex]!;
+          let content: DeliveryContent;
+          if (route.raw) {
+            rawContent ??= new DeliveryContent(publication.message, sqsAttributes(publication));
+            content = rawContent;
+          } else {
+            envelope ??= new NotificationEnvelope(notification, signing);
+            // hasOnlyAllowedCharacters, the check a send makes of a body, is isXmlText.
+            content = new DeliveryContent(
+              envelope.text(unsubscribeUrl),
+              undefined,
+              envelope.isXmlText(unsubscribeUrl),
+            );
+          }
+          const target = this.prepare(route, publication, content, sender);
           if (target === undefined) {
             increment(counts.failed, arn);
-            continue;
+            return;
           }
           if (target.queue !== route.queue) increment(counts.failed, arn);
           else increment(counts.delivered, arn);
-          planned.push({ route, queue: target.queue, body, message: target.message });
-        }
+          planned.push({ route, queue: target.queue, unsubscribeUrl, message: target.message });
+        });
         for (const route of endpointRoutes)
           if (!endpoints.includes(route)) increment(counts.filtered, route.subscription.arn);
         const endpointDeliveries: NewEndpointDelivery[] = endpoints.map((route) => {
@@ -215,7 +234,7 @@ export class FanOut {
               : notificationEnvelope(
                   { ...notification, message: text },
                   { ...signing, signature: signatures[index]!.byText.get(text)! },
-                  `${context.baseUrl}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(subscription.arn)}`,
+                  unsubscribeUrlOf(context, subscription),
                 ),
             raw: route.raw,
             dueAt: now,
@@ -231,18 +250,25 @@ export class FanOut {
             now,
             expiresAt: now + DEDUPLICATION_WINDOW_MS,
           },
-          deliveries: (sequenceNumber: number): QueueDelivery[] =>
-            planned.map(({ route, queue, body, message }) => {
+          deliveries: (sequenceNumber: number): QueueDelivery[] => {
+            // A FIFO topic's envelopes carry the sequence number, known only now.
+            let sequenced: NotificationEnvelope | undefined;
+            return planned.map(({ route, queue, unsubscribeUrl, message }) => {
               let stored = message;
               if (topic.fifo && !route.raw) {
-                const text = body(sequenceNumberOf(sequenceNumber));
+                sequenced ??= new NotificationEnvelope(
+                  { ...notification, sequenceNumber: sequenceNumberOf(sequenceNumber) },
+                  signing,
+                );
+                const text = sequenced.text(unsubscribeUrl);
                 stored = { ...message, body: text, md5OfBody: md5Hex(text) };
               }
               const entry = touched.get(queue.id);
               if (entry) entry.messages.push(stored);
               else touched.set(queue.id, { queue, messages: [stored] });
               return { queueId: queue.id, message: stored };
-            }),
+            });
+          },
         };
       },
     );
@@ -270,8 +296,8 @@ export class FanOut {
   private prepare(
     route: Route,
     publication: CheckedPublication,
-    body: string,
-    sender: RequestContext,
+    content: DeliveryContent,
+    sender: DeliverySender,
   ): { queue: QueueRecord; message: NewMessage } | undefined {
     let reason = 'the queue does not exist';
     for (const queue of [route.queue, route.deadLetter]) {
@@ -279,9 +305,8 @@ export class FanOut {
       try {
         const message = this.deliveries.prepareDelivery(
           queue,
+          content,
           {
-            MessageBody: body,
-            MessageAttributes: route.raw ? sqsAttributes(publication) : undefined,
             MessageGroupId: publication.groupId,
             MessageDeduplicationId: queue.fifo ? publication.deduplication?.id : undefined,
           },
@@ -361,6 +386,11 @@ export class FanOut {
     }
     return queue;
   }
+}
+
+/** The URL in a subscription's envelopes that unsubscribes it, on the server the publisher reached. */
+function unsubscribeUrlOf(context: RequestContext, subscription: SubscriptionRecord): string {
+  return `${context.baseUrl}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(subscription.arn)}`;
 }
 
 /** Raw delivery: the published attributes as SQS message attributes. */
