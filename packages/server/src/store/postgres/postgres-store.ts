@@ -259,6 +259,8 @@ export class PostgresStore implements Store, TriageStore {
       const now = publications.find((publication) => publication.deduplication)?.deduplication?.now ?? 0;
       if (!(await topics.lockTopic(db, topicName, now))) return undefined;
       const results: PublishOutcome[] = [];
+      // Every publication's messages for a queue, in publication order: one send into each queue per request.
+      const byQueue = new Map<number, NewMessage[]>();
       for (const publication of publications) {
         const { deduplication } = publication;
         const original = deduplication && (await topics.deduplicated(db, topicName, deduplication.id, now));
@@ -267,18 +269,10 @@ export class PostgresStore implements Store, TriageStore {
           continue;
         }
         const sequenceNumber = publication.sequenced ? await topics.nextSequence(db, topicName) : 0;
-        const byQueue = new Map<number, NewMessage[]>();
         for (const { queueId, message } of publication.deliveries(sequenceNumber)) {
           const messages = byQueue.get(queueId);
           if (messages) messages.push(message);
           else byQueue.set(queueId, [message]);
-        }
-        // A queue deleted since the publisher looked it up receives nothing (as if deleted just before).
-        const existing = await topics.existingQueues(db, [...byQueue.keys()]);
-        for (const [queueId, messages] of byQueue) {
-          if (!existing.has(queueId)) continue;
-          await this.send(db, queueId, messages);
-          touched.add(queueId);
         }
         await topics.insertEndpointDeliveries(db, publication.endpointDeliveries ?? []);
         if (deduplication)
@@ -291,6 +285,13 @@ export class PostgresStore implements Store, TriageStore {
             deduplication.expiresAt,
           );
         results.push({ messageId: publication.messageId, sequenceNumber, duplicate: false });
+      }
+      // A queue deleted since the publisher looked it up receives nothing (as if deleted just before).
+      const existing = await topics.existingQueues(db, [...byQueue.keys()]);
+      for (const [queueId, messages] of byQueue) {
+        if (!existing.has(queueId)) continue;
+        await this.send(db, queueId, messages);
+        touched.add(queueId);
       }
       await this.announce(db, touched);
       return results;

@@ -187,7 +187,9 @@ export class SqliteTopics {
     if (this.statements.topic.get(topicName) === undefined) return undefined;
     if (publications.some((publication) => publication.deduplication))
       this.statements.forgetExpired.run(topicName, publications[0]!.deduplication?.now ?? 0);
-    return publications.map((publication) => {
+    // Every publication's messages for a queue, in publication order: one send into each queue per request.
+    const byQueue = new Map<number, NewMessage[]>();
+    const outcomes = publications.map((publication): PublishOutcome => {
       const { deduplication } = publication;
       if (deduplication) {
         const original = this.statements.deduplicated.get(topicName, deduplication.id, deduplication.now) as
@@ -203,15 +205,10 @@ export class SqliteTopics {
       const sequenceNumber = publication.sequenced
         ? (this.statements.nextSequence.get(topicName) as { last_sequence: number }).last_sequence
         : 0;
-      const byQueue = new Map<number, NewMessage[]>();
       for (const { queueId, message } of publication.deliveries(sequenceNumber)) {
         const messages = byQueue.get(queueId);
         if (messages) messages.push(message);
         else byQueue.set(queueId, [message]);
-      }
-      for (const [queueId, messages] of byQueue) {
-        this.host.sendInWrite(queueId, messages);
-        touched.add(queueId);
       }
       for (const delivery of publication.endpointDeliveries ?? [])
         this.statements.insertEndpointDelivery.run(
@@ -230,6 +227,11 @@ export class SqliteTopics {
         );
       return { messageId: publication.messageId, sequenceNumber, duplicate: false };
     });
+    for (const [queueId, messages] of byQueue) {
+      this.host.sendInWrite(queueId, messages);
+      touched.add(queueId);
+    }
+    return outcomes;
   }
 
   /** Runs inside one write: the due deliveries, each moved to `claimUntil`. */
