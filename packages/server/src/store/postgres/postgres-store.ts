@@ -44,6 +44,7 @@ import {
   receivePlan,
   type StoreSteps,
 } from '../planner.ts';
+import { type PublishSteps, publishPlan } from '../publish-plan.ts';
 import {
   type MoveTaskRow,
   type QueueRow,
@@ -256,45 +257,11 @@ export class PostgresStore implements Store, TriageStore {
     const touched = new Set<number>();
     const outcomes = await this.transaction(async (db) => {
       touched.clear();
-      const now = publications.find((publication) => publication.deduplication)?.deduplication?.now ?? 0;
-      if (!(await topics.lockTopic(db, topicName, now))) return undefined;
-      const results: PublishOutcome[] = [];
-      // Every publication's messages for a queue, in publication order: one send into each queue per request.
-      const byQueue = new Map<number, NewMessage[]>();
-      for (const publication of publications) {
-        const { deduplication } = publication;
-        const original = deduplication && (await topics.deduplicated(db, topicName, deduplication.id, now));
-        if (original) {
-          results.push({ ...original, duplicate: true });
-          continue;
-        }
-        const sequenceNumber = publication.sequenced ? await topics.nextSequence(db, topicName) : 0;
-        for (const { queueId, message } of publication.deliveries(sequenceNumber)) {
-          const messages = byQueue.get(queueId);
-          if (messages) messages.push(message);
-          else byQueue.set(queueId, [message]);
-        }
-        await topics.insertEndpointDeliveries(db, publication.endpointDeliveries ?? []);
-        if (deduplication)
-          await topics.rememberDeduplication(
-            db,
-            topicName,
-            deduplication.id,
-            publication.messageId,
-            sequenceNumber,
-            deduplication.expiresAt,
-          );
-        results.push({ messageId: publication.messageId, sequenceNumber, duplicate: false });
-      }
-      // A queue deleted since the publisher looked it up receives nothing (as if deleted just before).
-      const existing = await topics.existingQueues(db, [...byQueue.keys()]);
-      for (const [queueId, messages] of byQueue) {
-        if (!existing.has(queueId)) continue;
-        await this.send(db, queueId, messages);
-        touched.add(queueId);
-      }
-      await this.announce(db, touched);
-      return results;
+      const published = await runAwaiting(
+        publishPlan(this.publishSteps(db), topicName, publications, touched),
+      );
+      if (published) await this.announce(db, touched);
+      return published;
     });
     onVisible?.([...touched]);
     return outcomes;
@@ -344,6 +311,20 @@ export class PostgresStore implements Store, TriageStore {
   }
 
   /** The statements the shared plans decide with, in the transaction `db` (plan-steps.ts). */
+  /** A publish's steps (publish-plan.ts), inside the transaction `db`. */
+  private publishSteps(db: Db): PublishSteps {
+    return {
+      ...this.steps(db),
+      lockTopic: (name, now) => topics.lockTopic(db, name, now),
+      publishedOriginal: (name, id, now) => topics.publishedOriginal(db, name, id, now),
+      nextSequence: (name) => topics.nextSequence(db, name),
+      rememberPublication: (name, id, original, expiresAt) =>
+        topics.rememberPublication(db, name, id, original, expiresAt),
+      insertEndpointDeliveries: (deliveries) => topics.insertEndpointDeliveries(db, deliveries),
+      existingQueues: (queueIds) => topics.existingQueues(db, queueIds),
+    };
+  }
+
   private steps(db: Db): StoreSteps {
     return planSteps(db, {
       isFifo: (queueId) => this.isFifo(queueId),

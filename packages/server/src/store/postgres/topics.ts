@@ -7,6 +7,7 @@ import type {
   TopicChanges,
   TopicRecord,
 } from '../contract.ts';
+import type { PublishedOriginal } from '../publish-plan.ts';
 import {
   type EndpointDeliveryRow,
   endpointDeliveryValues,
@@ -137,10 +138,6 @@ export const postgresTopics = {
     return (rowCount ?? 0) > 0;
   },
 
-  /**
-   * Locks the topic for the publication (so its sequence numbers and deduplication ids are taken one
-   * publisher at a time) and forgets its expired deduplication ids; false when the topic is gone.
-   */
   /** Inside the publication's transaction. */
   async insertEndpointDeliveries(db: Db, deliveries: readonly NewEndpointDelivery[]): Promise<void> {
     for (const delivery of deliveries)
@@ -225,14 +222,19 @@ export const postgresTopics = {
     return rows[0] && toEndpointDelivery(rows[0]);
   },
 
-  async lockTopic(db: Db, name: string, now: number): Promise<boolean> {
+  /** PublishSteps.lockTopic: a row lock, so the topic's sequence numbers are taken one publisher at a time. */
+  async lockTopic(db: Db, name: string, now: number | undefined): Promise<boolean> {
     const { rows } = await run(db, 'SELECT 1 FROM topics WHERE name = $1 FOR UPDATE', [name]);
     if (rows.length === 0) return false;
-    await run(db, 'DELETE FROM topic_deduplication WHERE topic_name = $1 AND expires_at <= $2', [name, now]);
+    if (now !== undefined)
+      await run(db, 'DELETE FROM topic_deduplication WHERE topic_name = $1 AND expires_at <= $2', [
+        name,
+        now,
+      ]);
     return true;
   },
 
-  async deduplicated(
+  async publishedOriginal(
     db: Db,
     name: string,
     id: string,
@@ -256,12 +258,11 @@ export const postgresTopics = {
     return rows[0]!.last_sequence;
   },
 
-  async rememberDeduplication(
+  async rememberPublication(
     db: Db,
     name: string,
     id: string,
-    messageId: string,
-    sequenceNumber: number,
+    { messageId, sequenceNumber }: PublishedOriginal,
     expiresAt: number,
   ): Promise<void> {
     await run(
@@ -276,7 +277,7 @@ export const postgresTopics = {
   },
 
   /** Of these queues, the ones that still exist, locked against deletion until the transaction ends. */
-  async existingQueues(db: Db, queueIds: number[]): Promise<Set<number>> {
+  async existingQueues(db: Db, queueIds: readonly number[]): Promise<Set<number>> {
     const { rows } = await run<{ id: number }>(
       db,
       'SELECT id FROM queues WHERE id = ANY($1::bigint[]) ORDER BY id FOR SHARE',

@@ -44,6 +44,7 @@ import {
   rebuildGroups,
   receivePlan,
 } from '../planner.ts';
+import { type PublishSteps, publishPlan } from '../publish-plan.ts';
 import {
   type MoveTaskRow,
   type QueueRow,
@@ -99,6 +100,7 @@ export class SqliteStore implements Store, TriageStore {
   private readonly activity = new ActivityTally();
   private readonly triage: SqliteTriage;
   private readonly topics: SqliteTopics;
+  private readonly publishSteps: PublishSteps;
 
   constructor(options: SqliteStoreOptions) {
     this.connection = new SqliteConnection(options, () => this.forgetCachedState());
@@ -109,11 +111,13 @@ export class SqliteStore implements Store, TriageStore {
         : new SqliteSteps(this.statements, options.warmUpRows ?? 20_000);
     const db = this.connection.db;
     this.triage = new SqliteTriage(db);
-    this.topics = new SqliteTopics(db, {
-      // A queue deleted since the publisher looked it up receives nothing (as if deleted just before).
-      sendInWrite: (queueId, messages) =>
-        this.statements.queueById.get(queueId) === undefined ? [] : this.sendInWrite(queueId, messages),
-    });
+    this.topics = new SqliteTopics(db);
+    this.publishSteps = {
+      ...this.messages.plan,
+      ...this.topics.publishSteps,
+      existingQueues: (queueIds) =>
+        new Set(queueIds.filter((queueId) => this.statements.queueKind.get(queueId) !== undefined)),
+    };
   }
 
   async createQueue(queue: NewQueue): Promise<QueueRecord> {
@@ -191,12 +195,9 @@ export class SqliteStore implements Store, TriageStore {
     messages: NewMessage[],
     onVisible?: () => void,
   ): Promise<SentMessage[]> {
-    return this.write('adds', onVisible, () => this.sendInWrite(queueId, messages));
-  }
-
-  /** sendMessages' work, inside a write: a send, or a topic's delivery into one queue. */
-  private sendInWrite(queueId: number, messages: NewMessage[]): SentMessage[] {
-    return runNow(sendPlan(this.messages.plan, queueId, messages, this.messages.isFifo(queueId)));
+    return this.write('adds', onVisible, () =>
+      runNow(sendPlan(this.messages.plan, queueId, messages, this.messages.isFifo(queueId))),
+    );
   }
 
   // ---- Topics (TopicStore) ----------------------------------------------------------------------------
@@ -257,7 +258,7 @@ export class SqliteStore implements Store, TriageStore {
     return this.write(
       'adds',
       () => onVisible?.([...touched]),
-      () => this.topics.publish(topicName, publications, touched),
+      () => runNow(publishPlan(this.publishSteps, topicName, publications, touched)),
     );
   }
 

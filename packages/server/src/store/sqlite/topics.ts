@@ -1,16 +1,13 @@
 import type Database from 'better-sqlite3';
 import type {
   EndpointDeliveryRecord,
-  NewMessage,
   NewSubscription,
   NewTopic,
-  Publication,
-  PublishOutcome,
-  SentMessage,
   SubscriptionRecord,
   TopicChanges,
   TopicRecord,
 } from '../contract.ts';
+import type { PublishSteps } from '../publish-plan.ts';
 import {
   type EndpointDeliveryRow,
   endpointDeliveryValues,
@@ -21,11 +18,6 @@ import {
   toTopic,
 } from '../topic-rows.ts';
 
-/** What the SQLite store lends its topics: a send into a queue, as SendMessageBatch stores it. */
-export interface SqliteTopicsHost {
-  sendInWrite(queueId: number, messages: NewMessage[]): SentMessage[];
-}
-
 /**
  * The SQLite side of TopicStore. Each method runs inside the store's write (or as a read) as the store calls
  * it, so a publication's deliveries share the write, and so the transaction, of its topic's sequence number
@@ -34,10 +26,7 @@ export interface SqliteTopicsHost {
 export class SqliteTopics {
   private readonly statements;
 
-  constructor(
-    db: Database.Database,
-    private readonly host: SqliteTopicsHost,
-  ) {
+  constructor(db: Database.Database) {
     this.statements = {
       insertTopic: db.prepare(
         `INSERT INTO topics (name, fifo, attributes, tags, created_at) VALUES (?, ?, ?, ?, ?)
@@ -178,61 +167,44 @@ export class SqliteTopics {
     return this.statements.deleteSubscription.run(arn).changes > 0;
   }
 
-  /** Runs inside one write: every publication of the request, or none. */
-  publish(
-    topicName: string,
-    publications: Publication[],
-    touched: Set<number>,
-  ): PublishOutcome[] | undefined {
-    if (this.statements.topic.get(topicName) === undefined) return undefined;
-    if (publications.some((publication) => publication.deduplication))
-      this.statements.forgetExpired.run(topicName, publications[0]!.deduplication?.now ?? 0);
-    // Every publication's messages for a queue, in publication order: one send into each queue per request.
-    const byQueue = new Map<number, NewMessage[]>();
-    const outcomes = publications.map((publication): PublishOutcome => {
-      const { deduplication } = publication;
-      if (deduplication) {
-        const original = this.statements.deduplicated.get(topicName, deduplication.id, deduplication.now) as
-          | { message_id: string; sequence_number: number }
-          | undefined;
-        if (original)
-          return {
-            messageId: original.message_id,
-            sequenceNumber: original.sequence_number,
-            duplicate: true,
-          };
-      }
-      const sequenceNumber = publication.sequenced
-        ? (this.statements.nextSequence.get(topicName) as { last_sequence: number }).last_sequence
-        : 0;
-      for (const { queueId, message } of publication.deliveries(sequenceNumber)) {
-        const messages = byQueue.get(queueId);
-        if (messages) messages.push(message);
-        else byQueue.set(queueId, [message]);
-      }
-      for (const delivery of publication.endpointDeliveries ?? [])
+  /** A publish's steps of the topic's own (publish-plan.ts), each run inside the store's write. */
+  readonly publishSteps: Pick<
+    PublishSteps,
+    'lockTopic' | 'publishedOriginal' | 'nextSequence' | 'rememberPublication' | 'insertEndpointDeliveries'
+  > = {
+    // One writer: the write holds the topic.
+    lockTopic: (topicName, now) => {
+      if (this.statements.topic.get(topicName) === undefined) return false;
+      if (now !== undefined) this.statements.forgetExpired.run(topicName, now);
+      return true;
+    },
+    publishedOriginal: (topicName, id, now) => {
+      const original = this.statements.deduplicated.get(topicName, id, now) as
+        | { message_id: string; sequence_number: number }
+        | undefined;
+      return original && { messageId: original.message_id, sequenceNumber: original.sequence_number };
+    },
+    nextSequence: (topicName) =>
+      (this.statements.nextSequence.get(topicName) as { last_sequence: number }).last_sequence,
+    rememberPublication: (topicName, id, original, expiresAt) => {
+      this.statements.rememberDeduplication.run(
+        topicName,
+        id,
+        original.messageId,
+        original.sequenceNumber,
+        expiresAt,
+      );
+    },
+    insertEndpointDeliveries: (deliveries) => {
+      for (const delivery of deliveries)
         this.statements.insertEndpointDelivery.run(
           ...endpointDeliveryValues(delivery),
           delivery.raw ? 1 : 0,
           delivery.dueAt,
           delivery.createdAt,
         );
-      if (deduplication)
-        this.statements.rememberDeduplication.run(
-          topicName,
-          deduplication.id,
-          publication.messageId,
-          sequenceNumber,
-          deduplication.expiresAt,
-        );
-      return { messageId: publication.messageId, sequenceNumber, duplicate: false };
-    });
-    for (const [queueId, messages] of byQueue) {
-      this.host.sendInWrite(queueId, messages);
-      touched.add(queueId);
-    }
-    return outcomes;
-  }
+    },
+  };
 
   /** Runs inside one write: the due deliveries, each moved to `claimUntil`. */
   claimEndpointDeliveries(now: number, claimUntil: number, limit: number): EndpointDeliveryRecord[] {
