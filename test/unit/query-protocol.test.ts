@@ -3,7 +3,11 @@ import { describe, it } from 'node:test';
 import { type ErrorCode, errors, SqsError } from '../../packages/server/src/core/errors.ts';
 import { checkJsonInput } from '../../packages/server/src/protocol/json.ts';
 import { OPERATIONS, type StructureShape } from '../../packages/server/src/protocol/model.ts';
-import { decodeQueryRequest, decodeStructure } from '../../packages/server/src/protocol/query.ts';
+import {
+  decodeQueryRequest,
+  decodeStructure,
+  queryParams,
+} from '../../packages/server/src/protocol/query.ts';
 import { escapeXml, renderQueryError, renderQueryResponse } from '../../packages/server/src/protocol/xml.ts';
 
 const NS = 'http://queue.amazonaws.com/doc/2012-11-05/';
@@ -674,5 +678,25 @@ describe('renderQueryError', () => {
     const purge = renderQueryError(errors.purgeInProgress('q<1>'), 'r');
     assert.equal(purge.status, 403);
     assert.ok(purge.body.includes('Only one PurgeQueue operation on q&lt;1&gt; is allowed'));
+  });
+});
+
+describe('form bodies', () => {
+  const post = (body: string) => queryParams('POST', new URL('http://127.0.0.1/'), body);
+
+  it('refuses escapes that are not two hex digits, and bytes that are not UTF-8, as a strict decoding does', () => {
+    for (const body of [
+      'MessageBody=%zz',
+      'MessageBody=100%',
+      'MessageBody=%FF',
+      'MessageBody=%E2%82',
+      'A=1&B=%ED%A0%80',
+    ])
+      throwsSqs(() => post(body), 'MalformedInput', 'not valid form-encoded UTF-8');
+  });
+
+  it('keeps a U+FFFD the client sent, escaped or not, and every other character', () => {
+    assert.equal(post('MessageBody=%EF%BF%BD').get('MessageBody'), '\uFFFD');
+    assert.equal(post('MessageBody=\uFFFD%E2%82%AC+x').get('MessageBody'), '\uFFFD€ x');
   });
 });

@@ -189,13 +189,17 @@ export function checkQueryGet(params: URLSearchParams, path: string): void {
  * must not change silently, so such a request is refused.
  */
 function rejectInvalidPercentEncoding(body: string): void {
-  if (!body.includes('%')) return;
   try {
     decodeURIComponent(body.replace(/\+/g, ' '));
   } catch {
-    throw errors.malformed('The request is not valid form-encoded UTF-8.');
+    throw notFormEncoded();
   }
 }
+
+/** A `%` not followed by two hex digits, which URLSearchParams keeps as it is and a strict decoding refuses. */
+const MALFORMED_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
+
+const notFormEncoded = () => errors.malformed('The request is not valid form-encoded UTF-8.');
 
 const XML_CONTENT_TYPE = 'text/xml';
 
@@ -204,8 +208,17 @@ export function queryParams(method: string, url: URL, body: string): URLSearchPa
   if (method !== 'POST' && method !== 'GET') throw errors.unknownOperation(method);
   const params = new URLSearchParams(url.search);
   if (method === 'POST') {
-    rejectInvalidPercentEncoding(body);
-    for (const [key, value] of new URLSearchParams(body)) params.append(key, value);
+    if (MALFORMED_ESCAPE.test(body)) throw notFormEncoded();
+    let checked = false;
+    for (const [key, value] of new URLSearchParams(body)) {
+      // Only where a U+FFFD came out can bytes have been replaced: the body is decoded strictly then, not on
+      // every request (the second decoding of every body was 3.7 % of a fan-out's CPU).
+      if (!checked && (key.includes('\uFFFD') || value.includes('\uFFFD'))) {
+        rejectInvalidPercentEncoding(body);
+        checked = true;
+      }
+      params.append(key, value);
+    }
   }
   return params;
 }
