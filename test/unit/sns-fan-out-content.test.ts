@@ -3,9 +3,10 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock } from 'sluice-client/clock';
 import type { NotificationSigner } from '../../packages/server/src/core/sns/envelope.ts';
-import { SnsService } from '../../packages/server/src/core/sns/sns-service.ts';
-import { SqsService } from '../../packages/server/src/core/sqs-service.ts';
-import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
+import type { SnsService } from '../../packages/server/src/core/sns/sns-service.ts';
+import type { SqsService } from '../../packages/server/src/core/sqs-service.ts';
+import type { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
+import { snsOnMemoryStore } from '../helpers/sns-services.ts';
 
 /**
  * A publication's fan-out writes, checks and signs what its deliveries share once (docs/decisions/sns-topics.md):
@@ -41,17 +42,11 @@ describe('SNS fan-out: what every delivery of a publication shares', () => {
   let sns: SnsService;
   let topicCount = 0;
   before(() => {
-    store = new SqliteStore({ dataDir: ':memory:' });
-    sqs = new SqsService({ store, clock });
-    sns = new SnsService({
-      store,
+    ({ store, sqs, sns } = snsOnMemoryStore({
       clock,
-      scope: { region: sqs.region, accountId: sqs.accountId },
-      queues: sqs.queues,
-      deliveries: sqs.deliveries,
       signer,
       warn: (details) => dropped.push(String(details.reason)),
-    });
+    }));
   });
   after(() => store.close());
 

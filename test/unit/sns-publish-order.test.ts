@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock } from 'sluice-client/clock';
 import type { NotificationSigner } from '../../packages/server/src/core/sns/envelope.ts';
-import { SnsService } from '../../packages/server/src/core/sns/sns-service.ts';
-import { SqsService } from '../../packages/server/src/core/sqs-service.ts';
-import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
+import type { SnsService } from '../../packages/server/src/core/sns/sns-service.ts';
+import type { SqsService } from '../../packages/server/src/core/sqs-service.ts';
+import type { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts';
+import { snsOnMemoryStore } from '../helpers/sns-services.ts';
 
 /**
  * Signing runs off the event loop, so a PublishBatch's signatures finish in any order. This signer finishes
@@ -45,16 +46,7 @@ describe('PublishBatch keeps its entries in order', () => {
   let sqs: SqsService;
   let sns: SnsService;
   before(() => {
-    store = new SqliteStore({ dataDir: ':memory:' });
-    sqs = new SqsService({ store, clock });
-    sns = new SnsService({
-      store,
-      clock,
-      scope: { region: sqs.region, accountId: sqs.accountId },
-      queues: sqs.queues,
-      deliveries: sqs.deliveries,
-      signer: new ReversingSigner(clock, 10),
-    });
+    ({ store, sqs, sns } = snsOnMemoryStore({ clock, signer: new ReversingSigner(clock, 10) }));
   });
   after(() => store.close());
 

@@ -156,6 +156,30 @@ export interface DeletedMessage {
   before?: MessageState;
 }
 
+/**
+ * DeleteSteps.deleteByReceipts for a store with one writer, which deletes one receipt at a time: `deleteWithin`
+ * deletes the message if it is within the receipt's bounds and answers whether it did (and, in a FIFO queue, its
+ * group). A message the batch names again has its state read before its first receipt, for the others to be
+ * judged by.
+ */
+export function deleteOneByOne(
+  receipts: readonly ReceiptBounds[],
+  stateOf: (seq: number) => MessageState | undefined,
+  deleteWithin: (receipt: ReceiptBounds) => { groupId?: string | null } | undefined,
+): DeletedMessage[] {
+  const named = new Map<number, number>();
+  for (const { seq } of receipts) named.set(seq, (named.get(seq) ?? 0) + 1);
+  const before = new Map<number, MessageState | undefined>();
+  const deleted: DeletedMessage[] = [];
+  for (const receipt of receipts) {
+    const { seq } = receipt;
+    if (named.get(seq)! > 1 && !before.has(seq)) before.set(seq, stateOf(seq));
+    const done = deleteWithin(receipt);
+    if (done) deleted.push({ ...done, seq, before: before.get(seq) });
+  }
+  return deleted;
+}
+
 /** A batch of deletes by receipt. */
 export interface DeleteSteps {
   /** Holds the rows of the FIFO groups of the messages `seqs`, in name order; a store with one writer has nothing to do. */

@@ -1,7 +1,7 @@
 import type { MessageCounts, NewMessage } from '../contract.ts';
 import { DeliveryState } from '../delivery-state.ts';
 import type { MessageTable } from '../message-table.ts';
-import type { AttemptClaims, DeletedMessage, StoreSteps } from '../planner.ts';
+import { type AttemptClaims, deleteOneByOne, type StoreSteps } from '../planner.ts';
 import type { MessageState } from '../receipts.ts';
 import { type MessageRow, type MoveTaskRow, messageRowBytes, newMessageRow, type QueueRow } from '../rows.ts';
 import type { Statements } from '../sqlite/statements.ts';
@@ -200,31 +200,24 @@ export class MemoryMessageTable implements MessageTable {
     // One process: its long polls are woken by the store's caller.
     wake: () => {},
     lockGroupsOf: () => {},
-    deleteByReceipts: (queueId, receipts, fifo) => {
-      const named = new Map<number, number>();
-      for (const { seq } of receipts) named.set(seq, (named.get(seq) ?? 0) + 1);
-      const before = new Map<number, MessageState | undefined>();
-      const deleted: DeletedMessage[] = [];
-      for (const receipt of receipts) {
-        const { seq } = receipt;
-        // Kept only when the batch names the message again: the other receipts are judged by it.
-        if (named.get(seq)! > 1 && !before.has(seq)) before.set(seq, this.messageState(queueId, seq));
-        const row = this.rows.get(seq);
-        if (
-          row?.queue_id !== queueId ||
-          row.receipt_token !== receipt.token ||
-          row.receive_count < receipt.minReceiveCount ||
-          row.receive_count > receipt.maxReceiveCount ||
-          row.visible_at <= receipt.visibleAfter
-        )
-          continue;
-        this.release(row);
-        deleted.push(
-          fifo ? { seq, groupId: row.group_id, before: before.get(seq) } : { seq, before: before.get(seq) },
-        );
-      }
-      return deleted;
-    },
+    deleteByReceipts: (queueId, receipts, fifo) =>
+      deleteOneByOne(
+        receipts,
+        (seq) => this.messageState(queueId, seq),
+        (receipt) => {
+          const row = this.rows.get(receipt.seq);
+          if (
+            row?.queue_id !== queueId ||
+            row.receipt_token !== receipt.token ||
+            row.receive_count < receipt.minReceiveCount ||
+            row.receive_count > receipt.maxReceiveCount ||
+            row.visible_at <= receipt.visibleAfter
+          )
+            return undefined;
+          this.release(row);
+          return fifo ? { groupId: row.group_id } : {};
+        },
+      ),
     messageStates: (queueId, seqs) =>
       seqs.flatMap((seq) => {
         const state = this.messageState(queueId, seq);

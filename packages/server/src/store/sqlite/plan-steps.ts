@@ -1,7 +1,7 @@
 import type { MessageCounts, NewMessage } from '../contract.ts';
 import { DeliveryState } from '../delivery-state.ts';
 import type { MessageTable } from '../message-table.ts';
-import type { AttemptClaims, DeletedMessage, StoreSteps } from '../planner.ts';
+import { type AttemptClaims, deleteOneByOne, type StoreSteps } from '../planner.ts';
 import type { MessageState } from '../receipts.ts';
 import { type MessageRow, type MoveTaskRow, newMessageRow, type QueueRow } from '../rows.ts';
 import type { Statements } from './statements.ts';
@@ -220,26 +220,21 @@ export class SqliteSteps implements MessageTable {
     wake: () => {},
     // One writer: nothing to lock against.
     lockGroupsOf: () => {},
-    deleteByReceipts: (queueId, receipts, fifo) => {
-      const named = new Map<number, number>();
-      for (const { seq } of receipts) named.set(seq, (named.get(seq) ?? 0) + 1);
-      const before = new Map<number, MessageState | undefined>();
-      const deleted: DeletedMessage[] = [];
-      for (const receipt of receipts) {
-        const { seq } = receipt;
-        // Read only when the batch names the message again: the other receipts are judged by it.
-        if (named.get(seq)! > 1 && !before.has(seq)) before.set(seq, this.messageState(queueId, seq));
-        const byReceipt = { ...receipt, queueId };
-        if (fifo) {
-          const row = this.statements.deleteGroupMessage.get(byReceipt);
-          if (row) deleted.push({ seq, groupId: row.group_id, before: before.get(seq) });
-        } else if (this.statements.deleteMessage.run(byReceipt).changes > 0) {
-          this.deliveryStates.get(queueId)?.remove(seq);
-          deleted.push({ seq, before: before.get(seq) });
-        }
-      }
-      return deleted;
-    },
+    deleteByReceipts: (queueId, receipts, fifo) =>
+      deleteOneByOne(
+        receipts,
+        (seq) => this.messageState(queueId, seq),
+        (receipt) => {
+          const byReceipt = { ...receipt, queueId };
+          if (fifo) {
+            const row = this.statements.deleteGroupMessage.get(byReceipt);
+            return row && { groupId: row.group_id };
+          }
+          if (this.statements.deleteMessage.run(byReceipt).changes === 0) return undefined;
+          this.deliveryStates.get(queueId)?.remove(receipt.seq);
+          return {};
+        },
+      ),
     messageStates: (queueId, seqs) =>
       seqs.flatMap((seq) => {
         const state = this.messageState(queueId, seq);
